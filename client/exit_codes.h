@@ -1,0 +1,12 @@
+// What `gpuprobe` exits with, so that scripts and CI can tell failures apart.
+#pragma once
+
+namespace gpuprobe {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitJobFailed = 1;    // refused by the server, or failed while running
+inline constexpr int kExitUsage = 2;        // bad flags or command line
+inline constexpr int kExitCancelled = 3;    // the job was cancelled
+inline constexpr int kExitUnreachable = 4;  // no gpuprobed answered at --server
+
+}  // namespace gpuprobe

@@ -1,0 +1,241 @@
+#include "client/sweep_printer.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace gpuprobe {
+namespace {
+
+constexpr double kMiB = 1048576.0;
+
+std::string VariantName(v1::KernelVariant v) {
+  switch (v) {
+    case v1::KERNEL_VARIANT_UNION:
+      return "union";
+    case v1::KERNEL_VARIANT_FLOOR:
+      return "floor";
+    default:
+      return "per-slot";
+  }
+}
+
+std::string TimingName(v1::TimingMode t) { return t == v1::TIMING_MODE_GRAPH ? "graph" : "events"; }
+std::string CacheName(v1::CacheMode c) { return c == v1::CACHE_MODE_COLD ? "cold" : "warm"; }
+
+uint32_t TMax(const v1::ResolvedSweep& s) {
+  return s.t_values().empty() ? 0 : *std::max_element(s.t_values().begin(), s.t_values().end());
+}
+
+bool SeveralVariants(const v1::ResolvedSweep& s) {
+  return std::any_of(s.arms().begin(), s.arms().end(), [&](const v1::Arm& a) {
+    return a.variant() != s.arms(0).variant();
+  });
+}
+
+// The seed's ratio cell: "0.5000x", or "-" without a reference row.
+std::string Ratio(const v1::Row& r) {
+  return r.has_vs_reference() ? absl::StrFormat("%.4fx", r.vs_reference()) : "-";
+}
+
+// The seed's columns, formatted as it formats them.
+std::vector<std::string> SeedCells(const v1::Row& r) {
+  return {absl::StrCat(r.arm().t()),
+          absl::StrCat(r.arm().slots()),
+          absl::StrCat(r.arm().union_size()),
+          absl::StrFormat("%.1f", r.gu_us()),
+          absl::StrFormat("%.1f", r.down_us()),
+          absl::StrFormat("%.1f", r.section_us()),
+          absl::StrFormat("%.4f", r.gu_spread()),
+          absl::StrFormat("%.4f", r.dn_spread()),
+          absl::StrFormat("%.3f", r.gu_bw_vs_union_tbps()),
+          absl::StrFormat("%.3f", r.gu_bw_vs_slots_tbps()),
+          Ratio(r)};
+}
+
+std::vector<std::string> SeedHeader(const v1::ResolvedSweep& s) {
+  return {"t",         "slots",     "union",          "gu_us",          "down_us",
+          "section_us", "gu_spread", "dn_spread", "gu_BW_vs_union", "gu_BW_vs_slots",
+          absl::StrFormat("vs_t%d_full", TMax(s))};
+}
+
+void FinishedComment(std::ostream& out, const v1::JobFinished& f) {
+  if (f.state() != v1::JOB_STATE_SUCCEEDED) {
+    out << "# job " << v1::JobState_Name(f.state()) << ": " << f.error_message() << "\n";
+  }
+}
+
+// The seed's output: `#` comments, a header, tab-separated rows, `#` comments.
+class TsvPrinter final : public SweepPrinter {
+ public:
+  explicit TsvPrinter(std::ostream& out) : out_(out) {}
+
+  void Started(const v1::JobStarted& started) override {
+    const v1::ResolvedSweep& s = started.sweep();
+    t_max_ = TMax(s);
+    variant_column_ = SeveralVariants(s);
+    const uint64_t gu = s.gu_expert_bytes(), dn = s.down_expert_bytes();
+    out_ << "# moe_union_probe (SYNTHETIC banks, no checkpoint — traffic/latency only)\n";
+    out_ << absl::StrFormat("# geometry experts=%d hidden=%d ff=%d selected=%d t=%d reps=%d\n",
+                            s.experts(), s.hidden(), s.ff(), s.selected(), t_max_, s.reps());
+    out_ << absl::StrFormat(
+        "# per-expert bytes gate+up=%d (%.3f MiB) down=%d (%.3f MiB) total=%d (%.3f MiB)\n", gu,
+        gu / kMiB, dn, dn / kMiB, gu + dn, (gu + dn) / kMiB);
+    out_ << absl::StrFormat("# device %s timing=%s cache=%s seed=%d\n", started.device(),
+                            TimingName(s.timing()), CacheName(s.cache()), s.seed());
+    std::vector<std::string> header = SeedHeader(s);
+    if (variant_column_) header.push_back("variant");
+    out_ << absl::StrJoin(header, "\t") << "\n" << std::flush;
+  }
+
+  void Row(const v1::Row& row) override {
+    std::vector<std::string> cells = SeedCells(row);
+    if (variant_column_) cells.push_back(VariantName(row.arm().variant()));
+    out_ << absl::StrJoin(cells, "\t") << "\n" << std::flush;
+  }
+
+  void Finished(const v1::JobFinished& f) override {
+    FinishedComment(out_, f);
+    out_ << "# arms INTERLEAVED rep by rep (LAW:interleaved-ab), rep 0 a warmed throwaway for "
+            "every arm; gu_spread/dn_spread = (max-min)/median over the arm's reps.\n";
+    out_ << "# gu_BW_vs_union = TB/s if only the distinct experts' bytes reach DRAM; "
+            "gu_BW_vs_slots = TB/s if every slot's bytes do. The true DRAM rate cannot exceed "
+            "the card's peak, so whichever column stays under peak is the traffic that is "
+            "real.\n";
+    out_ << absl::StrFormat(
+        "# READ vs_t%d_full AGAINST THE SPREAD COLUMNS: if an arm's gain is smaller than its "
+        "own spread, the lever is unmeasurable at that union, not merely small.\n",
+        t_max_);
+    out_ << std::flush;
+  }
+
+ private:
+  std::ostream& out_;
+  uint32_t t_max_ = 0;
+  bool variant_column_ = false;
+};
+
+// Fixed-width columns, so that rows line up as they stream in.
+class TablePrinter final : public SweepPrinter {
+ public:
+  explicit TablePrinter(std::ostream& out) : out_(out) {}
+
+  void Started(const v1::JobStarted& started) override {
+    const v1::ResolvedSweep& s = started.sweep();
+    out_ << absl::StrFormat(
+        "device %s | timing %s | cache %s | seed %d\n"
+        "geometry experts=%d hidden=%d ff=%d selected=%d | per expert gate+up %d B, down %d B "
+        "| %d arms x %d reps\n",
+        started.device(), TimingName(s.timing()), CacheName(s.cache()), s.seed(), s.experts(),
+        s.hidden(), s.ff(), s.selected(), s.gu_expert_bytes(), s.down_expert_bytes(),
+        s.arms_size(), s.reps());
+    if (started.device().rfind("cpu", 0) == 0) {
+      out_ << "note: cpu backend - reference kernels timed on the host, not GPU figures\n";
+    }
+    std::vector<std::string> header = {"variant"};
+    for (const std::string& h : SeedHeader(s)) header.push_back(h);
+    PrintCells(header);
+  }
+
+  void Row(const v1::Row& row) override {
+    std::vector<std::string> cells = {VariantName(row.arm().variant())};
+    for (std::string& c : SeedCells(row)) cells.push_back(std::move(c));
+    PrintCells(cells);
+  }
+
+  void Finished(const v1::JobFinished& f) override {
+    if (f.state() == v1::JOB_STATE_SUCCEEDED) {
+      out_ << absl::StrFormat("%d rows in %.2f s; rep 0 dropped, medians over %s\n", f.rows(),
+                              f.elapsed_s(), "the kept reps");
+    }
+    out_ << std::flush;
+  }
+
+ private:
+  void PrintCells(const std::vector<std::string>& cells) {
+    static constexpr int kWidths[] = {8, 3, 5, 5, 10, 10, 10, 9, 9, 14, 14, 11};
+    std::string line;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      absl::StrAppend(&line, i == 0 ? "" : " ", absl::StrFormat("%*s", kWidths[i], cells[i]));
+    }
+    out_ << line << "\n" << std::flush;
+  }
+
+  std::ostream& out_;
+};
+
+// Every field of every row, for spreadsheets and scripts.
+class CsvPrinter final : public SweepPrinter {
+ public:
+  explicit CsvPrinter(std::ostream& out) : out_(out) {}
+
+  void Started(const v1::JobStarted& started) override {
+    std::vector<std::string> header = {"variant"};
+    for (const std::string& h : SeedHeader(started.sweep())) header.push_back(h);
+    for (const char* h : {"gu_min_us", "gu_max_us", "down_min_us", "down_max_us", "kept_reps",
+                          "timing", "cache", "device"}) {
+      header.push_back(h);
+    }
+    out_ << absl::StrJoin(header, ",") << "\n" << std::flush;
+  }
+
+  void Row(const v1::Row& r) override {
+    std::vector<std::string> cells = {VariantName(r.arm().variant())};
+    for (std::string& c : SeedCells(r)) cells.push_back(std::move(c));
+    cells.push_back(absl::StrFormat("%.3f", r.gu_min_us()));
+    cells.push_back(absl::StrFormat("%.3f", r.gu_max_us()));
+    cells.push_back(absl::StrFormat("%.3f", r.down_min_us()));
+    cells.push_back(absl::StrFormat("%.3f", r.down_max_us()));
+    cells.push_back(absl::StrCat(r.kept_reps()));
+    cells.push_back(TimingName(r.timing()));
+    cells.push_back(CacheName(r.cache()));
+    cells.push_back(absl::StrCat("\"", r.device(), "\""));
+    out_ << absl::StrJoin(cells, ",") << "\n" << std::flush;
+  }
+
+  void Finished(const v1::JobFinished&) override {}
+
+ private:
+  std::ostream& out_;
+};
+
+class JsonPrinter final : public SweepPrinter {
+ public:
+  explicit JsonPrinter(std::ostream& out) : out_(out) {}
+
+  void Started(const v1::JobStarted&) override {}
+
+  void Row(const v1::Row& row) override {
+    google::protobuf::util::JsonPrintOptions options;
+    options.always_print_primitive_fields = true;
+    options.preserve_proto_field_names = true;
+    std::string json;
+    // Serialising a well-formed message cannot fail.
+    (void)google::protobuf::util::MessageToJsonString(row, &json, options);
+    out_ << json << "\n" << std::flush;
+  }
+
+  void Finished(const v1::JobFinished&) override {}
+
+ private:
+  std::ostream& out_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SweepPrinter>> MakeSweepPrinter(std::string_view format,
+                                                               std::ostream& out) {
+  if (format == "table") return std::make_unique<TablePrinter>(out);
+  if (format == "tsv") return std::make_unique<TsvPrinter>(out);
+  if (format == "csv") return std::make_unique<CsvPrinter>(out);
+  if (format == "json") return std::make_unique<JsonPrinter>(out);
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--format: \"%s\" is not one of table, tsv, csv, json", format));
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,32 @@
+// Prints a sweep's events as they arrive, in one of four formats:
+//   table  aligned columns for people (the default)
+//   tsv    the seed probe's table, column for column, with its `#` comment lines
+//   csv    every row field, one header line
+//   json   one object per row per line (protobuf's JSON mapping of gpuprobe.v1.Row)
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<SweepPrinter> printer, MakeSweepPrinter("tsv", std::cout));
+//   printer->Started(event.started());
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "gpuprobe/v1/probe.pb.h"
+
+namespace gpuprobe {
+
+class SweepPrinter {
+ public:
+  virtual ~SweepPrinter() = default;
+  virtual void Started(const v1::JobStarted& started) = 0;
+  virtual void Row(const v1::Row& row) = 0;
+  virtual void Finished(const v1::JobFinished& finished) = 0;
+};
+
+// INVALID_ARGUMENT for an unknown format name.
+absl::StatusOr<std::unique_ptr<SweepPrinter>> MakeSweepPrinter(std::string_view format,
+                                                               std::ostream& out);
+
+}  // namespace gpuprobe

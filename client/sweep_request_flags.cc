@@ -1,0 +1,160 @@
+#include "client/sweep_request_flags.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "common/status_macros.h"
+
+ABSL_FLAG(std::optional<int64_t>, experts, std::nullopt,
+          "experts in the banks (default $MEMRA_MOEU_EXPERTS, else 512)");
+ABSL_FLAG(std::optional<int64_t>, hidden, std::nullopt,
+          "model width, a multiple of 16 (default $MEMRA_MOEU_HIDDEN, else 2560)");
+ABSL_FLAG(std::optional<int64_t>, ff, std::nullopt,
+          "expert width, a multiple of 16 (default $MEMRA_MOEU_FF, else 640)");
+ABSL_FLAG(std::optional<int64_t>, selected, std::nullopt,
+          "experts per token (default $MEMRA_MOEU_SELECTED, else 10)");
+ABSL_FLAG(std::optional<int64_t>, t, std::nullopt,
+          "largest token count; the sweep covers t = 1..T (default $MEMRA_MOEU_T, else 6)");
+ABSL_FLAG(std::vector<std::string>, t_values, {}, "explicit token counts, e.g. 1,3,6");
+ABSL_FLAG(std::vector<std::string>, unions, {},
+          "explicit union sizes for every t, e.g. 10,30,60 (default selected..t*selected)");
+ABSL_FLAG(std::optional<int64_t>, reps, std::nullopt,
+          "reps per arm including the throwaway rep 0 (default $MEMRA_MOEU_REPS, else 20)");
+ABSL_FLAG(std::string, timing, "", "events (default) or graph");
+ABSL_FLAG(std::string, cache, "", "warm (default) or cold");
+ABSL_FLAG(std::vector<std::string>, variant, {}, "per-slot (default), union, floor, or all");
+ABSL_FLAG(std::optional<uint64_t>, seed, std::nullopt, "seed of banks, activations, routing");
+ABSL_FLAG(std::vector<std::string>, label, {}, "labels stored with the job: k=v,k2=v2");
+
+namespace gpuprobe {
+namespace {
+
+absl::Status Invalid(std::string_view what, std::string_view value, std::string_view why) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s: \"%s\" %s", what, value, why));
+}
+
+absl::StatusOr<uint32_t> ToUint32(std::string_view what, int64_t value) {
+  if (value < 0 || value > std::numeric_limits<uint32_t>::max()) {
+    return Invalid(what, absl::StrCat(value), "must be a non-negative 32-bit integer");
+  }
+  return static_cast<uint32_t>(value);
+}
+
+// The flag's value, else the environment variable's, else nothing.
+absl::StatusOr<std::optional<uint32_t>> FlagOrEnv(const absl::Flag<std::optional<int64_t>>& flag,
+                                                  const char* flag_name, const char* env_name,
+                                                  const EnvLookup& env) {
+  if (std::optional<int64_t> v = absl::GetFlag(flag)) {
+    ASSIGN_OR_RETURN(uint32_t value, ToUint32(absl::StrCat("--", flag_name), *v));
+    return value;
+  }
+  if (std::optional<std::string> text = env(env_name)) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(*text, &v)) return Invalid(env_name, *text, "is not an integer");
+    ASSIGN_OR_RETURN(uint32_t value, ToUint32(env_name, v));
+    return value;
+  }
+  return std::optional<uint32_t>();
+}
+
+absl::Status AddList(const std::vector<std::string>& items, const char* flag_name,
+                     google::protobuf::RepeatedField<uint32_t>* out) {
+  for (const std::string& item : items) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(item, &v)) {
+      return Invalid(absl::StrCat("--", flag_name), item, "is not an integer");
+    }
+    ASSIGN_OR_RETURN(uint32_t value, ToUint32(absl::StrCat("--", flag_name), v));
+    out->Add(value);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetVariants(const std::vector<std::string>& names, v1::SweepRequest& request) {
+  for (const std::string& name : names) {
+    if (name == "per-slot") {
+      request.add_variants(v1::KERNEL_VARIANT_PER_SLOT);
+    } else if (name == "union") {
+      request.add_variants(v1::KERNEL_VARIANT_UNION);
+    } else if (name == "floor") {
+      request.add_variants(v1::KERNEL_VARIANT_FLOOR);
+    } else if (name == "all") {
+      request.add_variants(v1::KERNEL_VARIANT_PER_SLOT);
+      request.add_variants(v1::KERNEL_VARIANT_UNION);
+      request.add_variants(v1::KERNEL_VARIANT_FLOOR);
+    } else {
+      return Invalid("--variant", name, "is not one of per-slot, union, floor, all");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+EnvLookup ProcessEnv() {
+  return [](const char* name) -> std::optional<std::string> {
+    const char* value = std::getenv(name);
+    return value == nullptr ? std::nullopt : std::optional<std::string>(value);
+  };
+}
+
+absl::StatusOr<v1::SweepRequest> SweepRequestFromFlags(const EnvLookup& env) {
+  v1::SweepRequest request;
+  v1::Geometry* g = request.mutable_geometry();
+  struct Field {
+    const absl::Flag<std::optional<int64_t>>& flag;
+    const char* flag_name;
+    const char* env_name;
+    std::function<void(uint32_t)> set;
+  };
+  const Field fields[] = {
+      {FLAGS_experts, "experts", "MEMRA_MOEU_EXPERTS", [g](uint32_t v) { g->set_experts(v); }},
+      {FLAGS_hidden, "hidden", "MEMRA_MOEU_HIDDEN", [g](uint32_t v) { g->set_hidden(v); }},
+      {FLAGS_ff, "ff", "MEMRA_MOEU_FF", [g](uint32_t v) { g->set_ff(v); }},
+      {FLAGS_selected, "selected", "MEMRA_MOEU_SELECTED", [g](uint32_t v) { g->set_selected(v); }},
+      {FLAGS_t, "t", "MEMRA_MOEU_T", [&request](uint32_t v) { request.set_t_max(v); }},
+      {FLAGS_reps, "reps", "MEMRA_MOEU_REPS", [&request](uint32_t v) { request.set_reps(v); }},
+  };
+  for (const Field& field : fields) {
+    ASSIGN_OR_RETURN(std::optional<uint32_t> value,
+                     FlagOrEnv(field.flag, field.flag_name, field.env_name, env));
+    if (value) field.set(*value);
+  }
+  RETURN_IF_ERROR(AddList(absl::GetFlag(FLAGS_t_values), "t-values", request.mutable_t_values()));
+  RETURN_IF_ERROR(AddList(absl::GetFlag(FLAGS_unions), "unions", request.mutable_unions()));
+
+  const std::string timing = absl::GetFlag(FLAGS_timing);
+  if (timing == "events") {
+    request.set_timing(v1::TIMING_MODE_EVENTS);
+  } else if (timing == "graph") {
+    request.set_timing(v1::TIMING_MODE_GRAPH);
+  } else if (!timing.empty()) {
+    return Invalid("--timing", timing, "is not one of events, graph");
+  }
+  const std::string cache = absl::GetFlag(FLAGS_cache);
+  if (cache == "warm") {
+    request.set_cache(v1::CACHE_MODE_WARM);
+  } else if (cache == "cold") {
+    request.set_cache(v1::CACHE_MODE_COLD);
+  } else if (!cache.empty()) {
+    return Invalid("--cache", cache, "is not one of warm, cold");
+  }
+  RETURN_IF_ERROR(SetVariants(absl::GetFlag(FLAGS_variant), request));
+  if (std::optional<uint64_t> seed = absl::GetFlag(FLAGS_seed)) request.set_seed(*seed);
+  for (const std::string& label : absl::GetFlag(FLAGS_label)) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(label, absl::MaxSplits('=', 1));
+    if (kv.first.empty() || label.find('=') == std::string::npos) {
+      return Invalid("--label", label, "is not of the form key=value");
+    }
+    (*request.mutable_labels())[kv.first] = kv.second;
+  }
+  return request;
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,25 @@
+// Builds a SweepRequest from the `gpuprobe sweep` flags. A flag not given falls back to the
+// seed probe's environment variable (MEMRA_MOEU_EXPERTS, _HIDDEN, _FF, _SELECTED, _T, _REPS);
+// a field set by neither is left unset, and the server applies its defaults.
+//
+//   ASSIGN_OR_RETURN(v1::SweepRequest request, SweepRequestFromFlags(getenv));
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "gpuprobe/v1/probe.pb.h"
+
+namespace gpuprobe {
+
+// Reads an environment variable; nullopt when unset.
+using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
+
+EnvLookup ProcessEnv();
+
+// INVALID_ARGUMENT names the flag (or variable) and what is wrong with its value.
+absl::StatusOr<gpuprobe::v1::SweepRequest> SweepRequestFromFlags(const EnvLookup& env);
+
+}  // namespace gpuprobe

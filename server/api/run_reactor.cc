@@ -1,0 +1,124 @@
+#include "server/api/run_reactor.h"
+
+#include "server/api/grpc_status.h"
+#include "spdlog/spdlog.h"
+
+namespace gpuprobe {
+
+class RunReactor::Outbox final : public JobEventSink {
+ public:
+  explicit Outbox(RunReactor* reactor) : reactor_(reactor) {}
+
+  // Worker thread. Starts a write unless one is in flight; OnWriteDone continues the chain.
+  void Publish(const v1::JobEvent& event) override {
+    const v1::JobEvent* to_write = nullptr;
+    RunReactor* reactor = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      if (reactor_ == nullptr || finish_called_) return;
+      pending_.push_back(event);
+      if (event.has_finished()) final_status_ = StatusOfFinished(event.finished());
+      if (writing_) return;
+      writing_ = true;
+      to_write = &pending_.front();  // std::deque keeps element addresses on push_back
+      reactor = reactor_;
+    }
+    // Outside the lock: OnDone (which detaches) cannot run while this write is owed.
+    reactor->StartWrite(to_write);
+  }
+
+  // gRPC thread, after each write.
+  void WriteDone(bool ok) {
+    const v1::JobEvent* to_write = nullptr;
+    RunReactor* reactor = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      const bool was_final = pending_.front().has_finished();
+      pending_.pop_front();
+      if (!ok) {
+        FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "stream closed by the client"));
+        return;
+      }
+      if (was_final) {
+        FinishLocked(final_status_);
+        return;
+      }
+      if (pending_.empty()) {
+        writing_ = false;
+        return;
+      }
+      to_write = &pending_.front();
+      reactor = reactor_;
+    }
+    reactor->StartWrite(to_write);
+  }
+
+  // gRPC thread: the client went away or the server is shutting down.
+  void Cancelled() {
+    absl::MutexLock lock(&mu_);
+    if (!writing_) FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
+  }
+
+  void FinishNow(const grpc::Status& status) {
+    absl::MutexLock lock(&mu_);
+    FinishLocked(status);
+  }
+
+  void Detach() {
+    absl::MutexLock lock(&mu_);
+    reactor_ = nullptr;
+  }
+
+ private:
+  static grpc::Status StatusOfFinished(const v1::JobFinished& f) {
+    return f.state() == v1::JOB_STATE_SUCCEEDED
+               ? grpc::Status::OK
+               : grpc::Status(static_cast<grpc::StatusCode>(f.error_code()), f.error_message());
+  }
+
+  void FinishLocked(const grpc::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (finish_called_ || reactor_ == nullptr) return;
+    finish_called_ = true;
+    reactor_->Finish(status);
+  }
+
+  absl::Mutex mu_;
+  RunReactor* reactor_ ABSL_GUARDED_BY(mu_);
+  std::deque<v1::JobEvent> pending_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finish_called_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
+};
+
+RunReactor::RunReactor(DeviceWorker& worker, absl::StatusOr<SweepSpec> spec, std::string job_id)
+    : outbox_(std::make_shared<Outbox>(this)) {
+  if (!spec.ok()) {
+    spdlog::info("refused sweep: {}", spec.status().ToString());
+    outbox_->FinishNow(ToGrpcStatus(spec.status()));
+    return;
+  }
+  job_ = std::make_shared<Job>();
+  job_->id = std::move(job_id);
+  job_->spec = *std::move(spec);
+  job_->sink = outbox_;
+  if (absl::StatusOr<int> ahead = worker.Enqueue(job_); !ahead.ok()) {
+    outbox_->FinishNow(ToGrpcStatus(ahead.status()));
+  } else {
+    spdlog::info("job {} queued with {} ahead", job_->id, *ahead);
+  }
+}
+
+void RunReactor::OnWriteDone(bool ok) { outbox_->WriteDone(ok); }
+
+// A Run stream is the job's only consumer, so a client that leaves takes its job along.
+void RunReactor::OnCancel() {
+  if (job_) job_->cancelled = true;
+  outbox_->Cancelled();
+}
+
+void RunReactor::OnDone() {
+  outbox_->Detach();
+  delete this;
+}
+
+}  // namespace gpuprobe

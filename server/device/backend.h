@@ -1,0 +1,71 @@
+// The interface between the probe engine and a device. A backend owns the weight banks of one
+// geometry, uploads each arm's routing and activations, and times single kernel launches.
+// The engine calls it from one thread (the device's worker); implementations need no locking.
+//
+//   RETURN_IF_ERROR(backend.LoadBanks(geometry, seed));
+//   ASSIGN_OR_RETURN(ArmHandle arm, backend.PrepareArm(inputs));
+//   ASSIGN_OR_RETURN(double gu_us, backend.TimeLaunch(arm, MoeKernel::kGateUpSilu, timing));
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kernels/moe_geometry.h"
+
+namespace gpuprobe {
+
+enum class KernelVariant { kPerSlot, kUnion, kFloor };
+enum class TimingMode { kEvents, kGraph };
+enum class CacheMode { kWarm, kCold };
+enum class MoeKernel { kGateUpSilu, kDown };
+
+std::string_view VariantName(KernelVariant variant);  // "per-slot", "union", "floor"
+std::string_view TimingName(TimingMode timing);       // "events", "graph"
+std::string_view CacheName(CacheMode cache);          // "warm", "cold"
+
+struct TimingOptions {
+  TimingMode timing = TimingMode::kEvents;
+  CacheMode cache = CacheMode::kWarm;
+  // Graph mode: launches per sample; the sample is their total time / this count.
+  int graph_launches = 10;
+};
+
+// What one arm's launches read besides the banks.
+struct ArmInputs {
+  KernelVariant variant = KernelVariant::kPerSlot;
+  std::vector<int32_t> sel;  // expert of each slot; slot s belongs to token s / selected
+  std::vector<float> x;      // tokens * hidden gate/up inputs
+  std::vector<float> h;      // slots * ff down inputs
+};
+
+// Identifies an arm prepared since the last ReleaseArms().
+using ArmHandle = int;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // "cpu" or "cuda".
+  virtual std::string Name() const = 0;
+  // The device as every row names it, e.g. "cpu (reference kernels)".
+  virtual std::string Description() const = 0;
+  // Bytes a sweep's banks and buffers may take on this device.
+  virtual int64_t MemoryCapacityBytes() const = 0;
+  // OK if this backend implements `variant`, else UNIMPLEMENTED naming it.
+  virtual absl::Status CheckVariant(KernelVariant variant) const = 0;
+
+  // Makes the banks of (geometry, seed) current; reuses them when they already are.
+  virtual absl::Status LoadBanks(const MoeGeometry& geometry, uint64_t seed) = 0;
+  // Copies an arm's inputs to the device. Requires loaded banks.
+  virtual absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) = 0;
+  // Runs `kernel` of a prepared arm and returns one sample in microseconds.
+  virtual absl::StatusOr<double> TimeLaunch(ArmHandle arm, MoeKernel kernel,
+                                            const TimingOptions& options) = 0;
+  // Frees every prepared arm (the banks stay).
+  virtual void ReleaseArms() = 0;
+};
+
+}  // namespace gpuprobe

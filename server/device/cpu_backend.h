@@ -1,0 +1,51 @@
+// The cpu backend: the float64 reference kernels on host memory, timed with a monotonic clock.
+// It lets the whole service run and be tested on machines with no GPU; its rows always say
+// "cpu (reference kernels)" so nobody mistakes them for GPU figures.
+//
+//   CpuBackend cpu;
+//   RETURN_IF_ERROR(cpu.LoadBanks(geometry, seed));
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "kernels/moe_banks.h"
+#include "server/device/backend.h"
+
+namespace gpuprobe {
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend();
+
+  std::string Name() const override { return "cpu"; }
+  std::string Description() const override { return "cpu (reference kernels)"; }
+  int64_t MemoryCapacityBytes() const override { return capacity_bytes_; }
+  absl::Status CheckVariant(KernelVariant variant) const override;
+
+  absl::Status LoadBanks(const MoeGeometry& geometry, uint64_t seed) override;
+  absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override;
+  absl::StatusOr<double> TimeLaunch(ArmHandle arm, MoeKernel kernel,
+                                    const TimingOptions& options) override;
+  void ReleaseArms() override { arms_.clear(); }
+
+ private:
+  struct PreparedArm {
+    ArmInputs inputs;
+    std::vector<double> gu_out;
+    std::vector<double> down_out;
+  };
+
+  absl::Status Launch(PreparedArm& arm, MoeKernel kernel);
+  // Overwrites a buffer twice the last-level cache so the next launch starts cold.
+  void FlushCache();
+
+  int64_t capacity_bytes_;
+  std::optional<uint64_t> seed_;
+  std::unique_ptr<MoeBanks> banks_;
+  std::vector<PreparedArm> arms_;
+  std::vector<uint8_t> flush_buffer_;
+};
+
+}  // namespace gpuprobe

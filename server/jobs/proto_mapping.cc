@@ -1,0 +1,191 @@
+#include "server/jobs/proto_mapping.h"
+
+#include "absl/strings/str_format.h"
+
+namespace gpuprobe {
+namespace {
+
+absl::Status UnknownEnum(std::string_view field, int value) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: unknown value %d", field, value));
+}
+
+template <typename Proto>
+std::optional<int64_t> Optional(bool has, Proto value) {
+  return has ? std::optional<int64_t>(value) : std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<SweepOptions> SweepOptionsFromProto(const v1::SweepRequest& r) {
+  SweepOptions o;
+  const v1::Geometry& g = r.geometry();
+  o.experts = Optional(g.has_experts(), g.experts());
+  o.hidden = Optional(g.has_hidden(), g.hidden());
+  o.ff = Optional(g.has_ff(), g.ff());
+  o.selected = Optional(g.has_selected(), g.selected());
+  o.t_max = Optional(r.has_t_max(), r.t_max());
+  o.reps = Optional(r.has_reps(), r.reps());
+  o.t_values.assign(r.t_values().begin(), r.t_values().end());
+  o.unions.assign(r.unions().begin(), r.unions().end());
+  if (r.has_seed()) o.seed = r.seed();
+  o.labels.insert(r.labels().begin(), r.labels().end());
+
+  switch (r.timing()) {
+    case v1::TIMING_MODE_UNSPECIFIED:
+      break;
+    case v1::TIMING_MODE_EVENTS:
+      o.timing = TimingMode::kEvents;
+      break;
+    case v1::TIMING_MODE_GRAPH:
+      o.timing = TimingMode::kGraph;
+      break;
+    default:
+      return UnknownEnum("timing", r.timing());
+  }
+  switch (r.cache()) {
+    case v1::CACHE_MODE_UNSPECIFIED:
+      break;
+    case v1::CACHE_MODE_WARM:
+      o.cache = CacheMode::kWarm;
+      break;
+    case v1::CACHE_MODE_COLD:
+      o.cache = CacheMode::kCold;
+      break;
+    default:
+      return UnknownEnum("cache", r.cache());
+  }
+  for (int v : r.variants()) {
+    switch (v) {
+      case v1::KERNEL_VARIANT_UNSPECIFIED:
+      case v1::KERNEL_VARIANT_PER_SLOT:
+        o.variants.push_back(KernelVariant::kPerSlot);
+        break;
+      case v1::KERNEL_VARIANT_UNION:
+        o.variants.push_back(KernelVariant::kUnion);
+        break;
+      case v1::KERNEL_VARIANT_FLOOR:
+        o.variants.push_back(KernelVariant::kFloor);
+        break;
+      default:
+        return UnknownEnum("variants", v);
+    }
+  }
+  return o;
+}
+
+v1::KernelVariant VariantToProto(KernelVariant variant) {
+  switch (variant) {
+    case KernelVariant::kPerSlot:
+      return v1::KERNEL_VARIANT_PER_SLOT;
+    case KernelVariant::kUnion:
+      return v1::KERNEL_VARIANT_UNION;
+    case KernelVariant::kFloor:
+      return v1::KERNEL_VARIANT_FLOOR;
+  }
+  return v1::KERNEL_VARIANT_UNSPECIFIED;
+}
+
+v1::TimingMode TimingToProto(TimingMode timing) {
+  return timing == TimingMode::kGraph ? v1::TIMING_MODE_GRAPH : v1::TIMING_MODE_EVENTS;
+}
+
+v1::CacheMode CacheToProto(CacheMode cache) {
+  return cache == CacheMode::kCold ? v1::CACHE_MODE_COLD : v1::CACHE_MODE_WARM;
+}
+
+v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<Arm>& arms) {
+  v1::ResolvedSweep out;
+  out.set_experts(spec.geometry.experts);
+  out.set_hidden(spec.geometry.hidden);
+  out.set_ff(spec.geometry.ff);
+  out.set_selected(spec.geometry.selected);
+  for (int t : spec.t_values) out.add_t_values(t);
+  out.set_reps(spec.reps);
+  out.set_timing(TimingToProto(spec.timing));
+  out.set_cache(CacheToProto(spec.cache));
+  out.set_seed(spec.seed);
+  out.set_gu_expert_bytes(GateUpExpertBytes(spec.geometry));
+  out.set_down_expert_bytes(DownExpertBytes(spec.geometry));
+  for (const Arm& arm : arms) {
+    v1::Arm* a = out.add_arms();
+    a->set_variant(VariantToProto(arm.variant));
+    a->set_t(arm.t);
+    a->set_slots(arm.slots);
+    a->set_union_size(arm.union_size);
+  }
+  out.set_estimated_device_bytes(EstimateDeviceBytes(spec, arms));
+  return out;
+}
+
+v1::Row RowToProto(const ArmRow& row) {
+  v1::Row out;
+  out.set_arm_index(row.arm_index);
+  v1::Arm* a = out.mutable_arm();
+  a->set_variant(VariantToProto(row.arm.variant));
+  a->set_t(row.arm.t);
+  a->set_slots(row.arm.slots);
+  a->set_union_size(row.arm.union_size);
+  out.set_gu_us(row.gu.median);
+  out.set_down_us(row.down.median);
+  out.set_section_us(row.section_us);
+  out.set_gu_spread(row.gu.spread);
+  out.set_dn_spread(row.down.spread);
+  out.set_gu_bw_vs_union_tbps(row.gu_bw_vs_union_tbps);
+  out.set_gu_bw_vs_slots_tbps(row.gu_bw_vs_slots_tbps);
+  if (row.vs_reference) out.set_vs_reference(*row.vs_reference);
+  out.set_gu_min_us(row.gu.min);
+  out.set_gu_max_us(row.gu.max);
+  out.set_down_min_us(row.down.min);
+  out.set_down_max_us(row.down.max);
+  out.set_kept_reps(row.kept_reps);
+  out.set_timing(TimingToProto(row.timing));
+  out.set_cache(CacheToProto(row.cache));
+  out.set_device(row.device);
+  return out;
+}
+
+v1::JobEvent AcceptedEvent(const std::string& job_id, int queue_position) {
+  v1::JobEvent event;
+  event.mutable_accepted()->set_job_id(job_id);
+  event.mutable_accepted()->set_queue_position(queue_position);
+  return event;
+}
+
+v1::JobEvent StartedEvent(const std::string& device, const SweepSpec& spec) {
+  v1::JobEvent event;
+  event.mutable_started()->set_device(device);
+  *event.mutable_started()->mutable_sweep() = ResolvedSweepToProto(spec, ExpandArms(spec));
+  return event;
+}
+
+v1::JobEvent ProgressEvent(int reps_done, int reps_total, double elapsed_s) {
+  v1::JobEvent event;
+  event.mutable_progress()->set_reps_done(reps_done);
+  event.mutable_progress()->set_reps_total(reps_total);
+  event.mutable_progress()->set_elapsed_s(elapsed_s);
+  return event;
+}
+
+v1::JobEvent RowEvent(const ArmRow& row) {
+  v1::JobEvent event;
+  *event.mutable_row() = RowToProto(row);
+  return event;
+}
+
+v1::JobEvent FinishedEvent(const absl::Status& status, int rows, double elapsed_s,
+                           std::optional<double> reference_section_us) {
+  v1::JobEvent event;
+  v1::JobFinished* f = event.mutable_finished();
+  f->set_state(status.ok()                                ? v1::JOB_STATE_SUCCEEDED
+               : status.code() == absl::StatusCode::kCancelled ? v1::JOB_STATE_CANCELLED
+                                                               : v1::JOB_STATE_FAILED);
+  f->set_error_code(static_cast<int>(status.code()));
+  f->set_error_message(std::string(status.message()));
+  f->set_rows(rows);
+  f->set_elapsed_s(elapsed_s);
+  if (reference_section_us) f->set_reference_section_us(*reference_section_us);
+  return event;
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,20 @@
+// Order statistics of an arm's timing samples.
+//
+//   SampleStats s = Summarize({3.0, 1.0, 2.0});  // median 2, min 1, max 3, spread 1.0
+#pragma once
+
+#include <vector>
+
+namespace gpuprobe {
+
+struct SampleStats {
+  double median = 0.0;
+  double min = 0.0;
+  double max = 0.0;
+  double spread = 0.0;  // (max - min) / median; 0 when the median is 0
+};
+
+// Median of an even count is the mean of the two middle samples. Requires a non-empty input.
+SampleStats Summarize(std::vector<double> samples);
+
+}  // namespace gpuprobe

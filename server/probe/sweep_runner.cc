@@ -1,0 +1,88 @@
+#include "server/probe/sweep_runner.h"
+
+#include "absl/strings/str_format.h"
+#include "common/seeded_rng.h"
+#include "common/status_macros.h"
+#include "kernels/moe_banks.h"
+#include "server/probe/routing.h"
+
+namespace gpuprobe {
+namespace {
+
+// Stream tags so that routing, x and h of one arm come from unrelated streams.
+constexpr uint64_t kActivationStream = 0x78;
+constexpr uint64_t kDownInputStream = 0x68;
+
+absl::StatusOr<ArmInputs> MakeArmInputs(const SweepSpec& spec, const Arm& arm) {
+  const MoeGeometry& g = spec.geometry;
+  ArmInputs inputs{.variant = arm.variant};
+  ASSIGN_OR_RETURN(inputs.sel,
+                   ExactUnionRouting(g.experts, g.selected, arm.t, arm.union_size,
+                                     MixSeed(spec.seed, arm.t, arm.union_size)));
+  inputs.x = SynthesizeActivations(int64_t{arm.t} * g.hidden,
+                                   MixSeed(spec.seed, arm.t, kActivationStream));
+  inputs.h = SynthesizeActivations(int64_t{arm.slots} * g.ff,
+                                   MixSeed(spec.seed, arm.slots, kDownInputStream));
+  return inputs;
+}
+
+double Gib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 30); }
+
+}  // namespace
+
+absl::Status CheckFitsBackend(const SweepSpec& spec, const Backend& backend) {
+  for (KernelVariant v : spec.variants) RETURN_IF_ERROR(backend.CheckVariant(v));
+  const int64_t need = EstimateDeviceBytes(spec, ExpandArms(spec));
+  const int64_t have = backend.MemoryCapacityBytes();
+  if (need > have) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "experts: the sweep needs about %.2f GiB of device memory (banks for %d experts plus "
+        "arm buffers), more than the %.2f GiB the %s backend offers",
+        Gib(need), spec.geometry.experts, Gib(have), backend.Name()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
+                                      SweepObserver& observer,
+                                      const std::atomic<bool>& cancelled) {
+  RETURN_IF_ERROR(CheckFitsBackend(spec, backend));
+  const std::vector<Arm> arms = ExpandArms(spec);
+  RETURN_IF_ERROR(backend.LoadBanks(spec.geometry, spec.seed));
+  backend.ReleaseArms();
+  std::vector<ArmHandle> handles;
+  for (const Arm& arm : arms) {
+    ASSIGN_OR_RETURN(ArmInputs inputs, MakeArmInputs(spec, arm));
+    ASSIGN_OR_RETURN(ArmHandle handle, backend.PrepareArm(inputs));
+    handles.push_back(handle);
+  }
+
+  const TimingOptions timing{.timing = spec.timing,
+                             .cache = spec.cache,
+                             .graph_launches = kGraphLaunchesPerSample};
+  std::vector<ArmSamples> samples(arms.size());
+  for (int rep = 0; rep < spec.reps; ++rep) {
+    for (size_t i = 0; i < arms.size(); ++i) {
+      if (cancelled.load()) {
+        backend.ReleaseArms();
+        return absl::CancelledError(absl::StrFormat("cancelled during rep %d", rep));
+      }
+      ASSIGN_OR_RETURN(double gu_us, backend.TimeLaunch(handles[i], MoeKernel::kGateUpSilu, timing));
+      ASSIGN_OR_RETURN(double down_us, backend.TimeLaunch(handles[i], MoeKernel::kDown, timing));
+      if (rep == 0) continue;  // the warmed throwaway
+      samples[i].gu_us.push_back(gu_us);
+      samples[i].down_us.push_back(down_us);
+    }
+    observer.OnRepDone(rep + 1, spec.reps);
+  }
+  backend.ReleaseArms();
+
+  SweepOutcome outcome{.rows = BuildRows(spec, arms, samples, backend.Description())};
+  if (std::optional<int> ref = ReferenceArm(spec, arms)) {
+    outcome.reference_section_us = outcome.rows[*ref].section_us;
+  }
+  for (const ArmRow& row : outcome.rows) observer.OnRow(row);
+  return outcome;
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,45 @@
+// The probe engine: runs a validated sweep on a backend, its arms INTERLEAVED rep by rep
+// (rep r runs every arm once before rep r+1 starts), rep 0 a warmed throwaway for every arm,
+// gate+up and down launches timed separately.
+//
+//   ASSIGN_OR_RETURN(SweepOutcome outcome, RunSweep(spec, backend, observer, cancelled));
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/device/backend.h"
+#include "server/probe/arm_rows.h"
+#include "server/probe/sweep_spec.h"
+
+namespace gpuprobe {
+
+// Graph mode: launches behind one sample.
+inline constexpr int kGraphLaunchesPerSample = 10;
+
+// Called on the engine's thread as the sweep advances.
+class SweepObserver {
+ public:
+  virtual ~SweepObserver() = default;
+  // After each rep, rep 0 included.
+  virtual void OnRepDone(int reps_done, int reps_total) = 0;
+  // Once per arm, in arm order, as soon as its statistics are final.
+  virtual void OnRow(const ArmRow& row) = 0;
+};
+
+struct SweepOutcome {
+  std::vector<ArmRow> rows;
+  std::optional<double> reference_section_us;
+};
+
+// Refuses, before any allocation, a sweep the backend cannot run: a variant it lacks
+// (UNIMPLEMENTED) or more memory than it has (RESOURCE_EXHAUSTED, with both figures).
+absl::Status CheckFitsBackend(const SweepSpec& spec, const Backend& backend);
+
+// Runs the sweep. Returns CANCELLED, between launches, once `cancelled` is true.
+absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
+                                      SweepObserver& observer, const std::atomic<bool>& cancelled);
+
+}  // namespace gpuprobe

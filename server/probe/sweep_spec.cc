@@ -1,0 +1,175 @@
+#include "server/probe/sweep_spec.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+
+namespace gpuprobe {
+namespace {
+
+absl::Status OutOfRange(std::string_view field, int64_t value, std::string_view limit) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: %d is out of range: %s", field, value, limit));
+}
+
+// Resolves an optional integer field to [lo, hi], the default when unset.
+absl::StatusOr<int> Bounded(std::string_view field, const std::optional<int64_t>& value,
+                            int fallback, int64_t lo, int64_t hi) {
+  const int64_t v = value.value_or(fallback);
+  if (v < lo || v > hi) {
+    return OutOfRange(field, v, absl::StrFormat("must be in [%d, %d]", lo, hi));
+  }
+  return static_cast<int>(v);
+}
+
+absl::Status MultipleOf16(std::string_view field, int value) {
+  if (value % kNvfp4BlockSize != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %d is not a multiple of %d (one NVFP4 scale covers 16 inputs)", field, value,
+        kNvfp4BlockSize));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ListLength(std::string_view field, size_t size, int limit) {
+  if (static_cast<int64_t>(size) > limit) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %d entries is more than the limit of %d", field, size, limit));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<int>> ResolveTValues(const SweepOptions& o, const SweepLimits& l) {
+  std::vector<int> t_values;
+  if (o.t_values.empty()) {
+    ASSIGN_OR_RETURN(int t_max, Bounded("t", o.t_max, SweepDefaults::kTMax, 1, l.max_t));
+    for (int t = 1; t <= t_max; ++t) t_values.push_back(t);
+    return t_values;
+  }
+  RETURN_IF_ERROR(ListLength("t_values", o.t_values.size(), l.max_list_entries));
+  for (int64_t t : o.t_values) {
+    if (t < 1 || t > l.max_t) {
+      return OutOfRange("t_values", t, absl::StrFormat("each t must be in [1, %d]", l.max_t));
+    }
+    t_values.push_back(static_cast<int>(t));
+  }
+  std::sort(t_values.begin(), t_values.end());
+  t_values.erase(std::unique(t_values.begin(), t_values.end()), t_values.end());
+  return t_values;
+}
+
+absl::StatusOr<std::vector<int>> ResolveUnions(const SweepOptions& o, const SweepLimits& l,
+                                               const MoeGeometry& g,
+                                               const std::vector<int>& t_values) {
+  RETURN_IF_ERROR(ListLength("unions", o.unions.size(), l.max_list_entries));
+  std::set<int> unions;
+  for (int64_t u : o.unions) {
+    for (int t : t_values) {
+      const int64_t most = std::min<int64_t>(static_cast<int64_t>(t) * g.selected, g.experts);
+      if (u < g.selected || u > most) {
+        return OutOfRange(
+            "unions", u,
+            absl::StrFormat("for t=%d each union must be in [selected=%d, min(t*selected=%d, "
+                            "experts=%d)=%d]",
+                            t, g.selected, t * g.selected, g.experts, most));
+      }
+    }
+    unions.insert(static_cast<int>(u));
+  }
+  return std::vector<int>(unions.begin(), unions.end());
+}
+
+absl::Status CheckLabels(const std::map<std::string, std::string>& labels,
+                         const SweepLimits& l) {
+  RETURN_IF_ERROR(ListLength("labels", labels.size(), l.max_labels));
+  for (const auto& [key, value] : labels) {
+    if (key.empty() || static_cast<int>(key.size()) > l.max_label_bytes ||
+        static_cast<int>(value.size()) > l.max_label_bytes) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "labels: key \"%s\" must be non-empty and key and value at most %d bytes each",
+          key.substr(0, 32), l.max_label_bytes));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& o, const SweepLimits& l) {
+  SweepSpec spec;
+  MoeGeometry& g = spec.geometry;
+  ASSIGN_OR_RETURN(g.experts,
+                   Bounded("experts", o.experts, SweepDefaults::kExperts, 1, l.max_experts));
+  ASSIGN_OR_RETURN(g.hidden,
+                   Bounded("hidden", o.hidden, SweepDefaults::kHidden, 16, l.max_width));
+  RETURN_IF_ERROR(MultipleOf16("hidden", g.hidden));
+  ASSIGN_OR_RETURN(g.ff, Bounded("ff", o.ff, SweepDefaults::kFf, 16, l.max_width));
+  RETURN_IF_ERROR(MultipleOf16("ff", g.ff));
+  const std::optional<int64_t> selected = o.selected.value_or(SweepDefaults::kSelected);
+  if (*selected < 1 || *selected > g.experts) {
+    return OutOfRange("selected", *selected,
+                      absl::StrFormat("must be in [1, experts=%d]", g.experts));
+  }
+  ASSIGN_OR_RETURN(g.selected, Bounded("selected", selected, 0, 1, l.max_selected));
+
+  ASSIGN_OR_RETURN(spec.t_values, ResolveTValues(o, l));
+  ASSIGN_OR_RETURN(spec.unions, ResolveUnions(o, l, g, spec.t_values));
+  ASSIGN_OR_RETURN(spec.reps, Bounded("reps", o.reps, SweepDefaults::kReps, 2, l.max_reps));
+  spec.timing = o.timing.value_or(TimingMode::kEvents);
+  spec.cache = o.cache.value_or(CacheMode::kWarm);
+
+  RETURN_IF_ERROR(ListLength("variants", o.variants.size(), l.max_list_entries));
+  for (KernelVariant v : o.variants) {
+    if (std::find(spec.variants.begin(), spec.variants.end(), v) == spec.variants.end()) {
+      spec.variants.push_back(v);
+    }
+  }
+  if (spec.variants.empty()) spec.variants.push_back(KernelVariant::kPerSlot);
+  spec.seed = o.seed.value_or(SweepDefaults::kSeed);
+  RETURN_IF_ERROR(CheckLabels(o.labels, l));
+  spec.labels = o.labels;
+
+  const int64_t arms = static_cast<int64_t>(ExpandArms(spec).size());
+  if (arms > l.max_arms) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("arms: the sweep has %d arms, more than the limit of %d", arms,
+                        l.max_arms));
+  }
+  if (arms * spec.reps > l.max_arm_reps) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "reps: %d arms x %d reps = %d launch pairs, more than the limit of %d", arms,
+        spec.reps, arms * spec.reps, l.max_arm_reps));
+  }
+  return spec;
+}
+
+std::vector<Arm> ExpandArms(const SweepSpec& spec) {
+  const MoeGeometry& g = spec.geometry;
+  std::vector<Arm> arms;
+  for (KernelVariant variant : spec.variants) {
+    for (int t : spec.t_values) {
+      const int slots = t * g.selected;
+      std::vector<int> unions = spec.unions;
+      if (unions.empty()) {
+        for (int u = g.selected; u <= slots; u += g.selected) unions.push_back(std::min(u, g.experts));
+        unions.erase(std::unique(unions.begin(), unions.end()), unions.end());
+      }
+      for (int u : unions) arms.push_back({variant, t, slots, u});
+    }
+  }
+  return arms;
+}
+
+int64_t EstimateDeviceBytes(const SweepSpec& spec, const std::vector<Arm>& arms) {
+  const MoeGeometry& g = spec.geometry;
+  int64_t bytes = BankBytes(g);
+  for (const Arm& arm : arms) {
+    bytes += int64_t{4} * arm.t * g.hidden;                 // x
+    bytes += int64_t{4} * arm.slots * (g.ff + g.hidden + 1);  // h, y, sel
+  }
+  return bytes;
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,92 @@
+// A sweep as a user asks for it (SweepOptions: every field optional), the defaults that fill
+// it (DESIGN.md's serving geometry), the validated result (SweepSpec) and its arms.
+//
+//   SweepOptions options;
+//   options.hidden = 512;
+//   ASSIGN_OR_RETURN(SweepSpec spec, ResolveSweep(options, SweepLimits{}));
+//   std::vector<Arm> arms = ExpandArms(spec);
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/moe_geometry.h"
+#include "server/device/backend.h"
+
+namespace gpuprobe {
+
+// The qwen4_exp serving geometry and the seed probe's defaults.
+struct SweepDefaults {
+  static constexpr int kExperts = 512;
+  static constexpr int kHidden = 2560;
+  static constexpr int kFf = 640;
+  static constexpr int kSelected = 10;
+  static constexpr int kTMax = 6;
+  static constexpr int kReps = 20;
+  static constexpr uint64_t kSeed = 1;
+};
+
+// Bounds that keep one request sane; every one is checked before anything runs.
+struct SweepLimits {
+  int max_experts = 8192;
+  int max_width = 65536;  // hidden and ff
+  int max_selected = 256;
+  int max_t = 128;
+  int max_reps = 10000;
+  int max_list_entries = 256;  // t_values, unions, variants
+  int max_arms = 4096;
+  int64_t max_arm_reps = 1'000'000;  // arms * reps
+  int max_labels = 64;
+  int max_label_bytes = 256;  // key or value
+};
+
+struct SweepOptions {
+  std::optional<int64_t> experts, hidden, ff, selected, t_max, reps;
+  std::vector<int64_t> t_values;
+  std::vector<int64_t> unions;
+  std::optional<TimingMode> timing;
+  std::optional<CacheMode> cache;
+  std::vector<KernelVariant> variants;
+  std::optional<uint64_t> seed;
+  std::map<std::string, std::string> labels;
+};
+
+struct SweepSpec {
+  MoeGeometry geometry;
+  std::vector<int> t_values;  // ascending, distinct
+  std::vector<int> unions;    // explicit union sizes for every t; empty: the default ladder
+  int reps = 0;               // including the throwaway rep 0
+  TimingMode timing = TimingMode::kEvents;
+  CacheMode cache = CacheMode::kWarm;
+  std::vector<KernelVariant> variants;  // distinct, in request order
+  uint64_t seed = 0;
+  std::map<std::string, std::string> labels;
+
+  int t_max() const { return t_values.back(); }
+};
+
+struct Arm {
+  KernelVariant variant = KernelVariant::kPerSlot;
+  int t = 0;
+  int slots = 0;  // t * selected
+  int union_size = 0;
+
+  friend bool operator==(const Arm&, const Arm&) = default;
+};
+
+// Applies defaults and validates every field; INVALID_ARGUMENT names the field, the value and
+// the limit.
+absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& options, const SweepLimits& limits);
+
+// The arms in run order: variant, then t ascending, then union ascending.
+std::vector<Arm> ExpandArms(const SweepSpec& spec);
+
+// Bytes a backend needs for the sweep: the banks of every expert plus each arm's inputs and
+// outputs (fp32 x, h, y and int32 routing).
+int64_t EstimateDeviceBytes(const SweepSpec& spec, const std::vector<Arm>& arms);
+
+}  // namespace gpuprobe
