@@ -1,6 +1,8 @@
 #include "server/jobs/proto_mapping.h"
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "google/protobuf/util/time_util.h"
 
 namespace gpuprobe {
 namespace {
@@ -8,6 +10,11 @@ namespace {
 absl::Status UnknownEnum(std::string_view field, int value) {
   return absl::InvalidArgumentError(
       absl::StrFormat("%s: unknown value %d", field, value));
+}
+
+google::protobuf::Timestamp NowTimestamp() {
+  return google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(
+      absl::ToUnixMicros(absl::Now()));
 }
 
 template <typename Proto>
@@ -155,6 +162,7 @@ v1::JobEvent AcceptedEvent(const std::string& job_id, int queue_position) {
 v1::JobEvent StartedEvent(const std::string& device, const SweepSpec& spec) {
   v1::JobEvent event;
   event.mutable_started()->set_device(device);
+  *event.mutable_started()->mutable_started_at() = NowTimestamp();
   *event.mutable_started()->mutable_sweep() = ResolvedSweepToProto(spec, ExpandArms(spec));
   return event;
 }
@@ -185,6 +193,7 @@ v1::JobEvent FinishedEvent(const absl::Status& status, int rows, double elapsed_
   f->set_rows(rows);
   f->set_elapsed_s(elapsed_s);
   if (reference_section_us) f->set_reference_section_us(*reference_section_us);
+  *f->mutable_finished_at() = NowTimestamp();
   return event;
 }
 

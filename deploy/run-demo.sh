@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The README's demo: set everything up, start a gpuprobed of its own on a free port, run a
+# default sweep through it, print the table, and stop the daemon.
+#
+# With a GPU the sweep is the serving geometry (DESIGN.md). Without one the daemon falls back to
+# the cpu backend (reference kernels timed on the host) and the sweep shrinks to a geometry that
+# finishes in well under a minute on 2 cores. Extra arguments are passed to `gpuprobe sweep`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+deploy/build.sh >/dev/null
+bin=build
+
+workdir=$(mktemp -d)
+"$bin/server/gpuprobed" --listen 127.0.0.1:0 --backend auto >"$workdir/gpuprobed.log" 2>&1 &
+daemon=$!
+trap 'kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null; rm -rf "$workdir"' EXIT
+
+address=""
+for _ in $(seq 1 100); do
+  address=$(grep -o 'listening on [^ ]*' "$workdir/gpuprobed.log" | head -n1 | cut -d' ' -f3 || true)
+  [[ -n "$address" ]] && break
+  kill -0 $daemon 2>/dev/null || { cat "$workdir/gpuprobed.log" >&2; exit 1; }
+  sleep 0.1
+done
+[[ -n "$address" ]] || { echo "gpuprobed did not start:" >&2; cat "$workdir/gpuprobed.log" >&2; exit 1; }
+export GPUPROBE_SERVER=$address
+
+backend=$("$bin/client/gpuprobe" info | awk '$1 == "backend" {print $2}')
+if [[ "$backend" == "cpu" ]]; then
+  echo "gpuprobe demo: no GPU here, so gpuprobed runs the cpu backend (reference kernels timed on"
+  echo "the host) and the sweep uses a small geometry: experts 256, hidden 2048, ff 512, selected 4,"
+  echo "t 1..4, 10 reps. These are not GPU figures."
+  geometry=(--experts 256 --hidden 2048 --ff 512 --selected 4 --t 4 --reps 10)
+else
+  echo "gpuprobe demo: default sweep (serving geometry) on the $backend backend"
+  geometry=()
+fi
+echo
+"$bin/client/gpuprobe" sweep "${geometry[@]}" "$@"

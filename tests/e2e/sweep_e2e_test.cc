@@ -1,0 +1,186 @@
+// End to end: gpuprobed on port 0 (cpu backend) and the gpuprobe CLI as real processes.
+#include <signal.h>
+#include <stdlib.h>
+
+#include <memory>
+#include <optional>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/e2e/subprocess.h"
+
+namespace gpuprobe {
+namespace {
+
+using testing::HasSubstr;
+using testing_support::ChildProcess;
+using testing_support::CommandResult;
+using testing_support::RunCommand;
+
+class SweepEndToEndTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string tmpl = ::testing::TempDir() + "gpuprobe_e2e_XXXXXX";
+    dir_ = new std::string(mkdtemp(tmpl.data()));
+    absl::StatusOr<ChildProcess> daemon = ChildProcess::Start(
+        {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu"}, *dir_ + "/daemon.log");
+    ASSERT_TRUE(daemon.ok()) << daemon.status();
+    daemon_ = new ChildProcess(*std::move(daemon));
+    absl::StatusOr<std::string> port = daemon_->AwaitLog("listening on 127.0.0.1:", absl::Seconds(20));
+    ASSERT_TRUE(port.ok()) << port.status();
+    server_ = new std::string("127.0.0.1:" + *port);
+  }
+
+  static void TearDownTestSuite() {
+    delete daemon_;  // SIGKILLs it if a test did not stop it
+    delete server_;
+    delete dir_;
+  }
+
+  static CommandResult Cli(std::vector<std::string> args, std::vector<std::string> env = {}) {
+    args.insert(args.begin(), {GPUPROBE_PATH, "--server", *server_});
+    absl::StatusOr<CommandResult> r = RunCommand(args, env, *dir_);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : CommandResult{};
+  }
+
+  static inline std::string* dir_ = nullptr;
+  static inline std::string* server_ = nullptr;
+  static inline ChildProcess* daemon_ = nullptr;
+};
+
+struct Tsv {
+  std::vector<std::string> comments;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+Tsv ParseTsv(const std::string& text) {
+  Tsv tsv;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    if (absl::StartsWith(line, "#")) {
+      tsv.comments.emplace_back(line);
+    } else if (tsv.header.empty()) {
+      tsv.header = absl::StrSplit(line, '\t');
+    } else {
+      tsv.rows.push_back(absl::StrSplit(line, '\t'));
+    }
+  }
+  return tsv;
+}
+
+TEST_F(SweepEndToEndTest, TsvSweepPrintsTheSeedsTable) {
+  const CommandResult r = Cli({"--format", "tsv", "sweep", "--experts", "64", "--hidden", "512",
+                               "--ff", "128", "--selected", "4", "--t", "3", "--reps", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Tsv tsv = ParseTsv(r.out);
+  EXPECT_THAT(tsv.comments,
+              testing::Contains("# geometry experts=64 hidden=512 ff=128 selected=4 t=3 reps=3"));
+  EXPECT_THAT(tsv.comments, testing::Contains(HasSubstr(
+                                "# per-expert bytes gate+up=73728 (0.070 MiB) down=36864")));
+  EXPECT_THAT(tsv.comments, testing::Contains(HasSubstr("cpu (reference kernels)")));
+  EXPECT_EQ(tsv.header,
+            (std::vector<std::string>{"t", "slots", "union", "gu_us", "down_us", "section_us",
+                                      "gu_spread", "dn_spread", "gu_BW_vs_union",
+                                      "gu_BW_vs_slots", "vs_t3_full"}));
+  const std::vector<std::vector<std::string>> arms = {{"1", "4", "4"},  {"2", "8", "4"},
+                                                      {"2", "8", "8"},  {"3", "12", "4"},
+                                                      {"3", "12", "8"}, {"3", "12", "12"}};
+  ASSERT_EQ(tsv.rows.size(), arms.size());
+  for (size_t i = 0; i < arms.size(); ++i) {
+    const std::vector<std::string>& row = tsv.rows[i];
+    ASSERT_EQ(row.size(), 11u) << "row " << i;
+    EXPECT_EQ(std::vector<std::string>(row.begin(), row.begin() + 3), arms[i]);
+    for (int c = 3; c < 10; ++c) {
+      double v = 0;
+      EXPECT_TRUE(absl::SimpleAtod(row[c], &v)) << row[c];
+      EXPECT_GE(v, 0.0);
+    }
+    double gu = 0, down = 0, section = 0;
+    ASSERT_TRUE(absl::SimpleAtod(row[3], &gu) && absl::SimpleAtod(row[4], &down) &&
+                absl::SimpleAtod(row[5], &section));
+    EXPECT_GT(gu, 0.0);
+    EXPECT_NEAR(section, gu + down, 0.11);  // each printed to 0.1 us
+    EXPECT_TRUE(absl::EndsWith(row[10], "x")) << row[10];
+  }
+  EXPECT_EQ(tsv.rows.back()[10], "1.0000x");
+}
+
+TEST_F(SweepEndToEndTest, HiddenNotMultipleOf16IsRefusedNamingTheField) {
+  const CommandResult r = Cli({"sweep", "--experts", "64", "--hidden", "500", "--ff", "128",
+                               "--selected", "4", "--t", "3", "--reps", "3"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("hidden"));
+  EXPECT_THAT(r.err, HasSubstr("500"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(SweepEndToEndTest, SeedEnvironmentVariablesAreDefaults) {
+  const CommandResult r = Cli({"--format", "tsv", "sweep", "--reps", "2"},
+                              {"MEMRA_MOEU_EXPERTS=32", "MEMRA_MOEU_HIDDEN=256",
+                               "MEMRA_MOEU_FF=64", "MEMRA_MOEU_SELECTED=2", "MEMRA_MOEU_T=2",
+                               "MEMRA_MOEU_REPS=50"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Tsv tsv = ParseTsv(r.out);
+  EXPECT_THAT(tsv.comments,
+              testing::Contains("# geometry experts=32 hidden=256 ff=64 selected=2 t=2 reps=2"));
+  EXPECT_EQ(tsv.header.back(), "vs_t2_full");
+  EXPECT_EQ(tsv.rows.size(), 3u);
+}
+
+TEST_F(SweepEndToEndTest, JsonAndCsvCarryOneRecordPerArm) {
+  const std::vector<std::string> sweep = {"sweep", "--experts", "32", "--hidden", "256",
+                                          "--ff", "64", "--selected", "2", "--t-values", "1,2",
+                                          "--reps", "2", "--label", "ci=yes"};
+  std::vector<std::string> args = {"--format", "json"};
+  args.insert(args.end(), sweep.begin(), sweep.end());
+  const CommandResult json = Cli(args);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const std::vector<std::string> lines = absl::StrSplit(json.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u);
+  for (const std::string& line : lines) {
+    EXPECT_TRUE(absl::StartsWith(line, "{") && absl::EndsWith(line, "}")) << line;
+    EXPECT_THAT(line, HasSubstr("\"gu_us\""));
+    EXPECT_THAT(line, HasSubstr("\"device\":\"cpu (reference kernels)\""));
+  }
+  args[1] = "csv";
+  const CommandResult csv = Cli(args);
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const std::vector<std::string> rows = absl::StrSplit(csv.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_TRUE(absl::StartsWith(rows[0], "variant,t,slots,union,gu_us"));
+}
+
+TEST_F(SweepEndToEndTest, BadFlagValuesAreUsageErrors) {
+  CommandResult r = Cli({"sweep", "--timing", "fast"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--timing"));
+  r = Cli({"--format", "xml", "sweep"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--format"));
+  r = Cli({"sweep"}, {"MEMRA_MOEU_HIDDEN=abc"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("MEMRA_MOEU_HIDDEN"));
+}
+
+TEST_F(SweepEndToEndTest, UnreachableServerIsReportedWithItsOwnExitCode) {
+  absl::StatusOr<CommandResult> r = RunCommand(
+      {GPUPROBE_PATH, "--server", "127.0.0.1:1", "sweep", "--reps", "2"}, {}, *dir_);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 4);
+  EXPECT_THAT(r->err, HasSubstr("cannot reach gpuprobed at 127.0.0.1:1"));
+}
+
+// Runs last in this suite: stops the shared daemon.
+TEST_F(SweepEndToEndTest, ZzSigtermStopsTheDaemonCleanly) {
+  absl::StatusOr<int> code = daemon_->StopWith(SIGTERM, absl::Seconds(20));
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, 0) << daemon_->Log();
+  EXPECT_THAT(daemon_->Log(), HasSubstr("stopped"));
+}
+
+}  // namespace
+}  // namespace gpuprobe

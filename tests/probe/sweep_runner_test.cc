@@ -1,0 +1,190 @@
+#include "server/probe/sweep_runner.h"
+
+#include <set>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace gpuprobe {
+namespace {
+
+struct Launch {
+  ArmHandle arm;
+  MoeKernel kernel;
+};
+
+// Records every call; a sample is 1000 us in rep 0 (so a leak of rep 0 into the statistics
+// shows) and afterwards 10 * (arm + 1) us for gate+up, 5 * (arm + 1) for down.
+class RecordingBackend final : public Backend {
+ public:
+  std::string Name() const override { return "fake"; }
+  std::string Description() const override { return "fake device"; }
+  int64_t MemoryCapacityBytes() const override { return capacity_bytes; }
+  absl::Status CheckVariant(KernelVariant v) const override {
+    return v == KernelVariant::kFloor ? absl::UnimplementedError("variant: no floor here")
+                                      : absl::OkStatus();
+  }
+  absl::Status LoadBanks(const MoeGeometry& g, uint64_t seed) override {
+    ++loads;
+    geometry = g;
+    bank_seed = seed;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override {
+    prepared.push_back(inputs);
+    return static_cast<ArmHandle>(prepared.size() - 1);
+  }
+  absl::StatusOr<double> TimeLaunch(ArmHandle arm, MoeKernel kernel,
+                                    const TimingOptions& options) override {
+    launches.push_back({arm, kernel});
+    last_options = options;
+    if (fail_at_launch >= 0 && static_cast<int>(launches.size()) > fail_at_launch) {
+      return absl::InternalError("launch failed");
+    }
+    const bool rep0 = static_cast<int>(launches.size()) <= 2 * static_cast<int>(prepared.size());
+    if (rep0) return 1000.0;
+    return (kernel == MoeKernel::kGateUpSilu ? 10.0 : 5.0) * (arm + 1);
+  }
+  void ReleaseArms() override { ++releases; }
+
+  int64_t capacity_bytes = int64_t{1} << 40;
+  int fail_at_launch = -1;
+  int loads = 0, releases = 0;
+  MoeGeometry geometry;
+  uint64_t bank_seed = 0;
+  std::vector<ArmInputs> prepared;
+  std::vector<Launch> launches;
+  TimingOptions last_options;
+};
+
+class CountingObserver final : public SweepObserver {
+ public:
+  void OnRepDone(int done, int total) override { reps.emplace_back(done, total); }
+  void OnRow(const ArmRow& row) override { rows.push_back(row); }
+  std::vector<std::pair<int, int>> reps;
+  std::vector<ArmRow> rows;
+};
+
+SweepSpec SmallSpec(int reps = 4) {
+  SweepOptions o;
+  o.experts = 64;
+  o.hidden = 512;
+  o.ff = 128;
+  o.selected = 4;
+  o.t_max = 3;
+  o.reps = reps;
+  o.seed = 9;
+  return *ResolveSweep(o, SweepLimits{});
+}
+
+TEST(RunSweepTest, EveryRepRunsEveryArmOnceGateUpThenDown) {
+  RecordingBackend backend;
+  CountingObserver observer;
+  std::atomic<bool> cancelled{false};
+  const SweepSpec spec = SmallSpec();
+  ASSERT_TRUE(RunSweep(spec, backend, observer, cancelled).ok());
+  const int arms = 6;
+  ASSERT_EQ(backend.launches.size(), static_cast<size_t>(spec.reps * arms * 2));
+  for (int rep = 0; rep < spec.reps; ++rep) {
+    for (int arm = 0; arm < arms; ++arm) {
+      const Launch& gu = backend.launches[(rep * arms + arm) * 2];
+      const Launch& dn = backend.launches[(rep * arms + arm) * 2 + 1];
+      EXPECT_EQ(gu.arm, arm);
+      EXPECT_EQ(gu.kernel, MoeKernel::kGateUpSilu);
+      EXPECT_EQ(dn.arm, arm);
+      EXPECT_EQ(dn.kernel, MoeKernel::kDown);
+    }
+  }
+  EXPECT_EQ(observer.reps.size(), static_cast<size_t>(spec.reps));
+  EXPECT_EQ(observer.reps.back(), std::make_pair(spec.reps, spec.reps));
+  EXPECT_EQ(backend.bank_seed, 9u);
+}
+
+TEST(RunSweepTest, RepZeroIsDroppedFromTheStatistics) {
+  RecordingBackend backend;
+  CountingObserver observer;
+  std::atomic<bool> cancelled{false};
+  absl::StatusOr<SweepOutcome> outcome = RunSweep(SmallSpec(4), backend, observer, cancelled);
+  ASSERT_TRUE(outcome.ok());
+  ASSERT_EQ(outcome->rows.size(), 6u);
+  for (const ArmRow& row : outcome->rows) {
+    EXPECT_EQ(row.kept_reps, 3);
+    EXPECT_EQ(row.gu.max, 10.0 * (row.arm_index + 1)) << "rep 0's 1000 us leaked in";
+    EXPECT_EQ(row.down.median, 5.0 * (row.arm_index + 1));
+    EXPECT_EQ(row.section_us, 15.0 * (row.arm_index + 1));
+  }
+  // The reference is the last arm (t=3, union=12): its section is 90 us.
+  ASSERT_TRUE(outcome->reference_section_us.has_value());
+  EXPECT_EQ(*outcome->reference_section_us, 90.0);
+  EXPECT_DOUBLE_EQ(*outcome->rows[0].vs_reference, 90.0 / 15.0);
+  EXPECT_EQ(observer.rows.size(), 6u);
+}
+
+TEST(RunSweepTest, ArmInputsCarryExactUnionRoutingAndActivations) {
+  RecordingBackend backend;
+  CountingObserver observer;
+  std::atomic<bool> cancelled{false};
+  ASSERT_TRUE(RunSweep(SmallSpec(), backend, observer, cancelled).ok());
+  const std::vector<Arm> arms = ExpandArms(SmallSpec());
+  ASSERT_EQ(backend.prepared.size(), arms.size());
+  for (size_t i = 0; i < arms.size(); ++i) {
+    const ArmInputs& in = backend.prepared[i];
+    EXPECT_EQ(static_cast<int>(in.sel.size()), arms[i].slots);
+    EXPECT_EQ(static_cast<int>(std::set<int32_t>(in.sel.begin(), in.sel.end()).size()),
+              arms[i].union_size);
+    EXPECT_EQ(static_cast<int>(in.x.size()), arms[i].t * 512);
+    EXPECT_EQ(static_cast<int>(in.h.size()), arms[i].slots * 128);
+  }
+}
+
+TEST(RunSweepTest, CancelStopsBetweenLaunches) {
+  RecordingBackend backend;
+  CountingObserver observer;
+  std::atomic<bool> cancelled{true};
+  absl::StatusOr<SweepOutcome> outcome = RunSweep(SmallSpec(), backend, observer, cancelled);
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_TRUE(backend.launches.empty());
+  EXPECT_TRUE(observer.rows.empty());
+}
+
+TEST(RunSweepTest, LaunchFailureFailsTheSweepWithItsStatus) {
+  RecordingBackend backend;
+  backend.fail_at_launch = 5;
+  CountingObserver observer;
+  std::atomic<bool> cancelled{false};
+  absl::StatusOr<SweepOutcome> outcome = RunSweep(SmallSpec(), backend, observer, cancelled);
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kInternal);
+  EXPECT_TRUE(observer.rows.empty());
+}
+
+TEST(CheckFitsBackendTest, RefusesMissingVariantsAndOversizedSweepsBeforeAllocating) {
+  RecordingBackend backend;
+  SweepSpec spec = SmallSpec();
+  spec.variants = {KernelVariant::kFloor};
+  EXPECT_EQ(CheckFitsBackend(spec, backend).code(), absl::StatusCode::kUnimplemented);
+
+  backend.capacity_bytes = 1 << 20;
+  const absl::Status s = CheckFitsBackend(SmallSpec(), backend);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(s.message()), testing::HasSubstr("GiB"));
+  CountingObserver observer;
+  std::atomic<bool> cancelled{false};
+  EXPECT_FALSE(RunSweep(SmallSpec(), backend, observer, cancelled).ok());
+  EXPECT_EQ(backend.loads, 0);
+}
+
+TEST(RunSweepTest, TimingOptionsReachTheBackend) {
+  RecordingBackend backend;
+  CountingObserver observer;
+  std::atomic<bool> cancelled{false};
+  SweepSpec spec = SmallSpec();
+  spec.timing = TimingMode::kGraph;
+  spec.cache = CacheMode::kCold;
+  ASSERT_TRUE(RunSweep(spec, backend, observer, cancelled).ok());
+  EXPECT_EQ(backend.last_options.timing, TimingMode::kGraph);
+  EXPECT_EQ(backend.last_options.cache, CacheMode::kCold);
+  EXPECT_EQ(backend.last_options.graph_launches, kGraphLaunchesPerSample);
+}
+
+}  // namespace
+}  // namespace gpuprobe

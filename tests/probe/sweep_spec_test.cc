@@ -1,0 +1,141 @@
+#include "server/probe/sweep_spec.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace gpuprobe {
+namespace {
+
+using testing::AllOf;
+using testing::HasSubstr;
+
+SweepOptions Small() {
+  SweepOptions o;
+  o.experts = 64;
+  o.hidden = 512;
+  o.ff = 128;
+  o.selected = 4;
+  o.t_max = 3;
+  o.reps = 3;
+  return o;
+}
+
+std::string Refusal(const SweepOptions& o) {
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
+  EXPECT_FALSE(spec.ok());
+  if (spec.ok()) return "";
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(spec.status().message());
+}
+
+TEST(ResolveSweepTest, DefaultsAreTheServingGeometry) {
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(SweepOptions{}, SweepLimits{});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->geometry, (MoeGeometry{512, 2560, 640, 10}));
+  EXPECT_EQ(spec->t_values, (std::vector<int>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(spec->reps, 20);
+  EXPECT_EQ(spec->timing, TimingMode::kEvents);
+  EXPECT_EQ(spec->cache, CacheMode::kWarm);
+  EXPECT_EQ(spec->variants, std::vector<KernelVariant>{KernelVariant::kPerSlot});
+  EXPECT_EQ(ExpandArms(*spec).size(), 21u);  // 1 + 2 + ... + 6
+}
+
+TEST(ResolveSweepTest, DefaultLadderIsSelectedStepsUpToSlots) {
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(Small(), SweepLimits{});
+  ASSERT_TRUE(spec.ok());
+  const std::vector<Arm> arms = ExpandArms(*spec);
+  const std::vector<Arm> expected = {{KernelVariant::kPerSlot, 1, 4, 4},
+                                     {KernelVariant::kPerSlot, 2, 8, 4},
+                                     {KernelVariant::kPerSlot, 2, 8, 8},
+                                     {KernelVariant::kPerSlot, 3, 12, 4},
+                                     {KernelVariant::kPerSlot, 3, 12, 8},
+                                     {KernelVariant::kPerSlot, 3, 12, 12}};
+  EXPECT_EQ(arms, expected);
+}
+
+TEST(ResolveSweepTest, LadderIsCappedAtExperts) {
+  SweepOptions o = Small();
+  o.experts = 10;
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
+  ASSERT_TRUE(spec.ok());
+  std::vector<int> t3_unions;
+  for (const Arm& a : ExpandArms(*spec)) {
+    if (a.t == 3) t3_unions.push_back(a.union_size);
+  }
+  EXPECT_EQ(t3_unions, (std::vector<int>{4, 8, 10}));
+}
+
+TEST(ResolveSweepTest, ExplicitListsOverrideTheLadder) {
+  SweepOptions o = Small();
+  o.t_values = {3, 1, 3};
+  o.unions = {4};
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->t_values, (std::vector<int>{1, 3}));
+  EXPECT_EQ(ExpandArms(*spec).size(), 2u);
+}
+
+TEST(ResolveSweepTest, WidthsMustBeMultiplesOf16) {
+  SweepOptions o = Small();
+  o.hidden = 500;
+  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("hidden"), HasSubstr("500"), HasSubstr("16")));
+  o = Small();
+  o.ff = 100;
+  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("ff"), HasSubstr("100"), HasSubstr("16")));
+}
+
+TEST(ResolveSweepTest, SelectedMustFitTheExperts) {
+  SweepOptions o = Small();
+  o.selected = 0;
+  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("selected"), HasSubstr("0")));
+  o.selected = 65;
+  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("selected"), HasSubstr("65"), HasSubstr("experts=64")));
+}
+
+TEST(ResolveSweepTest, UnionsMustLieBetweenSelectedAndSlotsAndExperts) {
+  SweepOptions o = Small();
+  o.unions = {3};
+  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("unions"), HasSubstr("3"), HasSubstr("selected=4")));
+  o.unions = {8};  // t = 1 has only 4 slots
+  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("unions"), HasSubstr("8"), HasSubstr("t=1")));
+}
+
+TEST(ResolveSweepTest, TAndRepsHaveLowerBounds) {
+  SweepOptions o = Small();
+  o.t_max = 0;
+  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("t:"), HasSubstr("0")));
+  o = Small();
+  o.t_values = {2, 0};
+  EXPECT_THAT(Refusal(o), HasSubstr("t_values"));
+  o = Small();
+  o.reps = 1;
+  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("reps"), HasSubstr("1"), HasSubstr("[2,")));
+}
+
+TEST(ResolveSweepTest, UpperBoundsKeepRequestsSane) {
+  SweepOptions o = Small();
+  o.experts = 1'000'000;
+  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("experts"), HasSubstr("8192")));
+  o = Small();
+  o.hidden = 1 << 20;
+  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("hidden"), HasSubstr("65536")));
+  o = Small();
+  o.reps = 10000;
+  o.t_max = 40;
+  o.experts = 4096;
+  EXPECT_THAT(Refusal(o), HasSubstr("reps"));  // 820 arms x 10000 reps
+  o = Small();
+  o.labels["k"] = std::string(300, 'v');
+  EXPECT_THAT(Refusal(o), HasSubstr("labels"));
+}
+
+TEST(EstimateDeviceBytesTest, CountsBanksOfEveryExpertPlusArmBuffers) {
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(SweepOptions{}, SweepLimits{});
+  ASSERT_TRUE(spec.ok());
+  const int64_t bytes = EstimateDeviceBytes(*spec, ExpandArms(*spec));
+  EXPECT_GT(bytes, 512 * (1'843'200 + 921'600));
+  EXPECT_LT(bytes, 512 * (1'843'200 + 921'600) + (64 << 20));
+}
+
+}  // namespace
+}  // namespace gpuprobe
