@@ -17,7 +17,11 @@ struct MoeGeometry {
   int ff = 0;        // expert width: gate and up outputs each, down inputs
   int selected = 0;  // experts per token
 
-  friend bool operator==(const MoeGeometry&, const MoeGeometry&) = default;
+  // Spelled out: this header is also compiled as C++17 by nvcc.
+  friend bool operator==(const MoeGeometry& a, const MoeGeometry& b) {
+    return a.experts == b.experts && a.hidden == b.hidden && a.ff == b.ff &&
+           a.selected == b.selected;
+  }
 };
 
 // Bytes of an NVFP4 row of `inputs` values: inputs/2 code bytes plus inputs/16 scale bytes.

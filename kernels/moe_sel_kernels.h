@@ -1,0 +1,68 @@
+// Host launchers of the routed NVFP4 MoE kernels on CUDA (sm_90a):
+//   sel_gu_silu: h[slot] = silu(gate) * up, [gate; up] = W_gu[sel[slot]] . x[slot / selected]
+//   sel_down:    y[slot] = W_dn[sel[slot]] . h[slot]
+// Each block column (grid.y) is one SlotGroups group: one slot for the per-slot kernels, up to
+// eight slots sharing an expert for the union-gather kernels. Weights are read with 16-byte
+// loads, decoded exactly to f16 (code * block scale) and multiplied on the tensor cores
+// (mma.m16n8k16, f32 accumulation) against the inputs split into f16 hi + lo parts after a
+// per-row power-of-two scaling, so the result carries fp32-level error, not f16's.
+//
+//   RETURN_IF_ERROR(CanImplementSelKernels(geometry, plan.max_group_slots));
+//   RETURN_IF_ERROR(LaunchSelGuSilu(args, stream));
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "kernels/moe_geometry.h"
+
+namespace gpuprobe {
+
+// Device pointers to all experts of one NVFP4 tensor (layout of MoeBanks).
+struct DeviceNvfp4Bank {
+  const uint8_t* codes = nullptr;   // [experts][rows][cols / 2]
+  const uint8_t* scales = nullptr;  // [experts][rows][cols / 16]
+  int experts = 0;
+  int rows = 0;  // per expert
+  int cols = 0;  // inputs per row
+};
+
+// Device copy of a SlotGroups plan.
+struct DeviceSlotGroups {
+  const int32_t* expert = nullptr;
+  const int32_t* slot_begin = nullptr;
+  const int32_t* slots = nullptr;
+  int groups = 0;
+  int max_group_slots = 0;  // 1 for per-slot plans, at most 8
+};
+
+struct SelGuSiluArgs {
+  DeviceNvfp4Bank gate_up;  // rows = 2 * ff (gate rows, then up rows), cols = hidden
+  const float* gate_global = nullptr;  // [experts]
+  const float* up_global = nullptr;    // [experts]
+  const float* x = nullptr;            // [tokens][hidden]; slot s reads row s / selected
+  int selected = 0;
+  DeviceSlotGroups groups;
+  float* h = nullptr;  // [slots][ff]
+};
+
+struct SelDownArgs {
+  DeviceNvfp4Bank down;  // rows = hidden, cols = ff
+  const float* down_global = nullptr;  // [experts]
+  const float* h = nullptr;            // [slots][ff]
+  DeviceSlotGroups groups;
+  float* y = nullptr;  // [slots][hidden]
+};
+
+// What these kernels support: hidden and ff multiples of 32 (16-byte code loads stay
+// aligned), group width <= 8, and a staged input row that fits in shared memory. Checked
+// before any allocation; INVALID_ARGUMENT names the field and the limit.
+absl::Status CanImplementSelKernels(const MoeGeometry& geometry, int max_group_slots);
+
+// Enqueue on `stream` (capturable in a CUDA graph); check the launch, not completion.
+absl::Status LaunchSelGuSilu(const SelGuSiluArgs& args, cudaStream_t stream);
+absl::Status LaunchSelDown(const SelDownArgs& args, cudaStream_t stream);
+
+}  // namespace gpuprobe
