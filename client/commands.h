@@ -20,6 +20,9 @@ struct ClientContext {
 // goes to stderr when stderr is a terminal.
 int SweepCommand(const ClientContext& context);
 
+// Runs an exactness job and prints one line per kernel check; exit 1 if any fails.
+int CheckCommand(const ClientContext& context);
+
 // Prints the server's version, backend, device and queue depth.
 int InfoCommand(const ClientContext& context);
 

@@ -26,6 +26,8 @@ constexpr char kUsage[] =
     "  sweep  submit a MoE union sweep and print its rows as they stream in\n"
     "         --experts --hidden --ff --selected --t --t-values --unions --reps\n"
     "         --timing events|graph --cache warm|cold --variant --seed --label k=v\n"
+    "  check  exactness of every kernel variant against the float64 reference\n"
+    "         --experts --hidden --ff --selected --t --unions --variant --seed --dump DIR\n"
     "  info   describe the server and its device\n";
 
 // Flag names use dashes on the command line (--t-values) and underscores in code.
@@ -65,6 +67,7 @@ int main(int argc, char** argv) {
 
   const std::string command = positional[1];
   if (command == "sweep") return gpuprobe::SweepCommand(context);
+  if (command == "check") return gpuprobe::CheckCommand(context);
   if (command == "info") return gpuprobe::InfoCommand(context);
   std::cerr << "gpuprobe: unknown command \"" << command << "\"\nusage: " << kUsage;
   return gpuprobe::kExitUsage;

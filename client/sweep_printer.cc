@@ -7,26 +7,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/proto_names.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace gpuprobe {
 namespace {
 
 constexpr double kMiB = 1048576.0;
-
-std::string VariantName(v1::KernelVariant v) {
-  switch (v) {
-    case v1::KERNEL_VARIANT_UNION:
-      return "union";
-    case v1::KERNEL_VARIANT_FLOOR:
-      return "floor";
-    default:
-      return "per-slot";
-  }
-}
-
-std::string TimingName(v1::TimingMode t) { return t == v1::TIMING_MODE_GRAPH ? "graph" : "events"; }
-std::string CacheName(v1::CacheMode c) { return c == v1::CACHE_MODE_COLD ? "cold" : "warm"; }
 
 uint32_t TMax(const v1::ResolvedSweep& s) {
   return s.t_values().empty() ? 0 : *std::max_element(s.t_values().begin(), s.t_values().end());
@@ -37,6 +24,9 @@ bool SeveralVariants(const v1::ResolvedSweep& s) {
     return a.variant() != s.arms(0).variant();
   });
 }
+
+// Achieved bandwidth as a share of the calibrated read; "-" where the backend has none.
+std::string Percent(double pct) { return pct > 0.0 ? absl::StrFormat("%.1f%%", pct) : "-"; }
 
 // The seed's ratio cell: "0.5000x", or "-" without a reference row.
 std::string Ratio(const v1::Row& r) {
@@ -139,12 +129,16 @@ class TablePrinter final : public SweepPrinter {
     }
     std::vector<std::string> header = {"variant"};
     for (const std::string& h : SeedHeader(s)) header.push_back(h);
+    header.push_back("gu_%bw");
+    header.push_back("dn_%bw");
     PrintCells(header);
   }
 
   void Row(const v1::Row& row) override {
     std::vector<std::string> cells = {VariantName(row.arm().variant())};
     for (std::string& c : SeedCells(row)) cells.push_back(std::move(c));
+    cells.push_back(Percent(row.gu_pct_of_read_bw()));
+    cells.push_back(Percent(row.down_pct_of_read_bw()));
     PrintCells(cells);
   }
 
@@ -158,7 +152,7 @@ class TablePrinter final : public SweepPrinter {
 
  private:
   void PrintCells(const std::vector<std::string>& cells) {
-    static constexpr int kWidths[] = {8, 3, 5, 5, 10, 10, 10, 9, 9, 14, 14, 11};
+    static constexpr int kWidths[] = {8, 3, 5, 5, 10, 10, 10, 9, 9, 14, 14, 11, 7, 7};
     std::string line;
     for (size_t i = 0; i < cells.size(); ++i) {
       absl::StrAppend(&line, i == 0 ? "" : " ", absl::StrFormat("%*s", kWidths[i], cells[i]));
@@ -178,7 +172,8 @@ class CsvPrinter final : public SweepPrinter {
     std::vector<std::string> header = {"variant"};
     for (const std::string& h : SeedHeader(started.sweep())) header.push_back(h);
     for (const char* h : {"gu_min_us", "gu_max_us", "down_min_us", "down_max_us", "kept_reps",
-                          "timing", "cache", "device"}) {
+                          "gu_read_bytes", "down_read_bytes", "gu_pct_of_read_bw",
+                          "down_pct_of_read_bw", "timing", "cache", "device"}) {
       header.push_back(h);
     }
     out_ << absl::StrJoin(header, ",") << "\n" << std::flush;
@@ -192,6 +187,10 @@ class CsvPrinter final : public SweepPrinter {
     cells.push_back(absl::StrFormat("%.3f", r.down_min_us()));
     cells.push_back(absl::StrFormat("%.3f", r.down_max_us()));
     cells.push_back(absl::StrCat(r.kept_reps()));
+    cells.push_back(absl::StrCat(r.gu_read_bytes()));
+    cells.push_back(absl::StrCat(r.down_read_bytes()));
+    cells.push_back(absl::StrFormat("%.2f", r.gu_pct_of_read_bw()));
+    cells.push_back(absl::StrFormat("%.2f", r.down_pct_of_read_bw()));
     cells.push_back(TimingName(r.timing()));
     cells.push_back(CacheName(r.cache()));
     cells.push_back(absl::StrCat("\"", r.device(), "\""));

@@ -31,6 +31,8 @@ ABSL_FLAG(std::string, cache, "", "warm (default) or cold");
 ABSL_FLAG(std::vector<std::string>, variant, {}, "per-slot (default), union, floor, or all");
 ABSL_FLAG(std::optional<uint64_t>, seed, std::nullopt, "seed of banks, activations, routing");
 ABSL_FLAG(std::vector<std::string>, label, {}, "labels stored with the job: k=v,k2=v2");
+ABSL_FLAG(std::string, dump, "",
+          "check: directory on the daemon's host for the inputs and outputs as .npy files");
 
 namespace gpuprobe {
 namespace {
@@ -95,6 +97,32 @@ absl::Status SetVariants(const std::vector<std::string>& names, v1::SweepRequest
   return absl::OkStatus();
 }
 
+struct IntField {
+  const absl::Flag<std::optional<int64_t>>& flag;
+  const char* flag_name;
+  const char* env_name;
+  std::function<void(uint32_t)> set;
+};
+
+absl::Status SetFields(std::initializer_list<IntField> fields, const EnvLookup& env) {
+  for (const IntField& field : fields) {
+    ASSIGN_OR_RETURN(std::optional<uint32_t> value,
+                     FlagOrEnv(field.flag, field.flag_name, field.env_name, env));
+    if (value) field.set(*value);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetGeometry(v1::Geometry* g, const EnvLookup& env) {
+  return SetFields(
+      {{FLAGS_experts, "experts", "MEMRA_MOEU_EXPERTS", [g](uint32_t v) { g->set_experts(v); }},
+       {FLAGS_hidden, "hidden", "MEMRA_MOEU_HIDDEN", [g](uint32_t v) { g->set_hidden(v); }},
+       {FLAGS_ff, "ff", "MEMRA_MOEU_FF", [g](uint32_t v) { g->set_ff(v); }},
+       {FLAGS_selected, "selected", "MEMRA_MOEU_SELECTED",
+        [g](uint32_t v) { g->set_selected(v); }}},
+      env);
+}
+
 }  // namespace
 
 EnvLookup ProcessEnv() {
@@ -104,28 +132,27 @@ EnvLookup ProcessEnv() {
   };
 }
 
+absl::StatusOr<v1::CheckRequest> CheckRequestFromFlags(const EnvLookup& env) {
+  v1::CheckRequest request;
+  RETURN_IF_ERROR(SetGeometry(request.mutable_geometry(), env));
+  RETURN_IF_ERROR(SetFields(
+      {{FLAGS_t, "t", "MEMRA_MOEU_T", [&request](uint32_t v) { request.set_t(v); }}}, env));
+  RETURN_IF_ERROR(AddList(absl::GetFlag(FLAGS_unions), "unions", request.mutable_unions()));
+  v1::SweepRequest variants;
+  RETURN_IF_ERROR(SetVariants(absl::GetFlag(FLAGS_variant), variants));
+  *request.mutable_variants() = variants.variants();
+  if (std::optional<uint64_t> seed = absl::GetFlag(FLAGS_seed)) request.set_seed(*seed);
+  request.set_dump_dir(absl::GetFlag(FLAGS_dump));
+  return request;
+}
+
 absl::StatusOr<v1::SweepRequest> SweepRequestFromFlags(const EnvLookup& env) {
   v1::SweepRequest request;
-  v1::Geometry* g = request.mutable_geometry();
-  struct Field {
-    const absl::Flag<std::optional<int64_t>>& flag;
-    const char* flag_name;
-    const char* env_name;
-    std::function<void(uint32_t)> set;
-  };
-  const Field fields[] = {
-      {FLAGS_experts, "experts", "MEMRA_MOEU_EXPERTS", [g](uint32_t v) { g->set_experts(v); }},
-      {FLAGS_hidden, "hidden", "MEMRA_MOEU_HIDDEN", [g](uint32_t v) { g->set_hidden(v); }},
-      {FLAGS_ff, "ff", "MEMRA_MOEU_FF", [g](uint32_t v) { g->set_ff(v); }},
-      {FLAGS_selected, "selected", "MEMRA_MOEU_SELECTED", [g](uint32_t v) { g->set_selected(v); }},
-      {FLAGS_t, "t", "MEMRA_MOEU_T", [&request](uint32_t v) { request.set_t_max(v); }},
-      {FLAGS_reps, "reps", "MEMRA_MOEU_REPS", [&request](uint32_t v) { request.set_reps(v); }},
-  };
-  for (const Field& field : fields) {
-    ASSIGN_OR_RETURN(std::optional<uint32_t> value,
-                     FlagOrEnv(field.flag, field.flag_name, field.env_name, env));
-    if (value) field.set(*value);
-  }
+  RETURN_IF_ERROR(SetGeometry(request.mutable_geometry(), env));
+  RETURN_IF_ERROR(SetFields(
+      {{FLAGS_t, "t", "MEMRA_MOEU_T", [&request](uint32_t v) { request.set_t_max(v); }},
+       {FLAGS_reps, "reps", "MEMRA_MOEU_REPS", [&request](uint32_t v) { request.set_reps(v); }}},
+      env));
   RETURN_IF_ERROR(AddList(absl::GetFlag(FLAGS_t_values), "t-values", request.mutable_t_values()));
   RETURN_IF_ERROR(AddList(absl::GetFlag(FLAGS_unions), "unions", request.mutable_unions()));
 

@@ -22,4 +22,8 @@ EnvLookup ProcessEnv();
 // INVALID_ARGUMENT names the flag (or variable) and what is wrong with its value.
 absl::StatusOr<gpuprobe::v1::SweepRequest> SweepRequestFromFlags(const EnvLookup& env);
 
+// `gpuprobe check`: the same geometry flags and variables, --t as the chunk's token count,
+// --unions, --variant (default all), --seed (default fresh), --dump DIR.
+absl::StatusOr<gpuprobe::v1::CheckRequest> CheckRequestFromFlags(const EnvLookup& env);
+
 }  // namespace gpuprobe

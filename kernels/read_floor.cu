@@ -1,7 +1,5 @@
 #include <cuda_runtime.h>
 
-#include <cstring>
-
 #include "kernels/cuda_status.h"
 #include "kernels/read_floor.h"
 
@@ -57,22 +55,6 @@ __global__ void __launch_bounds__(kFloorThreads) ReadFloorKernel(ReadFloorArgs a
 }
 
 }  // namespace
-
-uint32_t ReadFloorChecksum(const ReadFloorArgs& a, const uint8_t* const host_base[2],
-                           const int32_t* host_sel) {
-  uint32_t acc = 0;
-  for (int s = 0; s < a.slots; ++s) {
-    for (int r = 0; r < 2; ++r) {
-      const uint8_t* p = host_base[r] + host_sel[s] * a.regions[r].expert_stride_bytes;
-      for (int64_t i = 0; i < a.regions[r].bytes; i += 4) {
-        uint32_t word;
-        std::memcpy(&word, p + i, 4);
-        acc ^= word;
-      }
-    }
-  }
-  return acc;
-}
 
 absl::Status LaunchReadFloor(const ReadFloorArgs& a, cudaStream_t stream) {
   if (a.sel == nullptr || a.partials == nullptr || a.slots < 1 || a.blocks < 1) {

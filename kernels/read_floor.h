@@ -1,7 +1,7 @@
 // The pure-read floor: a kernel that reads exactly the bytes an arm's per-slot kernel reads
 // (each slot's expert codes and block scales, with the same routing) and computes nothing but
 // an XOR checksum, which is both its side effect (so the loads cannot be dropped) and proof,
-// against a host checksum, that it read those bytes. Also the card's streaming-read
+// against ExpertBytesChecksum on the host, that it read those bytes. Also the card's streaming-read
 // calibration, over one large region.
 //
 // Tuned for the H200: 16-byte loads, four independent loads in flight per thread, and a grid of
@@ -35,11 +35,6 @@ struct ReadFloorArgs {
   int blocks = 0;              // grid size: kFloorBlocksPerSm * multiprocessors
   uint32_t* partials = nullptr;  // device, [blocks]: each block's XOR of the words it read
 };
-
-// The XOR, over all slots and both regions, of every 32-bit word read: what the XOR of the
-// partials must equal. `host_base[r]` mirrors regions[r].base on the host.
-uint32_t ReadFloorChecksum(const ReadFloorArgs& args, const uint8_t* const host_base[2],
-                           const int32_t* host_sel);
 
 absl::Status LaunchReadFloor(const ReadFloorArgs& args, cudaStream_t stream);
 

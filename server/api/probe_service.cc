@@ -12,20 +12,36 @@ namespace gpuprobe {
 ProbeService::ProbeService(DeviceWorker& worker, SweepLimits limits, std::string version)
     : worker_(worker), limits_(limits), version_(std::move(version)) {}
 
-absl::StatusOr<SweepSpec> ProbeService::Validate(const v1::SweepRequest& request) const {
-  ASSIGN_OR_RETURN(SweepOptions options, SweepOptionsFromProto(request));
-  ASSIGN_OR_RETURN(SweepSpec spec, ResolveSweep(options, limits_));
+absl::StatusOr<std::shared_ptr<Job>> ProbeService::MakeJob(
+    JobKind kind, absl::StatusOr<SweepOptions> options) {
+  if (!options.ok()) return options.status();
+  ASSIGN_OR_RETURN(SweepSpec spec, ResolveSweep(*options, limits_));
   RETURN_IF_ERROR(CheckFitsBackend(spec, worker_.backend()));
-  return spec;
+  auto job = std::make_shared<Job>();
+  // Ids stay unique across restarts of the daemon: start second, then a counter.
+  static const int64_t kStartSecond = absl::ToUnixSeconds(absl::Now());
+  job->id = absl::StrFormat("%d-%d", kStartSecond, next_job_number_.fetch_add(1));
+  job->kind = kind;
+  job->spec = std::move(spec);
+  return job;
 }
 
 grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Run(grpc::CallbackServerContext*,
                                                          const v1::SweepRequest* request) {
-  // Ids stay unique across restarts of the daemon: start second, then a counter.
-  static const int64_t kStartSecond = absl::ToUnixSeconds(absl::Now());
-  const std::string job_id =
-      absl::StrFormat("%d-%d", kStartSecond, next_job_number_.fetch_add(1));
-  return new RunReactor(worker_, Validate(*request), job_id);
+  return new RunReactor(worker_, MakeJob(JobKind::kSweep, SweepOptionsFromProto(*request)));
+}
+
+grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Check(grpc::CallbackServerContext*,
+                                                           const v1::CheckRequest* request) {
+  absl::StatusOr<SweepOptions> options = CheckOptionsFromProto(*request);
+  if (options.ok() && request->variants().empty()) {
+    // "Every variant" means every variant this backend implements.
+    std::erase_if(options->variants,
+                  [&](KernelVariant v) { return !worker_.backend().CheckVariant(v).ok(); });
+  }
+  absl::StatusOr<std::shared_ptr<Job>> job = MakeJob(JobKind::kCheck, std::move(options));
+  if (job.ok()) (*job)->dump_dir = request->dump_dir();
+  return new RunReactor(worker_, std::move(job));
 }
 
 grpc::ServerUnaryReactor* ProbeService::GetServerInfo(grpc::CallbackServerContext* context,
@@ -37,6 +53,7 @@ grpc::ServerUnaryReactor* ProbeService::GetServerInfo(grpc::CallbackServerContex
   response->set_device(backend.Description());
   response->set_device_memory_bytes(backend.MemoryCapacityBytes());
   response->set_queue_depth(worker_.QueueDepth());
+  *response->mutable_details() = DeviceDetailsToProto(backend.Details());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;

@@ -20,13 +20,17 @@ class ProbeService final : public v1::ProbeService::CallbackService {
 
   grpc::ServerWriteReactor<v1::JobEvent>* Run(grpc::CallbackServerContext* context,
                                               const v1::SweepRequest* request) override;
+  grpc::ServerWriteReactor<v1::JobEvent>* Check(grpc::CallbackServerContext* context,
+                                                const v1::CheckRequest* request) override;
   grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext* context,
                                           const v1::GetServerInfoRequest* request,
                                           v1::ServerInfo* response) override;
 
  private:
-  // Every check that needs no device: fields, limits, the backend's variants and memory.
-  absl::StatusOr<SweepSpec> Validate(const v1::SweepRequest& request) const;
+  // Every check that needs no device (fields, limits, the backend's variants, geometry and
+  // memory), then a job ready to queue.
+  absl::StatusOr<std::shared_ptr<Job>> MakeJob(JobKind kind,
+                                               absl::StatusOr<SweepOptions> options);
 
   DeviceWorker& worker_;
   const SweepLimits limits_;

@@ -90,16 +90,14 @@ class RunReactor::Outbox final : public JobEventSink {
   grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
 };
 
-RunReactor::RunReactor(DeviceWorker& worker, absl::StatusOr<SweepSpec> spec, std::string job_id)
+RunReactor::RunReactor(DeviceWorker& worker, absl::StatusOr<std::shared_ptr<Job>> job)
     : outbox_(std::make_shared<Outbox>(this)) {
-  if (!spec.ok()) {
-    spdlog::info("refused sweep: {}", spec.status().ToString());
-    outbox_->FinishNow(ToGrpcStatus(spec.status()));
+  if (!job.ok()) {
+    spdlog::info("refused request: {}", job.status().ToString());
+    outbox_->FinishNow(ToGrpcStatus(job.status()));
     return;
   }
-  job_ = std::make_shared<Job>();
-  job_->id = std::move(job_id);
-  job_->spec = *std::move(spec);
+  job_ = *std::move(job);
   job_->sink = outbox_;
   if (absl::StatusOr<int> ahead = worker.Enqueue(job_); !ahead.ok()) {
     outbox_->FinishNow(ToGrpcStatus(ahead.status()));

@@ -17,11 +17,12 @@
 
 namespace gpuprobe {
 
+// Serves both Run (sweep jobs) and Check (exactness jobs): the stream carries a job's events.
 class RunReactor final : public grpc::ServerWriteReactor<v1::JobEvent> {
  public:
-  // Queues the sweep on `worker`; a refused spec (or a refusal by the worker) ends the stream
-  // at once with that status.
-  RunReactor(DeviceWorker& worker, absl::StatusOr<SweepSpec> spec, std::string job_id);
+  // Queues the job on `worker` with this stream as its sink; a refused request (or a refusal
+  // by the worker) ends the stream at once with that status.
+  RunReactor(DeviceWorker& worker, absl::StatusOr<std::shared_ptr<Job>> job);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,25 @@ struct ArmInputs {
 // Identifies an arm prepared since the last ReleaseArms().
 using ArmHandle = int;
 
+// What one untimed launch produced, for exactness checks.
+struct LaunchOutput {
+  std::vector<float> values;        // the kernel's output; empty for the floor
+  std::optional<uint32_t> checksum;  // the floor's XOR of every word it read
+};
+
+// The device as GetServerInfo reports it. Zero where a backend has no such figure.
+struct DeviceDetails {
+  std::string name;
+  int multiprocessors = 0;
+  int64_t l2_bytes = 0;
+  int64_t memory_bytes = 0;
+  int driver_version = 0;   // CUDA's encoding, e.g. 13000
+  int runtime_version = 0;
+  // Streaming read bandwidth measured at start-up, TB/s.
+  double calibrated_read_tbps = 0.0;
+  int64_t calibration_bytes = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -56,6 +76,11 @@ class Backend {
   virtual int64_t MemoryCapacityBytes() const = 0;
   // OK if this backend implements `variant`, else UNIMPLEMENTED naming it.
   virtual absl::Status CheckVariant(KernelVariant variant) const = 0;
+  // OK if this backend's kernels of `variant` support the geometry, else INVALID_ARGUMENT
+  // naming the field and the limit.
+  virtual absl::Status CheckGeometry(const MoeGeometry&, KernelVariant) const {
+    return absl::OkStatus();
+  }
 
   // Makes the banks of (geometry, seed) current; reuses them when they already are.
   virtual absl::Status LoadBanks(const MoeGeometry& geometry, uint64_t seed) = 0;
@@ -64,8 +89,13 @@ class Backend {
   // Runs `kernel` of a prepared arm and returns one sample in microseconds.
   virtual absl::StatusOr<double> TimeLaunch(ArmHandle arm, MoeKernel kernel,
                                             const TimingOptions& options) = 0;
+  // Poisons the output (NaN bytes), runs `kernel` of a prepared arm once, untimed, and copies
+  // the result back.
+  virtual absl::StatusOr<LaunchOutput> RunOnce(ArmHandle arm, MoeKernel kernel) = 0;
   // Frees every prepared arm (the banks stay).
   virtual void ReleaseArms() = 0;
+
+  virtual DeviceDetails Details() const = 0;
 };
 
 }  // namespace gpuprobe

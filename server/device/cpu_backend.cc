@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
@@ -72,12 +74,29 @@ void CpuBackend::FlushCache() {
   for (size_t i = 0; i < flush_buffer_.size(); i += 64) ++flush_buffer_[i];
 }
 
-absl::StatusOr<double> CpuBackend::TimeLaunch(ArmHandle handle, MoeKernel kernel,
-                                              const TimingOptions& options) {
+absl::StatusOr<CpuBackend::PreparedArm*> CpuBackend::Find(ArmHandle handle) {
   if (handle < 0 || handle >= static_cast<int>(arms_.size())) {
     return absl::InvalidArgumentError(absl::StrFormat("no prepared arm %d", handle));
   }
-  PreparedArm& arm = arms_[handle];
+  return &arms_[handle];
+}
+
+absl::StatusOr<LaunchOutput> CpuBackend::RunOnce(ArmHandle handle, MoeKernel kernel) {
+  ASSIGN_OR_RETURN(PreparedArm * arm, Find(handle));
+  std::vector<double>& out = kernel == MoeKernel::kGateUpSilu ? arm->gu_out : arm->down_out;
+  std::fill(out.begin(), out.end(), std::numeric_limits<double>::quiet_NaN());
+  RETURN_IF_ERROR(Launch(*arm, kernel));
+  return LaunchOutput{.values = std::vector<float>(out.begin(), out.end())};
+}
+
+DeviceDetails CpuBackend::Details() const {
+  return DeviceDetails{.name = Description(), .memory_bytes = capacity_bytes_};
+}
+
+absl::StatusOr<double> CpuBackend::TimeLaunch(ArmHandle handle, MoeKernel kernel,
+                                              const TimingOptions& options) {
+  ASSIGN_OR_RETURN(PreparedArm * found, Find(handle));
+  PreparedArm& arm = *found;
   const int launches = options.timing == TimingMode::kGraph ? options.graph_launches : 1;
   // The host has no launch overhead to amortise, so a graph sample is the mean of `launches`
   // individually timed calls; that keeps each cold call's flush outside its timed region.

@@ -28,7 +28,9 @@ class CpuBackend final : public Backend {
   absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override;
   absl::StatusOr<double> TimeLaunch(ArmHandle arm, MoeKernel kernel,
                                     const TimingOptions& options) override;
+  absl::StatusOr<LaunchOutput> RunOnce(ArmHandle arm, MoeKernel kernel) override;
   void ReleaseArms() override { arms_.clear(); }
+  DeviceDetails Details() const override;
 
  private:
   struct PreparedArm {
@@ -37,6 +39,7 @@ class CpuBackend final : public Backend {
     std::vector<double> down_out;
   };
 
+  absl::StatusOr<PreparedArm*> Find(ArmHandle handle);
   absl::Status Launch(PreparedArm& arm, MoeKernel kernel);
   // Overwrites a buffer twice the last-level cache so the next launch starts cold.
   void FlushCache();

@@ -1,7 +1,11 @@
 #include "server/jobs/device_worker.h"
 
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "server/jobs/proto_mapping.h"
+#include "server/probe/exactness.h"
 #include "server/probe/sweep_runner.h"
 #include "spdlog/spdlog.h"
 
@@ -20,6 +24,15 @@ class SinkObserver final : public SweepObserver {
  private:
   JobEventSink& sink_;
   absl::Time start_;
+};
+
+class CheckSinkObserver final : public CheckObserver {
+ public:
+  explicit CheckSinkObserver(JobEventSink& sink) : sink_(sink) {}
+  void OnCheck(const KernelCheckResult& result) override { sink_.Publish(CheckEvent(result)); }
+
+ private:
+  JobEventSink& sink_;
 };
 
 }  // namespace
@@ -83,18 +96,43 @@ void DeviceWorker::RunJob(Job& job) {
   const absl::Time start = absl::Now();
   spdlog::info("job {} started on {}", job.id, backend_->Description());
   job.sink->Publish(StartedEvent(backend_->Description(), job.spec));
+  int produced = 0;
+  std::optional<double> reference_section_us;
+  const absl::Status status = job.kind == JobKind::kCheck
+                                  ? RunCheckJob(job, &produced)
+                                  : RunSweepJob(job, start, &produced, &reference_section_us);
+  const double elapsed_s = absl::ToDoubleSeconds(absl::Now() - start);
+  if (status.ok()) {
+    spdlog::info("job {} succeeded: {} results in {:.2f} s", job.id, produced, elapsed_s);
+  } else {
+    spdlog::warn("job {} ended: {}", job.id, status.ToString());
+  }
+  job.sink->Publish(FinishedEvent(status, produced, elapsed_s, reference_section_us));
+}
+
+absl::Status DeviceWorker::RunSweepJob(Job& job, absl::Time start, int* rows,
+                                       std::optional<double>* reference_section_us) {
   SinkObserver observer(*job.sink, start);
   absl::StatusOr<SweepOutcome> outcome = RunSweep(job.spec, *backend_, observer, job.cancelled);
-  const double elapsed_s = absl::ToDoubleSeconds(absl::Now() - start);
-  if (outcome.ok()) {
-    spdlog::info("job {} succeeded: {} rows in {:.2f} s", job.id, outcome->rows.size(),
-                 elapsed_s);
-    job.sink->Publish(FinishedEvent(absl::OkStatus(), static_cast<int>(outcome->rows.size()),
-                                    elapsed_s, outcome->reference_section_us));
-  } else {
-    spdlog::warn("job {} ended: {}", job.id, outcome.status().ToString());
-    job.sink->Publish(FinishedEvent(outcome.status(), 0, elapsed_s, std::nullopt));
+  if (!outcome.ok()) return outcome.status();
+  *rows = static_cast<int>(outcome->rows.size());
+  *reference_section_us = outcome->reference_section_us;
+  return absl::OkStatus();
+}
+
+absl::Status DeviceWorker::RunCheckJob(Job& job, int* checks) {
+  CheckSinkObserver observer(*job.sink);
+  absl::StatusOr<std::vector<KernelCheckResult>> results =
+      RunExactnessCheck(job.spec, job.dump_dir, *backend_, observer, job.cancelled);
+  if (!results.ok()) return results.status();
+  *checks = static_cast<int>(results->size());
+  const int64_t failed = std::count_if(results->begin(), results->end(),
+                                       [](const KernelCheckResult& r) { return !r.passed; });
+  if (failed > 0) {
+    return absl::DataLossError(absl::StrFormat(
+        "%d of %d kernel checks failed the exactness tolerance", failed, results->size()));
   }
+  return absl::OkStatus();
 }
 
 }  // namespace gpuprobe

@@ -9,12 +9,14 @@
 #include <atomic>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "gpuprobe/v1/probe.pb.h"
 #include "server/device/backend.h"
 #include "server/probe/sweep_spec.h"
@@ -29,9 +31,16 @@ class JobEventSink {
   virtual void Publish(const v1::JobEvent& event) = 0;
 };
 
+enum class JobKind {
+  kSweep,  // timed arms, streamed as rows
+  kCheck,  // exactness: each arm's kernels once against the float64 reference
+};
+
 struct Job {
   std::string id;
+  JobKind kind = JobKind::kSweep;
   SweepSpec spec;
+  std::string dump_dir;  // kCheck: where to write .npy files; empty for none
   std::shared_ptr<JobEventSink> sink;
   // Set by anyone; the engine stops between launches and the job ends CANCELLED.
   std::atomic<bool> cancelled{false};
@@ -58,6 +67,9 @@ class DeviceWorker {
  private:
   void Loop();
   void RunJob(Job& job);
+  absl::Status RunSweepJob(Job& job, absl::Time start, int* rows,
+                           std::optional<double>* reference_section_us);
+  absl::Status RunCheckJob(Job& job, int* checks);
 
   std::unique_ptr<Backend> backend_;
   mutable absl::Mutex mu_;

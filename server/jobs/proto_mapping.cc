@@ -1,6 +1,10 @@
 #include "server/jobs/proto_mapping.h"
 
+#include <random>
+
 #include "absl/strings/str_format.h"
+#include "common/seeded_rng.h"
+#include "common/status_macros.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/util/time_util.h"
 
@@ -22,15 +26,39 @@ std::optional<int64_t> Optional(bool has, Proto value) {
   return has ? std::optional<int64_t>(value) : std::nullopt;
 }
 
-}  // namespace
-
-absl::StatusOr<SweepOptions> SweepOptionsFromProto(const v1::SweepRequest& r) {
-  SweepOptions o;
-  const v1::Geometry& g = r.geometry();
+void GeometryFromProto(const v1::Geometry& g, SweepOptions& o) {
   o.experts = Optional(g.has_experts(), g.experts());
   o.hidden = Optional(g.has_hidden(), g.hidden());
   o.ff = Optional(g.has_ff(), g.ff());
   o.selected = Optional(g.has_selected(), g.selected());
+}
+
+absl::Status VariantsFromProto(const google::protobuf::RepeatedField<int>& variants,
+                               SweepOptions& o) {
+  for (int v : variants) {
+    switch (v) {
+      case v1::KERNEL_VARIANT_UNSPECIFIED:
+      case v1::KERNEL_VARIANT_PER_SLOT:
+        o.variants.push_back(KernelVariant::kPerSlot);
+        break;
+      case v1::KERNEL_VARIANT_UNION:
+        o.variants.push_back(KernelVariant::kUnion);
+        break;
+      case v1::KERNEL_VARIANT_FLOOR:
+        o.variants.push_back(KernelVariant::kFloor);
+        break;
+      default:
+        return UnknownEnum("variants", v);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SweepOptions> SweepOptionsFromProto(const v1::SweepRequest& r) {
+  SweepOptions o;
+  GeometryFromProto(r.geometry(), o);
   o.t_max = Optional(r.has_t_max(), r.t_max());
   o.reps = Optional(r.has_reps(), r.reps());
   o.t_values.assign(r.t_values().begin(), r.t_values().end());
@@ -62,22 +90,24 @@ absl::StatusOr<SweepOptions> SweepOptionsFromProto(const v1::SweepRequest& r) {
     default:
       return UnknownEnum("cache", r.cache());
   }
-  for (int v : r.variants()) {
-    switch (v) {
-      case v1::KERNEL_VARIANT_UNSPECIFIED:
-      case v1::KERNEL_VARIANT_PER_SLOT:
-        o.variants.push_back(KernelVariant::kPerSlot);
-        break;
-      case v1::KERNEL_VARIANT_UNION:
-        o.variants.push_back(KernelVariant::kUnion);
-        break;
-      case v1::KERNEL_VARIANT_FLOOR:
-        o.variants.push_back(KernelVariant::kFloor);
-        break;
-      default:
-        return UnknownEnum("variants", v);
-    }
+  RETURN_IF_ERROR(VariantsFromProto(r.variants(), o));
+  return o;
+}
+
+absl::StatusOr<SweepOptions> CheckOptionsFromProto(const v1::CheckRequest& r) {
+  SweepOptions o;
+  GeometryFromProto(r.geometry(), o);
+  o.t_values = {r.has_t() ? int64_t{r.t()} : int64_t{SweepDefaults::kTMax}};
+  o.unions.assign(r.unions().begin(), r.unions().end());
+  o.reps = 2;  // an exactness job times nothing; the smallest valid value
+  RETURN_IF_ERROR(VariantsFromProto(r.variants(), o));
+  if (o.variants.empty()) {
+    o.variants = {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor};
   }
+  // A fresh seed for every unseeded check, reported in the started event so it can be rerun.
+  o.seed = r.has_seed() ? r.seed()
+                        : MixSeed(std::random_device{}(),
+                                  static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())));
   return o;
 }
 
@@ -149,6 +179,24 @@ v1::Row RowToProto(const ArmRow& row) {
   out.set_timing(TimingToProto(row.timing));
   out.set_cache(CacheToProto(row.cache));
   out.set_device(row.device);
+  out.set_gu_read_bytes(row.read_bytes.gu);
+  out.set_down_read_bytes(row.read_bytes.down);
+  out.set_gu_pct_of_read_bw(row.gu_pct_of_read_bw);
+  out.set_down_pct_of_read_bw(row.down_pct_of_read_bw);
+  out.set_plan_in_timed_region(false);  // plans are built in PrepareArm, before timing
+  return out;
+}
+
+v1::DeviceDetails DeviceDetailsToProto(const DeviceDetails& d) {
+  v1::DeviceDetails out;
+  out.set_name(d.name);
+  out.set_multiprocessors(d.multiprocessors);
+  out.set_l2_bytes(d.l2_bytes);
+  out.set_memory_bytes(d.memory_bytes);
+  out.set_driver_version(d.driver_version);
+  out.set_runtime_version(d.runtime_version);
+  out.set_calibrated_read_tbps(d.calibrated_read_tbps);
+  out.set_calibration_bytes(d.calibration_bytes);
   return out;
 }
 
@@ -178,6 +226,22 @@ v1::JobEvent ProgressEvent(int reps_done, int reps_total, double elapsed_s) {
 v1::JobEvent RowEvent(const ArmRow& row) {
   v1::JobEvent event;
   *event.mutable_row() = RowToProto(row);
+  return event;
+}
+
+v1::JobEvent CheckEvent(const KernelCheckResult& r) {
+  v1::JobEvent event;
+  v1::KernelCheck* c = event.mutable_check();
+  c->set_variant(VariantToProto(r.arm.variant));
+  c->set_kernel(r.kernel);
+  c->set_t(r.arm.t);
+  c->set_union_size(r.arm.union_size);
+  c->set_max_rel_error(r.error.max_rel);
+  c->set_mean_rel_error(r.error.mean_rel);
+  c->set_unwritten(r.error.unwritten);
+  c->set_tolerance(kExactnessTolerance);
+  c->set_passed(r.passed);
+  c->set_detail(r.detail);
   return event;
 }
 

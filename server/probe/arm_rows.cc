@@ -19,7 +19,8 @@ std::optional<int> ReferenceArm(const SweepSpec& spec, const std::vector<Arm>& a
 }
 
 std::vector<ArmRow> BuildRows(const SweepSpec& spec, const std::vector<Arm>& arms,
-                              const std::vector<ArmSamples>& samples, const std::string& device) {
+                              const std::vector<ArmSamples>& samples,
+                              const std::vector<ArmReadBytes>& reads, const RowContext& context) {
   const double gu_expert_bytes = static_cast<double>(GateUpExpertBytes(spec.geometry));
   std::vector<ArmRow> rows;
   rows.reserve(arms.size());
@@ -28,10 +29,17 @@ std::vector<ArmRow> BuildRows(const SweepSpec& spec, const std::vector<Arm>& arm
                .arm = arms[i],
                .gu = Summarize(samples[i].gu_us),
                .down = Summarize(samples[i].down_us),
+               .read_bytes = reads[i],
                .kept_reps = static_cast<int>(samples[i].gu_us.size()),
                .timing = spec.timing,
                .cache = spec.cache,
-               .device = device};
+               .device = context.device};
+    if (context.calibrated_read_tbps > 0.0) {
+      row.gu_pct_of_read_bw =
+          100.0 * Tbps(static_cast<double>(reads[i].gu), row.gu.median) / context.calibrated_read_tbps;
+      row.down_pct_of_read_bw = 100.0 * Tbps(static_cast<double>(reads[i].down), row.down.median) /
+                                context.calibrated_read_tbps;
+    }
     row.section_us = row.gu.median + row.down.median;
     row.gu_bw_vs_union_tbps = Tbps(arms[i].union_size * gu_expert_bytes, row.gu.median);
     row.gu_bw_vs_slots_tbps = Tbps(arms[i].slots * gu_expert_bytes, row.gu.median);

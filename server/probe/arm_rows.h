@@ -4,6 +4,7 @@
 //   std::vector<ArmRow> rows = BuildRows(spec, arms, samples, backend.Description());
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,19 @@ struct ArmSamples {
   std::vector<double> down_us;
 };
 
+// Bytes an arm's kernels read from the banks: every slot's expert for per-slot and floor, each
+// group's expert once for union.
+struct ArmReadBytes {
+  int64_t gu = 0;
+  int64_t down = 0;
+};
+
+// What every row says about where it was measured.
+struct RowContext {
+  std::string device;
+  double calibrated_read_tbps = 0.0;  // 0: the backend has no calibration
+};
+
 struct ArmRow {
   int arm_index = 0;
   Arm arm;
@@ -28,6 +42,10 @@ struct ArmRow {
   double gu_bw_vs_union_tbps = 0.0;  // union * gate+up bytes / gu median
   double gu_bw_vs_slots_tbps = 0.0;  // slots * gate+up bytes / gu median
   std::optional<double> vs_reference;  // reference section / this section
+  ArmReadBytes read_bytes;
+  // read_bytes / median time as a percentage of the calibrated streaming read; 0 without one.
+  double gu_pct_of_read_bw = 0.0;
+  double down_pct_of_read_bw = 0.0;
   int kept_reps = 0;
   TimingMode timing = TimingMode::kEvents;
   CacheMode cache = CacheMode::kWarm;
@@ -37,8 +55,9 @@ struct ArmRow {
 // Index of the reference arm, if the sweep has one.
 std::optional<int> ReferenceArm(const SweepSpec& spec, const std::vector<Arm>& arms);
 
-// samples[i] belongs to arms[i]; each must be non-empty.
+// samples[i] and reads[i] belong to arms[i]; samples must be non-empty.
 std::vector<ArmRow> BuildRows(const SweepSpec& spec, const std::vector<Arm>& arms,
-                              const std::vector<ArmSamples>& samples, const std::string& device);
+                              const std::vector<ArmSamples>& samples,
+                              const std::vector<ArmReadBytes>& reads, const RowContext& context);
 
 }  // namespace gpuprobe

@@ -4,6 +4,7 @@
 #include "common/seeded_rng.h"
 #include "common/status_macros.h"
 #include "kernels/moe_banks.h"
+#include "kernels/slot_groups.h"
 #include "server/probe/routing.h"
 
 namespace gpuprobe {
@@ -12,6 +13,8 @@ namespace {
 // Stream tags so that routing, x and h of one arm come from unrelated streams.
 constexpr uint64_t kActivationStream = 0x78;
 constexpr uint64_t kDownInputStream = 0x68;
+
+}  // namespace
 
 absl::StatusOr<ArmInputs> MakeArmInputs(const SweepSpec& spec, const Arm& arm) {
   const MoeGeometry& g = spec.geometry;
@@ -26,12 +29,24 @@ absl::StatusOr<ArmInputs> MakeArmInputs(const SweepSpec& spec, const Arm& arm) {
   return inputs;
 }
 
+namespace {
+
+ArmReadBytes ReadBytes(const MoeGeometry& g, const Arm& arm, const std::vector<int32_t>& sel) {
+  const int64_t experts_read = arm.variant == KernelVariant::kUnion
+                                   ? UnionGroups(sel).groups()
+                                   : static_cast<int64_t>(sel.size());
+  return {experts_read * GateUpExpertBytes(g), experts_read * DownExpertBytes(g)};
+}
+
 double Gib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 30); }
 
 }  // namespace
 
 absl::Status CheckFitsBackend(const SweepSpec& spec, const Backend& backend) {
-  for (KernelVariant v : spec.variants) RETURN_IF_ERROR(backend.CheckVariant(v));
+  for (KernelVariant v : spec.variants) {
+    RETURN_IF_ERROR(backend.CheckVariant(v));
+    RETURN_IF_ERROR(backend.CheckGeometry(spec.geometry, v));
+  }
   const int64_t need = EstimateDeviceBytes(spec, ExpandArms(spec));
   const int64_t have = backend.MemoryCapacityBytes();
   if (need > have) {
@@ -51,8 +66,10 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
   RETURN_IF_ERROR(backend.LoadBanks(spec.geometry, spec.seed));
   backend.ReleaseArms();
   std::vector<ArmHandle> handles;
+  std::vector<ArmReadBytes> reads;
   for (const Arm& arm : arms) {
     ASSIGN_OR_RETURN(ArmInputs inputs, MakeArmInputs(spec, arm));
+    reads.push_back(ReadBytes(spec.geometry, arm, inputs.sel));
     ASSIGN_OR_RETURN(ArmHandle handle, backend.PrepareArm(inputs));
     handles.push_back(handle);
   }
@@ -77,7 +94,9 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
   }
   backend.ReleaseArms();
 
-  SweepOutcome outcome{.rows = BuildRows(spec, arms, samples, backend.Description())};
+  const RowContext context{.device = backend.Description(),
+                           .calibrated_read_tbps = backend.Details().calibrated_read_tbps};
+  SweepOutcome outcome{.rows = BuildRows(spec, arms, samples, reads, context)};
   if (std::optional<int> ref = ReferenceArm(spec, arms)) {
     outcome.reference_section_us = outcome.rows[*ref].section_us;
   }

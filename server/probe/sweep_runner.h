@@ -34,6 +34,10 @@ struct SweepOutcome {
   std::optional<double> reference_section_us;
 };
 
+// An arm's routing (exact union, seeded by (seed, t, union)), activations x and down inputs h,
+// all drawn fresh from the spec's seed.
+absl::StatusOr<ArmInputs> MakeArmInputs(const SweepSpec& spec, const Arm& arm);
+
 // Refuses, before any allocation, a sweep the backend cannot run: a variant it lacks
 // (UNIMPLEMENTED) or more memory than it has (RESOURCE_EXHAUSTED, with both figures).
 absl::Status CheckFitsBackend(const SweepSpec& spec, const Backend& backend);

@@ -15,7 +15,9 @@ TEST(BuildRowsTest, BandwidthColumnsFollowTheSeedsFormulas) {
   ASSERT_EQ(arms.size(), 2u);
   const std::vector<ArmSamples> samples = {{{30.0, 32.0, 31.0}, {15.0, 16.0}},
                                            {{40.0}, {20.0}}};
-  const std::vector<ArmRow> rows = BuildRows(*spec, arms, samples, "dev");
+  const std::vector<ArmReadBytes> reads = {{10 * 1843200, 0}, {60 * 1843200, 0}};
+  const std::vector<ArmRow> rows =
+      BuildRows(*spec, arms, samples, reads, {.device = "dev", .calibrated_read_tbps = 2.0});
   // gu_BW = n * 1,843,200 B / gu_us / 1e6.
   EXPECT_DOUBLE_EQ(rows[0].gu_bw_vs_union_tbps, 10 * 1843200.0 / 31.0 / 1e6);
   EXPECT_DOUBLE_EQ(rows[0].gu_bw_vs_slots_tbps, 60 * 1843200.0 / 31.0 / 1e6);
@@ -24,6 +26,8 @@ TEST(BuildRowsTest, BandwidthColumnsFollowTheSeedsFormulas) {
   EXPECT_DOUBLE_EQ(*rows[1].vs_reference, 1.0);
   EXPECT_DOUBLE_EQ(*rows[0].vs_reference, 60.0 / 46.5);
   EXPECT_EQ(rows[0].device, "dev");
+  // Achieved bandwidth of the bytes read, as a share of the calibrated 2 TB/s.
+  EXPECT_DOUBLE_EQ(rows[0].gu_pct_of_read_bw, 100.0 * (10 * 1843200.0 / 31.0 / 1e6) / 2.0);
 }
 
 TEST(BuildRowsTest, NoReferenceRowMeansNoRatio) {
@@ -33,8 +37,9 @@ TEST(BuildRowsTest, NoReferenceRowMeansNoRatio) {
   absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
   ASSERT_TRUE(spec.ok());
   const std::vector<ArmRow> rows =
-      BuildRows(*spec, ExpandArms(*spec), {{{30.0}, {15.0}}}, "dev");
+      BuildRows(*spec, ExpandArms(*spec), {{{30.0}, {15.0}}}, {{1, 1}}, {.device = "dev"});
   EXPECT_FALSE(rows[0].vs_reference.has_value());
+  EXPECT_EQ(rows[0].gu_pct_of_read_bw, 0.0);  // no calibration, no percentage
 }
 
 }  // namespace

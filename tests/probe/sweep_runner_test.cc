@@ -45,7 +45,11 @@ class RecordingBackend final : public Backend {
     if (rep0) return 1000.0;
     return (kernel == MoeKernel::kGateUpSilu ? 10.0 : 5.0) * (arm + 1);
   }
+  absl::StatusOr<LaunchOutput> RunOnce(ArmHandle, MoeKernel) override {
+    return absl::UnimplementedError("not needed by these tests");
+  }
   void ReleaseArms() override { ++releases; }
+  DeviceDetails Details() const override { return {.calibrated_read_tbps = 2.0}; }
 
   int64_t capacity_bytes = int64_t{1} << 40;
   int fail_at_launch = -1;

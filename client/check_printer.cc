@@ -1,0 +1,77 @@
+#include "client/check_printer.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/proto_names.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace gpuprobe {
+
+void CheckPrinter::Cells(const std::vector<std::string>& cells) {
+  if (format_ == "tsv" || format_ == "csv") {
+    out_ << absl::StrJoin(cells, format_ == "tsv" ? "\t" : ",") << "\n" << std::flush;
+    return;
+  }
+  static constexpr int kWidths[] = {8, 15, 3, 5, 10, 10, 9, 9, 6};
+  std::string line;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    absl::StrAppend(&line, i == 0 ? "" : " ",
+                    i < 2 ? absl::StrFormat("%-*s", kWidths[i], cells[i])
+                          : absl::StrFormat("%*s", kWidths[i], cells[i]));
+  }
+  out_ << line << "\n" << std::flush;
+}
+
+void CheckPrinter::Started(const v1::JobStarted& started) {
+  if (format_ == "json") return;
+  const v1::ResolvedSweep& s = started.sweep();
+  if (format_ == "table") {
+    out_ << absl::StrFormat(
+        "exactness check on %s | seed %d\ngeometry experts=%d hidden=%d ff=%d selected=%d | "
+        "outputs poisoned with NaN, compared with the float64 reference\n",
+        started.device(), s.seed(), s.experts(), s.hidden(), s.ff(), s.selected());
+  }
+  Cells({"variant", "kernel", "t", "union", "max_rel", "mean_rel", "unwritten", "tolerance",
+         "result"});
+}
+
+void CheckPrinter::Check(const v1::KernelCheck& c) {
+  if (format_ == "json") {
+    google::protobuf::util::JsonPrintOptions options;
+    options.always_print_primitive_fields = true;
+    options.preserve_proto_field_names = true;
+    std::string json;
+    (void)google::protobuf::util::MessageToJsonString(c, &json, options);
+    out_ << json << "\n" << std::flush;
+    return;
+  }
+  Cells({VariantName(c.variant()), c.kernel(), absl::StrCat(c.t()), absl::StrCat(c.union_size()),
+         absl::StrFormat("%.2e", c.max_rel_error()), absl::StrFormat("%.2e", c.mean_rel_error()),
+         absl::StrCat(c.unwritten()), absl::StrFormat("%.0e", c.tolerance()),
+         c.passed() ? "pass" : "FAIL"});
+  if (!c.detail().empty() && format_ == "table") out_ << "         " << c.detail() << "\n";
+}
+
+void CheckPrinter::Finished(const v1::JobFinished& f) {
+  if (format_ != "table") return;
+  out_ << (f.state() == v1::JOB_STATE_SUCCEEDED
+               ? absl::StrFormat("all %d kernel checks passed in %.1f s\n", f.rows(), f.elapsed_s())
+               : absl::StrFormat("check %s: %s\n", v1::JobState_Name(f.state()),
+                                 f.error_message()))
+       << std::flush;
+}
+
+absl::StatusOr<std::unique_ptr<CheckPrinter>> MakeCheckPrinter(std::string_view format,
+                                                               std::ostream& out) {
+  if (format != "table" && format != "tsv" && format != "csv" && format != "json") {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--format: \"%s\" is not one of table, tsv, csv, json", format));
+  }
+  return std::make_unique<CheckPrinter>(format, out);
+}
+
+}  // namespace gpuprobe

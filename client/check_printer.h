@@ -1,0 +1,35 @@
+// Prints an exactness job's results as they arrive: one line per (variant, union, kernel).
+// `json` prints protobuf's JSON mapping of gpuprobe.v1.KernelCheck, one object per line;
+// `tsv` and `csv` delimited columns with a header; `table` aligned columns for people.
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<CheckPrinter> p, MakeCheckPrinter("table", std::cout));
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "gpuprobe/v1/probe.pb.h"
+
+namespace gpuprobe {
+
+class CheckPrinter {
+ public:
+  explicit CheckPrinter(std::string_view format, std::ostream& out) : format_(format), out_(out) {}
+  void Started(const v1::JobStarted& started);
+  void Check(const v1::KernelCheck& check);
+  void Finished(const v1::JobFinished& finished);
+
+ private:
+  void Cells(const std::vector<std::string>& cells);
+
+  std::string format_;
+  std::ostream& out_;
+};
+
+// INVALID_ARGUMENT for an unknown format name.
+absl::StatusOr<std::unique_ptr<CheckPrinter>> MakeCheckPrinter(std::string_view format,
+                                                               std::ostream& out);
+
+}  // namespace gpuprobe

@@ -1,0 +1,345 @@
+#include "server/device/cuda_backend.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "kernels/cuda_status.h"
+#include "kernels/slot_groups.h"
+
+namespace gpuprobe {
+namespace {
+
+// The calibration read: DESIGN.md measured 4.56 TB/s for a 4 GiB read and 3.57 TB/s for
+// 128 MiB (ramp and tail dominate small reads), so it reads at least 2 GiB per sample.
+constexpr int64_t kCalibrationBytes = int64_t{2} << 30;
+constexpr int kCalibrationWarmups = 3;
+constexpr int kCalibrationSamples = 11;
+// Memory left to the CUDA context, the flush buffer and other processes.
+constexpr int64_t kReservedBytes = int64_t{2} << 30;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+struct CudaBackend::Banks {
+  MoeGeometry geometry;
+  uint64_t seed = 0;
+  DeviceBuffer gu_codes, gu_scales, dn_codes, dn_scales, gate_global, up_global, down_global;
+
+  DeviceNvfp4Bank GateUp() const {
+    return {gu_codes.get<uint8_t>(), gu_scales.get<uint8_t>(), geometry.experts, 2 * geometry.ff,
+            geometry.hidden};
+  }
+  DeviceNvfp4Bank Down() const {
+    return {dn_codes.get<uint8_t>(), dn_scales.get<uint8_t>(), geometry.experts, geometry.hidden,
+            geometry.ff};
+  }
+};
+
+// An arm's device buffers, its launch plan and the graphs captured for it.
+struct CudaBackend::Arm {
+  KernelVariant variant = KernelVariant::kPerSlot;
+  int slots = 0;
+  DeviceBuffer sel, x, h_in, h_out, y, partials;
+  DeviceBuffer group_expert, group_begin, group_slots;
+  DeviceSlotGroups groups;
+  int floor_blocks = 0;
+  struct Graph {
+    cudaGraphExec_t exec = nullptr;
+    std::vector<cudaEvent_t> events;  // cold: a start/stop pair around each launch
+  };
+  std::map<std::pair<MoeKernel, bool>, Graph> graphs;  // (kernel, cold)
+
+  ~Arm() {
+    for (auto& [key, graph] : graphs) {
+      if (graph.exec != nullptr) cudaGraphExecDestroy(graph.exec);
+      for (cudaEvent_t e : graph.events) cudaEventDestroy(e);
+    }
+  }
+};
+
+absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(int device) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count <= device) {
+    cudaGetLastError();  // clear the non-sticky error of a host without a driver
+    return absl::UnavailableError(absl::StrFormat("no CUDA device %d is visible", device));
+  }
+  std::unique_ptr<CudaBackend> backend(new CudaBackend());
+  RETURN_IF_ERROR(backend->Init(device));
+  return backend;
+}
+
+absl::Status CudaBackend::Init(int device) {
+  device_ = device;
+  CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+  cudaDeviceProp prop{};
+  CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, device));
+  details_.name = prop.name;
+  details_.multiprocessors = prop.multiProcessorCount;
+  details_.l2_bytes = prop.l2CacheSize;
+  details_.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+  CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&details_.driver_version));
+  CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&details_.runtime_version));
+  description_ = absl::StrFormat("%s (cuda, sm_%d%d, %d SMs, %d MiB L2, %.1f GiB)", prop.name,
+                                 prop.major, prop.minor, prop.multiProcessorCount,
+                                 prop.l2CacheSize >> 20,
+                                 static_cast<double>(prop.totalGlobalMem) / (1 << 30));
+  CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  CUDA_RETURN_IF_ERROR(cudaEventCreate(&start_));
+  CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop_));
+  ASSIGN_OR_RETURN(flush_, DeviceBuffer::Allocate(2 * details_.l2_bytes));
+  RETURN_IF_ERROR(Calibrate());
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes));
+  capacity_bytes_ = std::max<int64_t>(0, static_cast<int64_t>(free_bytes) - kReservedBytes);
+  return absl::OkStatus();
+}
+
+CudaBackend::~CudaBackend() {
+  arms_.clear();
+  banks_.reset();
+  if (start_ != nullptr) cudaEventDestroy(start_);
+  if (stop_ != nullptr) cudaEventDestroy(stop_);
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+absl::Status CudaBackend::Calibrate() {
+  ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::Allocate(kCalibrationBytes));
+  CUDA_RETURN_IF_ERROR(cudaMemset(buffer.get(), 0x5A, kCalibrationBytes));
+  ASSIGN_OR_RETURN(DeviceBuffer sel, DeviceBuffer::FromHost(std::vector<int32_t>{0}));
+  const int blocks = kFloorBlocksPerSm * details_.multiprocessors;
+  ASSIGN_OR_RETURN(DeviceBuffer partials, DeviceBuffer::Allocate(blocks * sizeof(uint32_t)));
+  ReadFloorArgs args;
+  args.regions[0] = {buffer.get<uint8_t>(), 0, kCalibrationBytes};
+  args.sel = sel.get<int32_t>();
+  args.slots = 1;
+  args.blocks = blocks;
+  args.partials = partials.get<uint32_t>();
+  std::vector<double> tbps;
+  for (int i = 0; i < kCalibrationWarmups + kCalibrationSamples; ++i) {
+    CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
+    RETURN_IF_ERROR(LaunchReadFloor(args, stream_));
+    CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
+    CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
+    float ms = 0;
+    CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
+    if (i >= kCalibrationWarmups) tbps.push_back(kCalibrationBytes / (ms * 1e-3) / 1e12);
+  }
+  details_.calibrated_read_tbps = Median(tbps);
+  details_.calibration_bytes = kCalibrationBytes;
+  return absl::OkStatus();
+}
+
+absl::Status CudaBackend::CheckVariant(KernelVariant) const { return absl::OkStatus(); }
+
+absl::Status CudaBackend::CheckGeometry(const MoeGeometry& geometry,
+                                        KernelVariant variant) const {
+  return CanImplementSelKernels(geometry,
+                                variant == KernelVariant::kUnion ? kMaxGroupSlots : 1);
+}
+
+absl::Status CudaBackend::LoadBanks(const MoeGeometry& geometry, uint64_t seed) {
+  if (banks_ && banks_->geometry == geometry && banks_->seed == seed) return absl::OkStatus();
+  arms_.clear();
+  banks_.reset();
+  ASSIGN_OR_RETURN(MoeBanks host, SynthesizeBanks(geometry, seed));
+  auto banks = std::make_unique<Banks>();
+  banks->geometry = geometry;
+  banks->seed = seed;
+  ASSIGN_OR_RETURN(banks->gu_codes, DeviceBuffer::FromHost(host.gate_up.codes));
+  ASSIGN_OR_RETURN(banks->gu_scales, DeviceBuffer::FromHost(host.gate_up.scales));
+  ASSIGN_OR_RETURN(banks->dn_codes, DeviceBuffer::FromHost(host.down.codes));
+  ASSIGN_OR_RETURN(banks->dn_scales, DeviceBuffer::FromHost(host.down.scales));
+  ASSIGN_OR_RETURN(banks->gate_global, DeviceBuffer::FromHost(host.gate_global));
+  ASSIGN_OR_RETURN(banks->up_global, DeviceBuffer::FromHost(host.up_global));
+  ASSIGN_OR_RETURN(banks->down_global, DeviceBuffer::FromHost(host.down_global));
+  banks_ = std::move(banks);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ArmHandle> CudaBackend::PrepareArm(const ArmInputs& inputs) {
+  if (!banks_) return absl::FailedPreconditionError("PrepareArm before LoadBanks");
+  const MoeGeometry& g = banks_->geometry;
+  auto arm = std::make_unique<Arm>();
+  arm->variant = inputs.variant;
+  arm->slots = static_cast<int>(inputs.sel.size());
+  // The launch plan is built here, once per arm: outside every timed region.
+  const SlotGroups plan = inputs.variant == KernelVariant::kUnion ? UnionGroups(inputs.sel)
+                                                                  : PerSlotGroups(inputs.sel);
+  RETURN_IF_ERROR(CanImplementSelKernels(g, plan.max_group_slots));
+  ASSIGN_OR_RETURN(arm->sel, DeviceBuffer::FromHost(inputs.sel));
+  ASSIGN_OR_RETURN(arm->x, DeviceBuffer::FromHost(inputs.x));
+  ASSIGN_OR_RETURN(arm->h_in, DeviceBuffer::FromHost(inputs.h));
+  ASSIGN_OR_RETURN(arm->h_out, DeviceBuffer::Allocate(int64_t{4} * arm->slots * g.ff));
+  ASSIGN_OR_RETURN(arm->y, DeviceBuffer::Allocate(int64_t{4} * arm->slots * g.hidden));
+  ASSIGN_OR_RETURN(arm->group_expert, DeviceBuffer::FromHost(plan.expert));
+  ASSIGN_OR_RETURN(arm->group_begin, DeviceBuffer::FromHost(plan.slot_begin));
+  ASSIGN_OR_RETURN(arm->group_slots, DeviceBuffer::FromHost(plan.slots));
+  arm->groups = {arm->group_expert.get<int32_t>(), arm->group_begin.get<int32_t>(),
+                 arm->group_slots.get<int32_t>(), plan.groups(), plan.max_group_slots};
+  arm->floor_blocks = kFloorBlocksPerSm * details_.multiprocessors;
+  ASSIGN_OR_RETURN(arm->partials, DeviceBuffer::Allocate(arm->floor_blocks * sizeof(uint32_t)));
+  arms_.push_back(std::move(arm));
+  return static_cast<ArmHandle>(arms_.size() - 1);
+}
+
+void CudaBackend::ReleaseArms() { arms_.clear(); }
+
+absl::StatusOr<CudaBackend::Arm*> CudaBackend::Find(ArmHandle handle) {
+  if (handle < 0 || handle >= static_cast<int>(arms_.size())) {
+    return absl::InvalidArgumentError(absl::StrFormat("no prepared arm %d", handle));
+  }
+  return arms_[handle].get();
+}
+
+ReadFloorArgs CudaBackend::FloorArgs(const Arm& arm, MoeKernel kernel) const {
+  const DeviceNvfp4Bank bank = kernel == MoeKernel::kGateUpSilu ? banks_->GateUp() : banks_->Down();
+  const int64_t code_bytes = int64_t{bank.rows} * bank.cols / 2;
+  const int64_t scale_bytes = int64_t{bank.rows} * bank.cols / kNvfp4BlockSize;
+  ReadFloorArgs args;
+  args.regions[0] = {bank.codes, code_bytes, code_bytes};
+  args.regions[1] = {bank.scales, scale_bytes, scale_bytes};
+  args.sel = arm.sel.get<int32_t>();
+  args.slots = arm.slots;
+  args.blocks = arm.floor_blocks;
+  args.partials = arm.partials.get<uint32_t>();
+  return args;
+}
+
+absl::Status CudaBackend::Launch(Arm& arm, MoeKernel kernel, cudaStream_t stream) {
+  if (arm.variant == KernelVariant::kFloor) {
+    return LaunchReadFloor(FloorArgs(arm, kernel), stream);
+  }
+  if (kernel == MoeKernel::kGateUpSilu) {
+    SelGuSiluArgs args;
+    args.gate_up = banks_->GateUp();
+    args.gate_global = banks_->gate_global.get<float>();
+    args.up_global = banks_->up_global.get<float>();
+    args.x = arm.x.get<float>();
+    args.selected = banks_->geometry.selected;
+    args.groups = arm.groups;
+    args.h = arm.h_out.get<float>();
+    return LaunchSelGuSilu(args, stream);
+  }
+  SelDownArgs args;
+  args.down = banks_->Down();
+  args.down_global = banks_->down_global.get<float>();
+  args.h = arm.h_in.get<float>();
+  args.groups = arm.groups;
+  args.y = arm.y.get<float>();
+  return LaunchSelDown(args, stream);
+}
+
+// Overwrites twice the L2 so that no line of the next launch's inputs is left in it; the
+// value changes every time so no flush is ever a no-op.
+absl::Status CudaBackend::Flush(cudaStream_t stream) {
+  CUDA_RETURN_IF_ERROR(cudaMemsetAsync(flush_.get(), ++flush_value_, flush_.bytes(), stream));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> CudaBackend::TimeEvents(Arm& arm, MoeKernel kernel, bool cold) {
+  if (cold) RETURN_IF_ERROR(Flush(stream_));
+  CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
+  RETURN_IF_ERROR(Launch(arm, kernel, stream_));
+  CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
+  CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
+  float ms = 0;
+  CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
+  return ms * 1e3;
+}
+
+absl::StatusOr<double> CudaBackend::TimeGraph(Arm& arm, MoeKernel kernel, bool cold,
+                                              int launches) {
+  Arm::Graph& graph = arm.graphs[{kernel, cold}];
+  if (graph.exec == nullptr) {
+    if (cold) {
+      graph.events.resize(2 * launches);
+      for (cudaEvent_t& e : graph.events) CUDA_RETURN_IF_ERROR(cudaEventCreate(&e));
+    }
+    CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    absl::Status captured = absl::OkStatus();
+    for (int i = 0; i < launches && captured.ok(); ++i) {
+      if (cold) {
+        captured = Flush(stream_);
+        if (captured.ok()) {
+          captured = CudaStatus(
+              cudaEventRecordWithFlags(graph.events[2 * i], stream_, cudaEventRecordExternal),
+              "cudaEventRecordWithFlags", __FILE__, __LINE__);
+        }
+      }
+      if (captured.ok()) captured = Launch(arm, kernel, stream_);
+      if (captured.ok() && cold) {
+        captured = CudaStatus(
+            cudaEventRecordWithFlags(graph.events[2 * i + 1], stream_, cudaEventRecordExternal),
+            "cudaEventRecordWithFlags", __FILE__, __LINE__);
+      }
+    }
+    cudaGraph_t g = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(stream_, &g);
+    RETURN_IF_ERROR(captured);
+    CUDA_RETURN_IF_ERROR(end);
+    const cudaError_t inst = cudaGraphInstantiate(&graph.exec, g, 0);
+    cudaGraphDestroy(g);
+    CUDA_RETURN_IF_ERROR(inst);
+  }
+  if (cold) {
+    CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph.exec, stream_));
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+    double total_ms = 0;
+    for (int i = 0; i < launches; ++i) {
+      float ms = 0;
+      CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, graph.events[2 * i], graph.events[2 * i + 1]));
+      total_ms += ms;
+    }
+    return total_ms * 1e3 / launches;
+  }
+  CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
+  CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph.exec, stream_));
+  CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
+  CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
+  float ms = 0;
+  CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
+  return ms * 1e3 / launches;
+}
+
+absl::StatusOr<double> CudaBackend::TimeLaunch(ArmHandle handle, MoeKernel kernel,
+                                               const TimingOptions& options) {
+  ASSIGN_OR_RETURN(Arm * arm, Find(handle));
+  const bool cold = options.cache == CacheMode::kCold;
+  if (options.timing == TimingMode::kGraph) {
+    return TimeGraph(*arm, kernel, cold, options.graph_launches);
+  }
+  return TimeEvents(*arm, kernel, cold);
+}
+
+absl::StatusOr<LaunchOutput> CudaBackend::RunOnce(ArmHandle handle, MoeKernel kernel) {
+  ASSIGN_OR_RETURN(Arm * arm, Find(handle));
+  LaunchOutput out;
+  if (arm->variant == KernelVariant::kFloor) {
+    CUDA_RETURN_IF_ERROR(cudaMemsetAsync(arm->partials.get(), 0xFF, arm->partials.bytes(), stream_));
+    RETURN_IF_ERROR(Launch(*arm, kernel, stream_));
+    std::vector<uint32_t> partials(arm->floor_blocks);
+    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(partials.data(), arm->partials.get(),
+                                         arm->partials.bytes(), cudaMemcpyDeviceToHost, stream_));
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+    uint32_t checksum = 0;
+    for (uint32_t p : partials) checksum ^= p;
+    out.checksum = checksum;
+    return out;
+  }
+  DeviceBuffer& target = kernel == MoeKernel::kGateUpSilu ? arm->h_out : arm->y;
+  CUDA_RETURN_IF_ERROR(cudaMemsetAsync(target.get(), 0xFF, target.bytes(), stream_));  // NaN
+  RETURN_IF_ERROR(Launch(*arm, kernel, stream_));
+  out.values.resize(target.bytes() / sizeof(float));
+  CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out.values.data(), target.get(), target.bytes(),
+                                       cudaMemcpyDeviceToHost, stream_));
+  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  return out;
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,51 @@
+#include "kernels/slot_groups.h"
+
+#include <map>
+#include <set>
+
+#include "gtest/gtest.h"
+
+namespace gpuprobe {
+namespace {
+
+// Every slot appears in exactly one group, and its group reads the slot's expert.
+void ExpectCoversEverySlotOnce(const SlotGroups& plan, const std::vector<int32_t>& sel) {
+  std::multiset<int32_t> slots(plan.slots.begin(), plan.slots.end());
+  ASSERT_EQ(slots.size(), sel.size());
+  for (size_t s = 0; s < sel.size(); ++s) EXPECT_EQ(slots.count(static_cast<int32_t>(s)), 1u);
+  ASSERT_EQ(plan.slot_begin.size(), plan.expert.size() + 1);
+  for (int g = 0; g < plan.groups(); ++g) {
+    EXPECT_LE(plan.slot_begin[g + 1] - plan.slot_begin[g], plan.max_group_slots);
+    for (int i = plan.slot_begin[g]; i < plan.slot_begin[g + 1]; ++i) {
+      EXPECT_EQ(sel[plan.slots[i]], plan.expert[g]);
+    }
+  }
+}
+
+TEST(SlotGroupsTest, PerSlotHasOneGroupPerSlot) {
+  const std::vector<int32_t> sel = {5, 5, 9, 1};
+  const SlotGroups plan = PerSlotGroups(sel);
+  EXPECT_EQ(plan.groups(), 4);
+  EXPECT_EQ(plan.max_group_slots, 1);
+  ExpectCoversEverySlotOnce(plan, sel);
+}
+
+TEST(SlotGroupsTest, UnionHasOneGroupPerDistinctExpert) {
+  const std::vector<int32_t> sel = {5, 9, 5, 1, 9, 5};
+  const SlotGroups plan = UnionGroups(sel);
+  EXPECT_EQ(plan.groups(), 3);
+  EXPECT_EQ(plan.expert, (std::vector<int32_t>{5, 9, 1}));
+  EXPECT_EQ(plan.max_group_slots, 3);
+  ExpectCoversEverySlotOnce(plan, sel);
+}
+
+TEST(SlotGroupsTest, ExpertsNamedByMoreThanEightSlotsAreSplit) {
+  const std::vector<int32_t> sel(20, 7);
+  const SlotGroups plan = UnionGroups(sel);
+  EXPECT_EQ(plan.groups(), 3);  // 8 + 8 + 4
+  EXPECT_EQ(plan.max_group_slots, kMaxGroupSlots);
+  ExpectCoversEverySlotOnce(plan, sel);
+}
+
+}  // namespace
+}  // namespace gpuprobe

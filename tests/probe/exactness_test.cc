@@ -1,0 +1,146 @@
+#include "server/probe/exactness.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/expert_checksum.h"
+#include "server/device/cpu_backend.h"
+
+namespace gpuprobe {
+namespace {
+
+enum class Fault { kNone, kPerturbOneElement, kSkipOneElement, kWrongChecksum };
+
+// The cpu backend, plus a floor variant (the host checksum of the bytes it must read), with an
+// optional fault injected into every output: the check must notice each fault.
+class FaultyBackend final : public Backend {
+ public:
+  explicit FaultyBackend(Fault fault) : fault_(fault) {}
+  std::string Name() const override { return "faulty"; }
+  std::string Description() const override { return "faulty cpu"; }
+  int64_t MemoryCapacityBytes() const override { return cpu_.MemoryCapacityBytes(); }
+  absl::Status CheckVariant(KernelVariant v) const override {
+    return v == KernelVariant::kUnion ? absl::UnimplementedError("no union") : absl::OkStatus();
+  }
+  absl::Status LoadBanks(const MoeGeometry& g, uint64_t seed) override {
+    banks_ = *SynthesizeBanks(g, seed);
+    return cpu_.LoadBanks(g, seed);
+  }
+  absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override {
+    inputs_.push_back(inputs);
+    ArmInputs per_slot = inputs;
+    per_slot.variant = KernelVariant::kPerSlot;
+    return cpu_.PrepareArm(per_slot);
+  }
+  absl::StatusOr<double> TimeLaunch(ArmHandle, MoeKernel, const TimingOptions&) override {
+    return 1.0;
+  }
+  absl::StatusOr<LaunchOutput> RunOnce(ArmHandle arm, MoeKernel kernel) override {
+    if (inputs_[arm].variant == KernelVariant::kFloor) {
+      const Nvfp4Bank& bank = kernel == MoeKernel::kGateUpSilu ? banks_.gate_up : banks_.down;
+      uint32_t sum = ExpertBytesChecksum(bank, inputs_[arm].sel);
+      if (fault_ == Fault::kWrongChecksum) sum ^= 1;
+      return LaunchOutput{.checksum = sum};
+    }
+    absl::StatusOr<LaunchOutput> out = cpu_.RunOnce(arm, kernel);
+    if (!out.ok()) return out;
+    if (fault_ == Fault::kPerturbOneElement) {  // 1% off the largest element
+      auto largest = std::max_element(out->values.begin(), out->values.end(),
+                                      [](float a, float b) { return std::abs(a) < std::abs(b); });
+      *largest *= 1.01f;
+    }
+    if (fault_ == Fault::kSkipOneElement) {
+      out->values[5] = std::numeric_limits<float>::quiet_NaN();
+    }
+    return out;
+  }
+  void ReleaseArms() override {
+    inputs_.clear();
+    cpu_.ReleaseArms();
+  }
+  DeviceDetails Details() const override { return {}; }
+
+ private:
+  Fault fault_;
+  CpuBackend cpu_;
+  MoeBanks banks_;
+  std::vector<ArmInputs> inputs_;
+};
+
+class Collect final : public CheckObserver {
+ public:
+  void OnCheck(const KernelCheckResult& r) override { seen.push_back(r); }
+  std::vector<KernelCheckResult> seen;
+};
+
+SweepSpec Spec(std::vector<KernelVariant> variants) {
+  SweepOptions o;
+  o.experts = 32;
+  o.hidden = 256;
+  o.ff = 64;
+  o.selected = 4;
+  o.t_values = {3};
+  o.reps = 2;
+  o.seed = 77;
+  o.variants = std::move(variants);
+  return *ResolveSweep(o, SweepLimits{});
+}
+
+std::vector<KernelCheckResult> RunCheck(Fault fault, std::vector<KernelVariant> variants) {
+  FaultyBackend backend(fault);
+  Collect observer;
+  std::atomic<bool> cancelled{false};
+  absl::StatusOr<std::vector<KernelCheckResult>> results =
+      RunExactnessCheck(Spec(std::move(variants)), "", backend, observer, cancelled);
+  EXPECT_TRUE(results.ok()) << results.status();
+  EXPECT_EQ(observer.seen.size(), results.ok() ? results->size() : 0);
+  return results.ok() ? *results : std::vector<KernelCheckResult>{};
+}
+
+TEST(ExactnessTest, CorrectKernelsPassEveryArmAndKernel) {
+  const std::vector<KernelCheckResult> results =
+      RunCheck(Fault::kNone, {KernelVariant::kPerSlot, KernelVariant::kFloor});
+  ASSERT_EQ(results.size(), 2u * 3 * 2);  // 2 variants x 3 unions x 2 kernels
+  for (const KernelCheckResult& r : results) {
+    EXPECT_TRUE(r.passed) << r.kernel << " u" << r.arm.union_size << " " << r.detail;
+    EXPECT_EQ(r.error.unwritten, 0);
+    EXPECT_LT(r.error.max_rel, 1e-6);
+  }
+}
+
+TEST(ExactnessTest, APerturbedElementFails) {
+  for (const KernelCheckResult& r : RunCheck(Fault::kPerturbOneElement, {KernelVariant::kPerSlot})) {
+    EXPECT_FALSE(r.passed) << r.kernel;
+    EXPECT_GT(r.error.max_rel, kExactnessTolerance);
+  }
+}
+
+TEST(ExactnessTest, AnUnwrittenElementFails) {
+  for (const KernelCheckResult& r : RunCheck(Fault::kSkipOneElement, {KernelVariant::kPerSlot})) {
+    EXPECT_FALSE(r.passed) << r.kernel;
+    EXPECT_EQ(r.error.unwritten, 1);
+  }
+}
+
+TEST(ExactnessTest, AFloorThatReadOtherBytesFails) {
+  for (const KernelCheckResult& r : RunCheck(Fault::kWrongChecksum, {KernelVariant::kFloor})) {
+    EXPECT_FALSE(r.passed) << r.kernel;
+    EXPECT_THAT(r.detail, testing::HasSubstr("expected"));
+  }
+}
+
+TEST(CompareWithReferenceTest, SmallElementsAreJudgedAgainstTheFloor) {
+  // 1e-9 off an element of 1e-6 is 1e-3 relative to itself but 1e-9 / (1e-3 * 10) against
+  // the floor set by the largest element (10).
+  const std::vector<float> out = {10.0f, 1e-6f + 1e-9f};
+  const std::vector<double> ref = {10.0, 1e-6};
+  const ErrorStats s = CompareWithReference(out, ref);
+  EXPECT_LT(s.max_rel, 1e-6);
+  EXPECT_EQ(s.unwritten, 0);
+}
+
+}  // namespace
+}  // namespace gpuprobe
