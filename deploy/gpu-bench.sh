@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The GPU verification and benchmark run behind docs/PERF.md, from a bundle (make-bundle.sh)
+# on a GPU host. Writes into OUT_DIR:
+#   tests.txt   the GPU tests (exactness over several geometries, timing modes, calibration)
+#   check.txt   `gpuprobe check` at the serving geometry, every variant and union
+#   info.txt    the daemon's device and calibrated read bandwidth
+#   targets.tsv serving geometry, t = 6, unions 10 and 60, all variants, graph timing, warm
+#   sweeps.tsv  the full default sweep, all variants, in events/graph x warm/cold
+#   daemon.log  gpuprobed's log
+# usage: deploy/gpu-bench.sh BUNDLE_DIR OUT_DIR [--quick]
+set -uo pipefail
+bundle=$(cd "$1" && pwd)
+out=$2
+quick=${3:-}
+mkdir -p "$out"
+export PATH="$bundle/bin:$PATH"
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv \
+  >"$out/info.txt" 2>&1
+if [[ -x "$bundle/tests/cuda_backend_test" ]]; then
+  "$bundle/tests/cuda_backend_test" >"$out/tests.txt" 2>&1
+  echo "cuda_backend_test exit $?" >>"$out/tests.txt"
+fi
+
+gpuprobed --listen 127.0.0.1:0 --backend cuda >"$out/daemon.log" 2>&1 &
+daemon=$!
+trap 'kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null' EXIT
+for _ in $(seq 1 600); do
+  address=$(grep -o 'listening on [^ ]*' "$out/daemon.log" | head -n1 | cut -d' ' -f3)
+  [[ -n "$address" ]] && break
+  kill -0 $daemon 2>/dev/null || { echo "gpuprobed died"; cat "$out/daemon.log"; exit 1; }
+  sleep 0.1
+done
+export GPUPROBE_SERVER=$address
+gpuprobe info >>"$out/info.txt" 2>&1
+
+gpuprobe check --t 6 >"$out/check.txt" 2>&1
+echo "check exit $?" >>"$out/check.txt"
+
+gpuprobe --format tsv sweep --t-values 6 --unions 10,60 --variant all --timing graph \
+  --cache warm --reps 20 --label run=targets >"$out/targets.tsv" 2>&1
+[[ "$quick" == "--quick" ]] && exit 0
+gpuprobe --format tsv sweep --t-values 6 --unions 10,60 --variant all --timing graph \
+  --cache warm --reps 20 --label run=targets-repeat >>"$out/targets.tsv" 2>&1
+
+: >"$out/sweeps.tsv"
+for timing in events graph; do
+  for cache in warm cold; do
+    echo "# ==== default sweep, --variant all --timing $timing --cache $cache" >>"$out/sweeps.tsv"
+    gpuprobe --format tsv sweep --variant all --timing "$timing" --cache "$cache" \
+      >>"$out/sweeps.tsv" 2>&1
+  done
+done

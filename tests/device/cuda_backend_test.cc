@@ -1,0 +1,138 @@
+// GPU tests (ctest label `gpu`): every kernel variant of the cuda backend against the float64
+// reference on fresh random inputs, with outputs poisoned first, over several geometries and
+// every union size of their sweeps; and one short timed sweep in each timing and cache mode.
+// Skipped where no CUDA device is visible.
+#include "server/device/cuda_backend.h"
+
+#include <cmath>
+#include <random>
+
+#include "gtest/gtest.h"
+#include "server/probe/exactness.h"
+#include "server/probe/sweep_runner.h"
+
+namespace gpuprobe {
+namespace {
+
+class CudaBackendTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<CudaBackend>> cuda = CudaBackend::Create(0);
+    if (cuda.ok()) backend_ = cuda->release();
+    else skip_reason_ = new std::string(cuda.status().ToString());
+  }
+  static void TearDownTestSuite() { delete backend_; }
+
+  void SetUp() override {
+    if (backend_ == nullptr) GTEST_SKIP() << "no CUDA device: " << *skip_reason_;
+  }
+
+  static inline CudaBackend* backend_ = nullptr;
+  static inline std::string* skip_reason_ = nullptr;
+};
+
+struct Geometry {
+  int experts, hidden, ff, selected, t;
+};
+
+std::string Name(const Geometry& g) {
+  return "e" + std::to_string(g.experts) + "_h" + std::to_string(g.hidden) + "_ff" +
+         std::to_string(g.ff) + "_s" + std::to_string(g.selected) + "_t" + std::to_string(g.t);
+}
+
+void PrintTo(const Geometry& g, std::ostream* os) { *os << Name(g); }
+
+class ExactnessOnGpu : public CudaBackendTest, public testing::WithParamInterface<Geometry> {};
+
+class Recorder final : public CheckObserver {
+ public:
+  void OnCheck(const KernelCheckResult&) override {}
+};
+
+TEST_P(ExactnessOnGpu, EveryVariantAndUnionMatchesTheFloat64Reference) {
+  const Geometry p = GetParam();
+  SweepOptions o;
+  o.experts = p.experts;
+  o.hidden = p.hidden;
+  o.ff = p.ff;
+  o.selected = p.selected;
+  o.t_values = {p.t};
+  o.reps = 2;
+  o.variants = {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor};
+  o.seed = std::random_device{}();  // fresh inputs every run; printed on failure
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  Recorder recorder;
+  std::atomic<bool> cancelled{false};
+  absl::StatusOr<std::vector<KernelCheckResult>> results =
+      RunExactnessCheck(*spec, "", *backend_, recorder, cancelled);
+  ASSERT_TRUE(results.ok()) << results.status();
+  const size_t unions = ExpandArms(*spec).size() / 3;
+  EXPECT_EQ(results->size(), unions * 3 * 2);
+  for (const KernelCheckResult& r : *results) {
+    EXPECT_TRUE(r.passed) << VariantName(r.arm.variant) << " " << r.kernel << " t=" << r.arm.t
+                          << " union=" << r.arm.union_size << " max_rel=" << r.error.max_rel
+                          << " unwritten=" << r.error.unwritten << " " << r.detail
+                          << " seed=" << spec->seed;
+    EXPECT_EQ(r.error.unwritten, 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Geometries, ExactnessOnGpu,
+    testing::Values(Geometry{512, 2560, 640, 10, 6},  // serving
+                    Geometry{64, 1024, 256, 4, 1},    // t = 1
+                    Geometry{64, 1024, 256, 4, 8},    // t = 8: up to 8 slots per expert
+                    Geometry{32, 544, 96, 2, 8},      // ff and hidden not multiples of 128
+                    Geometry{16, 512, 160, 4, 4}),
+    [](const testing::TestParamInfo<Geometry>& info) { return Name(info.param); });
+
+TEST_F(CudaBackendTest, RefusesWidthsItsKernelsCannotLoad) {
+  const absl::Status s = backend_->CheckGeometry({64, 528, 128, 4}, KernelVariant::kPerSlot);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("hidden"), std::string_view::npos);
+}
+
+class NullObserver final : public SweepObserver {
+ public:
+  void OnRepDone(int, int) override {}
+  void OnRow(const ArmRow&) override {}
+};
+
+TEST_F(CudaBackendTest, EveryTimingAndCacheModeGivesPositiveFiniteSamples) {
+  for (TimingMode timing : {TimingMode::kEvents, TimingMode::kGraph}) {
+    for (CacheMode cache : {CacheMode::kWarm, CacheMode::kCold}) {
+      SweepOptions o;
+      o.experts = 64;
+      o.hidden = 1024;
+      o.ff = 256;
+      o.selected = 4;
+      o.t_max = 2;
+      o.reps = 3;
+      o.timing = timing;
+      o.cache = cache;
+      o.variants = {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor};
+      absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
+      ASSERT_TRUE(spec.ok());
+      NullObserver observer;
+      std::atomic<bool> cancelled{false};
+      absl::StatusOr<SweepOutcome> outcome = RunSweep(*spec, *backend_, observer, cancelled);
+      ASSERT_TRUE(outcome.ok()) << outcome.status();
+      for (const ArmRow& row : outcome->rows) {
+        EXPECT_TRUE(std::isfinite(row.gu.median) && row.gu.median > 0.0);
+        EXPECT_TRUE(std::isfinite(row.down.median) && row.down.median > 0.0);
+        EXPECT_GT(row.gu_pct_of_read_bw, 0.0);
+      }
+    }
+  }
+}
+
+TEST_F(CudaBackendTest, CalibrationReadsAtLeastTwoGibAndReportsAPlausibleRate) {
+  const DeviceDetails d = backend_->Details();
+  EXPECT_GE(d.calibration_bytes, int64_t{2} << 30);
+  EXPECT_GT(d.calibrated_read_tbps, 0.5);
+  EXPECT_LT(d.calibrated_read_tbps, 20.0);
+}
+
+}  // namespace
+}  // namespace gpuprobe
