@@ -26,6 +26,7 @@ class CheckPrinter {
 
   std::string format_;
   std::ostream& out_;
+  bool criteria_printed_ = false;
 };
 
 // INVALID_ARGUMENT for an unknown format name.

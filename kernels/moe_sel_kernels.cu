@@ -1,6 +1,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "common/status_macros.h"
@@ -38,11 +39,15 @@ struct SelParams {
   const int32_t* group_begin;
   const int32_t* group_slots;
   int staged_cols;  // input rows staged per block: the plan's widest group
+  int split_k;      // warps per tile of 16 rows (1, 2 or 4), each over a share of K
   float* out;       // [slots][out_rows]
 };
 
+// The staged inputs, and at least the split-K partial sums that reuse their space.
 int64_t StagedBytes(int cols, int staged_cols) {
-  return 64 + int64_t{staged_cols} * (cols / kChunkElements) * kStagedChunkVectors * 16;
+  return 64 + std::max<int64_t>(
+                  int64_t{staged_cols} * (cols / kChunkElements) * kStagedChunkVectors * 16,
+                  kThreads * sizeof(float4));
 }
 
 __device__ __forceinline__ uint32_t E4m3PairToHalf2(uint16_t pair) {
@@ -117,6 +122,33 @@ __device__ void StageInputs(const SelParams& p, int group_begin, int ncols, uint
   __syncthreads();
 }
 
+// One pass of one thread: chunks first_q .. first_q + 3 of its two rows. Chunks past the end
+// of the row load as zero weights (they add nothing to the dot products).
+struct PassData {
+  uint4 code_a[4], code_b[4];
+  uint32_t scale_a[4], scale_b[4];
+};
+
+__device__ __forceinline__ PassData LoadPass(const uint8_t* codes_g, const uint8_t* codes_g8,
+                                             const uint8_t* scales_g, const uint8_t* scales_g8,
+                                             int first_q, int chunks) {
+  PassData data;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int q = first_q + j;
+    if (q < chunks) {
+      data.code_a[j] = __ldg(reinterpret_cast<const uint4*>(codes_g) + q);
+      data.code_b[j] = __ldg(reinterpret_cast<const uint4*>(codes_g8) + q);
+      data.scale_a[j] = __ldg(reinterpret_cast<const uint16_t*>(scales_g) + q);
+      data.scale_b[j] = __ldg(reinterpret_cast<const uint16_t*>(scales_g8) + q);
+    } else {
+      data.code_a[j] = data.code_b[j] = make_uint4(0, 0, 0, 0);
+      data.scale_a[j] = data.scale_b[j] = 0;
+    }
+  }
+  return data;
+}
+
 // One warp computes 16 weight rows of one group: rows (row_g, row_g8) for lane group g.
 // kGateUpSilu: rows 0..7 are gate rows j0..j0+7 and rows 8..15 the matching up rows, so one
 // thread ends with both gate and up of its j and fuses silu(gate) * up.
@@ -134,60 +166,60 @@ __global__ void __launch_bounds__(kThreads) SelNvfp4Kernel(SelParams p) {
   const int expert = p.group_expert[group];
   StageInputs(p, begin, ncols, staged, out_scale, in_scale);
 
+  // split_k warps share one tile of 16 rows, each taking a contiguous share of the passes;
+  // their partial sums meet in shared memory at the end.
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, c = lane % 4;
-  const int tile = blockIdx.x * kWarpsPerBlock + warp;
+  const int tile = blockIdx.x * (kWarpsPerBlock / p.split_k) + warp / p.split_k;
+  const int k_part = warp % p.split_k;
+  const int rows_per_tile = kGateUpSilu ? 8 : 16;
+  const bool tile_valid = tile * rows_per_tile < p.out_rows;
   int out_row, row_g, row_g8;
   if constexpr (kGateUpSilu) {
     out_row = tile * 8 + g;  // j
-    if (tile * 8 >= p.out_rows) return;
     row_g = out_row;
     row_g8 = p.out_rows + out_row;
   } else {
     out_row = tile * 16 + g;
-    if (tile * 16 >= p.out_rows) return;
     row_g = out_row;
     row_g8 = out_row + 8;
   }
   const int chunks = p.cols / kChunkElements;
-  const uint8_t* codes_g = p.codes + expert * p.expert_code_bytes + int64_t{row_g} * (p.cols / 2);
-  const uint8_t* codes_g8 = p.codes + expert * p.expert_code_bytes + int64_t{row_g8} * (p.cols / 2);
-  const uint8_t* scales_g =
-      p.scales + expert * p.expert_scale_bytes + int64_t{row_g} * (p.cols / kNvfp4BlockSize);
-  const uint8_t* scales_g8 =
-      p.scales + expert * p.expert_scale_bytes + int64_t{row_g8} * (p.cols / kNvfp4BlockSize);
+  const int passes = (chunks + kChunksPerPass - 1) / kChunksPerPass;
+  const int passes_per_part = (passes + p.split_k - 1) / p.split_k;
+  const int first_chunk = k_part * passes_per_part * kChunksPerPass;
+  const int end_chunk = tile_valid ? min(chunks, first_chunk + passes_per_part * kChunksPerPass)
+                                   : first_chunk;  // no work, but the block barrier below
+  const int64_t row_codes = p.cols / 2, row_scales = p.cols / kNvfp4BlockSize;
+  const uint8_t* codes_g = p.codes + expert * p.expert_code_bytes + (tile_valid ? row_g : 0) * row_codes;
+  const uint8_t* codes_g8 = p.codes + expert * p.expert_code_bytes + (tile_valid ? row_g8 : 0) * row_codes;
+  const uint8_t* scales_g = p.scales + expert * p.expert_scale_bytes + (tile_valid ? row_g : 0) * row_scales;
+  const uint8_t* scales_g8 = p.scales + expert * p.expert_scale_bytes + (tile_valid ? row_g8 : 0) * row_scales;
   // Lane group g supplies B column g: input row g of the group, or row 0 for columns past the
   // group's width (those columns are computed and never written).
   const uint4* b_rows = staged + (g < ncols ? g : 0) * chunks * kStagedChunkVectors;
 
   float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  for (int pass = 0; pass < chunks; pass += kChunksPerPass) {
-    uint4 code_a[4], code_b[4];
-    uint32_t scale_a[4], scale_b[4];
+  // Software pipeline: the next pass's 128 bytes of codes per thread are in flight while this
+  // pass is decoded and multiplied, so each warp always has loads outstanding.
+  PassData current =
+      LoadPass(codes_g, codes_g8, scales_g, scales_g8, first_chunk + 4 * c, end_chunk);
+  for (int pass = first_chunk; pass < end_chunk; pass += kChunksPerPass) {
+    const PassData next = LoadPass(codes_g, codes_g8, scales_g, scales_g8,
+                                   pass + kChunksPerPass + 4 * c, end_chunk);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const int q = pass + 4 * c + j;
-      if (q < chunks) {
-        code_a[j] = __ldg(reinterpret_cast<const uint4*>(codes_g) + q);
-        code_b[j] = __ldg(reinterpret_cast<const uint4*>(codes_g8) + q);
-        scale_a[j] = __ldg(reinterpret_cast<const uint16_t*>(scales_g) + q);
-        scale_b[j] = __ldg(reinterpret_cast<const uint16_t*>(scales_g8) + q);
-      } else {
-        code_a[j] = code_b[j] = make_uint4(0, 0, 0, 0);  // zero weights: adds nothing
-        scale_a[j] = scale_b[j] = 0;
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int q = min(pass + 4 * c + j, chunks - 1);
+      const int q = min(pass + 4 * c + j, end_chunk - 1);
       const uint4* b_chunk = b_rows + q * kStagedChunkVectors;
-      const uint32_t words_a[4] = {code_a[j].x, code_a[j].y, code_a[j].z, code_a[j].w};
-      const uint32_t words_b[4] = {code_b[j].x, code_b[j].y, code_b[j].z, code_b[j].w};
+      const uint32_t words_a[4] = {current.code_a[j].x, current.code_a[j].y, current.code_a[j].z,
+                                   current.code_a[j].w};
+      const uint32_t words_b[4] = {current.code_b[j].x, current.code_b[j].y, current.code_b[j].z,
+                                   current.code_b[j].w};
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         // Words 0-1 of a chunk share scale block 0, words 2-3 block 1.
-        const uint32_t byte_a = (scale_a[j] >> (8 * (i / 2))) & 0xFF;
-        const uint32_t byte_b = (scale_b[j] >> (8 * (i / 2))) & 0xFF;
+        const uint32_t byte_a = (current.scale_a[j] >> (8 * (i / 2))) & 0xFF;
+        const uint32_t byte_b = (current.scale_b[j] >> (8 * (i / 2))) & 0xFF;
         const uint32_t sa = E4m3PairToHalf2(static_cast<uint16_t>(byte_a | (byte_a << 8)));
         const uint32_t sb = E4m3PairToHalf2(static_cast<uint16_t>(byte_b | (byte_b << 8)));
 #pragma unroll
@@ -204,7 +236,25 @@ __global__ void __launch_bounds__(kThreads) SelNvfp4Kernel(SelParams p) {
         }
       }
     }
+    current = next;
   }
+
+  if (p.split_k > 1) {
+    // Reuses the staged inputs' space: every warp is done reading them after this barrier.
+    __syncthreads();
+    float4* partial = reinterpret_cast<float4*>(staged);
+    partial[warp * 32 + lane] = make_float4(d[0], d[1], d[2], d[3]);
+    __syncthreads();
+    if (k_part != 0) return;
+    for (int other = 1; other < p.split_k; ++other) {
+      const float4 v = partial[(warp + other) * 32 + lane];
+      d[0] += v.x;
+      d[1] += v.y;
+      d[2] += v.z;
+      d[3] += v.w;
+    }
+  }
+  if (!tile_valid) return;
 
   // d[0], d[1]: row g, columns 2c and 2c+1; d[2], d[3]: row g+8, same columns.
 #pragma unroll
@@ -256,8 +306,22 @@ absl::Status CheckBank(const char* name, const DeviceNvfp4Bank& bank) {
   return absl::OkStatus();
 }
 
+// Warps the launch should have to keep every multiprocessor streaming; below it, tiles are
+// split along K across the warps of a block (a union plan has few groups).
+int SplitK(int tiles, int groups) {
+  static const int multiprocessors = [] {
+    int device = 0, count = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
+    return count > 0 ? count : 132;
+  }();
+  const int64_t warps = int64_t{tiles} * groups;
+  const int64_t wanted = int64_t{multiprocessors} * 16;
+  return warps >= wanted ? 1 : warps * 2 >= wanted ? 2 : 4;
+}
+
 template <bool kGateUpSilu>
-absl::Status Launch(const SelParams& p, int tiles, int groups, cudaStream_t stream) {
+absl::Status Launch(SelParams p, int tiles, int groups, cudaStream_t stream) {
   static std::once_flag once;
   static cudaError_t attribute_error = cudaSuccess;
   std::call_once(once, [] {
@@ -266,7 +330,9 @@ absl::Status Launch(const SelParams& p, int tiles, int groups, cudaStream_t stre
         kMaxDynamicSmemBytes);
   });
   CUDA_RETURN_IF_ERROR(attribute_error);
-  const dim3 grid((tiles + kWarpsPerBlock - 1) / kWarpsPerBlock, groups);
+  p.split_k = SplitK(tiles, groups);
+  const int tiles_per_block = kWarpsPerBlock / p.split_k;
+  const dim3 grid((tiles + tiles_per_block - 1) / tiles_per_block, groups);
   SelNvfp4Kernel<kGateUpSilu>
       <<<grid, kThreads, StagedBytes(p.cols, p.staged_cols), stream>>>(p);
   CUDA_RETURN_IF_ERROR(cudaGetLastError());
@@ -315,6 +381,7 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
                     .group_begin = a.groups.slot_begin,
                     .group_slots = a.groups.slots,
                     .staged_cols = a.groups.max_group_slots,
+                    .split_k = 1,
                     .out = a.h};
   return Launch<true>(p, ff / 8, a.groups.groups, stream);
 }
@@ -340,6 +407,7 @@ absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
                     .group_begin = a.groups.slot_begin,
                     .group_slots = a.groups.slots,
                     .staged_cols = a.groups.max_group_slots,
+                    .split_k = 1,
                     .out = a.y};
   return Launch<false>(p, a.down.rows / 16, a.groups.groups, stream);
 }

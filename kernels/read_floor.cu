@@ -41,15 +41,15 @@ __global__ void __launch_bounds__(kFloorThreads) ReadFloorKernel(ReadFloorArgs a
                         : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
-    for (int k = 0; k < kLoadsInFlight; ++k) acc ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
+    for (int k = 0; k < kLoadsInFlight; ++k) acc += v[k].x + v[k].y + v[k].z + v[k].w;
   }
-  for (int o = 16; o > 0; o /= 2) acc ^= __shfl_xor_sync(0xFFFFFFFFu, acc, o);
+  for (int o = 16; o > 0; o /= 2) acc += __shfl_xor_sync(0xFFFFFFFFu, acc, o);
   __shared__ uint32_t warp_acc[kFloorThreads / 32];
   if (threadIdx.x % 32 == 0) warp_acc[threadIdx.x / 32] = acc;
   __syncthreads();
   if (threadIdx.x == 0) {
     uint32_t block_acc = 0;
-    for (int w = 0; w < kFloorThreads / 32; ++w) block_acc ^= warp_acc[w];
+    for (int w = 0; w < kFloorThreads / 32; ++w) block_acc += warp_acc[w];
     a.partials[blockIdx.x] = block_acc;
   }
 }

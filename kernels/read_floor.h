@@ -1,7 +1,8 @@
 // The pure-read floor: a kernel that reads exactly the bytes an arm's per-slot kernel reads
 // (each slot's expert codes and block scales, with the same routing) and computes nothing but
-// an XOR checksum, which is both its side effect (so the loads cannot be dropped) and proof,
-// against ExpertBytesChecksum on the host, that it read those bytes. Also the card's streaming-read
+// a checksum (the wrapping sum of the words), which is both its side effect (so the loads
+// cannot be dropped) and proof, against ExpertBytesChecksum on the host, that it read those
+// bytes. Also the card's streaming-read
 // calibration, over one large region.
 //
 // Tuned for the H200: 16-byte loads, four independent loads in flight per thread, and a grid of
@@ -33,7 +34,7 @@ struct ReadFloorArgs {
   const int32_t* sel = nullptr;  // device: expert of each slot
   int slots = 0;
   int blocks = 0;              // grid size: kFloorBlocksPerSm * multiprocessors
-  uint32_t* partials = nullptr;  // device, [blocks]: each block's XOR of the words it read
+  uint32_t* partials = nullptr;  // device, [blocks]: each block's sum of the words it read
 };
 
 absl::Status LaunchReadFloor(const ReadFloorArgs& args, cudaStream_t stream);

@@ -48,7 +48,7 @@ using ArmHandle = int;
 // What one untimed launch produced, for exactness checks.
 struct LaunchOutput {
   std::vector<float> values;        // the kernel's output; empty for the floor
-  std::optional<uint32_t> checksum;  // the floor's XOR of every word it read
+  std::optional<uint32_t> checksum;  // the floor's wrapping sum of every word it read
 };
 
 // The device as GetServerInfo reports it. Zero where a backend has no such figure.

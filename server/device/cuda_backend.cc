@@ -328,7 +328,7 @@ absl::StatusOr<LaunchOutput> CudaBackend::RunOnce(ArmHandle handle, MoeKernel ke
                                          arm->partials.bytes(), cudaMemcpyDeviceToHost, stream_));
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
     uint32_t checksum = 0;
-    for (uint32_t p : partials) checksum ^= p;
+    for (uint32_t p : partials) checksum += p;
     out.checksum = checksum;
     return out;
   }

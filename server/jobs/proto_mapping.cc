@@ -240,6 +240,8 @@ v1::JobEvent CheckEvent(const KernelCheckResult& r) {
   c->set_mean_rel_error(r.error.mean_rel);
   c->set_unwritten(r.error.unwritten);
   c->set_tolerance(kExactnessTolerance);
+  c->set_norm_rel_error(r.error.norm_rel);
+  c->set_norm_tolerance(kNormTolerance);
   c->set_passed(r.passed);
   c->set_detail(r.detail);
   return event;

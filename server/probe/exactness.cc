@@ -44,7 +44,8 @@ KernelCheckResult Judge(const Arm& arm, std::string kernel, const std::vector<fl
                         const std::vector<double>& ref) {
   KernelCheckResult r{.arm = arm, .kernel = std::move(kernel)};
   r.error = CompareWithReference(out, ref);
-  r.passed = r.error.unwritten == 0 && r.error.max_rel <= kExactnessTolerance;
+  r.passed = r.error.unwritten == 0 && r.error.max_rel <= kExactnessTolerance &&
+             r.error.norm_rel <= kNormTolerance;
   return r;
 }
 
@@ -55,17 +56,21 @@ ErrorStats CompareWithReference(absl::Span<const float> out, absl::Span<const do
   for (double v : ref) ref_max = std::max(ref_max, std::abs(v));
   const double floor = std::max(kRelErrorFloor * ref_max, 1e-300);
   ErrorStats s;
-  double sum = 0.0;
+  double sum = 0.0, diff_sq = 0.0, ref_sq = 0.0;
   for (size_t i = 0; i < out.size(); ++i) {
     if (!std::isfinite(out[i])) {
       ++s.unwritten;
       continue;
     }
-    const double rel = std::abs(out[i] - ref[i]) / std::max(std::abs(ref[i]), floor);
+    const double diff = std::abs(out[i] - ref[i]);
+    const double rel = diff / std::max(std::abs(ref[i]), floor);
     s.max_rel = std::max(s.max_rel, rel);
     sum += rel;
+    diff_sq += diff * diff;
+    ref_sq += ref[i] * ref[i];
   }
   s.mean_rel = out.empty() ? 0.0 : sum / static_cast<double>(out.size());
+  s.norm_rel = ref_sq > 0.0 ? std::sqrt(diff_sq / ref_sq) : std::sqrt(diff_sq);
   return s;
 }
 
