@@ -1,7 +1,6 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <mutex>
 
 #include "common/status_macros.h"
@@ -13,16 +12,17 @@
 namespace gpuprobe {
 namespace {
 
-constexpr int kWarpsPerBlock = 4;
+// 8 warps share one staging of the inputs; two blocks per SM cap registers at 128 per thread.
+constexpr int kWarpsPerBlock = 8;
 constexpr int kThreads = kWarpsPerBlock * 32;
-// Caps registers at 128 per thread: 16 warps per SM keep enough loads in flight.
-constexpr int kMinBlocksPerSm = 4;
+constexpr int kMinBlocksPerSm = 2;
 constexpr int kChunkElements = 32;
 constexpr int kStepsPerChunk = 8;     // mma.m16n8k16 steps that consume a chunk
 // A staged chunk is 8 steps of 16 bytes (hi pair, hi pair, lo pair, lo pair); after every
-// 4 chunks comes 16 bytes of padding, so that the chunks q, q+4, q+8, q+12 that the four
-// column threads of a warp read at once start 33 vectors apart, in different banks.
-constexpr int kChunksPerPass = 16;    // 4 threads x 4 chunks per row per pass
+// 2 chunks comes 16 bytes of padding, so that the chunks q, q+2, q+4, q+6 that the four
+// column threads of a warp read at once start 17 vectors apart, in different banks.
+constexpr int kChunksPerThread = 2;   // per row per pass
+constexpr int kChunksPerPass = 4 * kChunksPerThread;  // 4 column threads per row
 // Above this the shared memory of a block would not fit next to a second block on an SM.
 constexpr int kMaxDynamicSmemBytes = 200 * 1024;
 
@@ -41,12 +41,11 @@ struct SelParams {
   const int32_t* group_begin;
   const int32_t* group_slots;
   int staged_cols;  // input rows staged per block: the plan's widest group
-  int split_k;      // warps per tile of 16 rows (1, 2 or 4), each over a share of K
   float* out;       // [slots][out_rows]
 };
 
 __host__ __device__ __forceinline__ int StagedChunkOffset(int q) {
-  return q * kStepsPerChunk + q / 4;
+  return q * kStepsPerChunk + q / kChunksPerThread;
 }
 
 // 16-byte vectors of one staged input row.
@@ -54,11 +53,8 @@ __host__ __device__ __forceinline__ int StagedRowVectors(int chunks) {
   return StagedChunkOffset(chunks) + 1;
 }
 
-// The staged inputs, and at least the split-K partial sums that reuse their space.
 int64_t StagedBytes(int cols, int staged_cols) {
-  return 64 + std::max<int64_t>(
-                  int64_t{staged_cols} * StagedRowVectors(cols / kChunkElements) * 16,
-                  kThreads * sizeof(float4));
+  return 64 + int64_t{staged_cols} * StagedRowVectors(cols / kChunkElements) * 16;
 }
 
 __device__ __forceinline__ uint32_t E4m3PairToHalf2(uint16_t pair) {
@@ -133,31 +129,78 @@ __device__ void StageInputs(const SelParams& p, int group_begin, int ncols, uint
   __syncthreads();
 }
 
-// One pass of one thread: chunks first_q .. first_q + 3 of its two rows. Chunks past the end
-// of the row load as zero weights (they add nothing to the dot products).
-struct PassData {
-  uint4 code_a[4], code_b[4];
-  uint32_t scale_a[4], scale_b[4];
+// The two weight rows a thread reads: codes and block scales of rows g and g + 8.
+struct RowPointers {
+  const uint8_t* codes_g;
+  const uint8_t* codes_g8;
+  const uint8_t* scales_g;
+  const uint8_t* scales_g8;
 };
 
-__device__ __forceinline__ PassData LoadPass(const uint8_t* codes_g, const uint8_t* codes_g8,
-                                             const uint8_t* scales_g, const uint8_t* scales_g8,
-                                             int first_q, int chunks) {
+// One pass of one thread: chunks first_q .. first_q + kChunksPerThread - 1 of its two rows. Chunks past the end
+// of the row load as zero weights (they add nothing to the dot products).
+struct PassData {
+  uint4 code_a[kChunksPerThread], code_b[kChunksPerThread];
+  uint32_t scale_a[kChunksPerThread], scale_b[kChunksPerThread];
+};
+
+__device__ __forceinline__ PassData LoadPass(const RowPointers& r, int first_q, int chunks) {
   PassData data;
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {
+  for (int j = 0; j < kChunksPerThread; ++j) {
     const int q = first_q + j;
     if (q < chunks) {
-      data.code_a[j] = __ldg(reinterpret_cast<const uint4*>(codes_g) + q);
-      data.code_b[j] = __ldg(reinterpret_cast<const uint4*>(codes_g8) + q);
-      data.scale_a[j] = __ldg(reinterpret_cast<const uint16_t*>(scales_g) + q);
-      data.scale_b[j] = __ldg(reinterpret_cast<const uint16_t*>(scales_g8) + q);
+      data.code_a[j] = __ldg(reinterpret_cast<const uint4*>(r.codes_g) + q);
+      data.code_b[j] = __ldg(reinterpret_cast<const uint4*>(r.codes_g8) + q);
+      data.scale_a[j] = __ldg(reinterpret_cast<const uint16_t*>(r.scales_g) + q);
+      data.scale_b[j] = __ldg(reinterpret_cast<const uint16_t*>(r.scales_g8) + q);
     } else {
       data.code_a[j] = data.code_b[j] = make_uint4(0, 0, 0, 0);
       data.scale_a[j] = data.scale_b[j] = 0;
     }
   }
   return data;
+}
+
+// Decodes a pass's chunks of two rows to exact f16 (code * block scale) and multiplies them
+// on the tensor cores with the staged inputs, adding into d.
+__device__ __forceinline__ void ComputePass(const PassData& data, const uint4* b_rows,
+                                            int first_q, int chunks, float (&d)[4]) {
+#pragma unroll
+  for (int j = 0; j < kChunksPerThread; ++j) {
+    const uint4* b_chunk = b_rows + StagedChunkOffset(min(first_q + j, chunks - 1));
+    const uint32_t words_a[4] = {data.code_a[j].x, data.code_a[j].y, data.code_a[j].z,
+                                 data.code_a[j].w};
+    const uint32_t words_b[4] = {data.code_b[j].x, data.code_b[j].y, data.code_b[j].z,
+                                 data.code_b[j].w};
+    // Fresh accumulators per chunk, hi and lo apart: the tensor cores' f32 accumulation
+    // truncates, so long chains into one accumulator drift (measured 1e-5 in norm over
+    // K = 2560 on the H200); short chains summed with ordinary f32 adds do not. Separate
+    // chains also let the chunks' mma sequences overlap.
+    float hi[4] = {0.0f, 0.0f, 0.0f, 0.0f}, lo[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      // Words 0-1 of a chunk share scale block 0, words 2-3 block 1.
+      const uint32_t byte_a = (data.scale_a[j] >> (8 * (i / 2))) & 0xFF;
+      const uint32_t byte_b = (data.scale_b[j] >> (8 * (i / 2))) & 0xFF;
+      const uint32_t sa = E4m3PairToHalf2(static_cast<uint16_t>(byte_a | (byte_a << 8)));
+      const uint32_t sb = E4m3PairToHalf2(static_cast<uint16_t>(byte_b | (byte_b << 8)));
+#pragma unroll
+      for (int parity = 0; parity < 2; ++parity) {
+        const uint32_t ra = parity ? OddNibblesToE4m3(words_a[i]) : EvenNibblesToE4m3(words_a[i]);
+        const uint32_t rb = parity ? OddNibblesToE4m3(words_b[i]) : EvenNibblesToE4m3(words_b[i]);
+        const uint32_t a0 = MulHalf2(E4m3PairToHalf2(static_cast<uint16_t>(ra)), sa);
+        const uint32_t a2 = MulHalf2(E4m3PairToHalf2(static_cast<uint16_t>(ra >> 16)), sa);
+        const uint32_t a1 = MulHalf2(E4m3PairToHalf2(static_cast<uint16_t>(rb)), sb);
+        const uint32_t a3 = MulHalf2(E4m3PairToHalf2(static_cast<uint16_t>(rb >> 16)), sb);
+        const uint4 b = b_chunk[2 * i + parity];
+        Mma16816(hi, a0, a1, a2, a3, b.x, b.y);
+        Mma16816(lo, a0, a1, a2, a3, b.z, b.w);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k) d[k] += hi[k] + lo[k];
+  }
 }
 
 // One warp computes 16 weight rows of one group: rows (row_g, row_g8) for lane group g.
@@ -177,102 +220,44 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) SelNvfp4Kernel(SelP
   const int expert = p.group_expert[group];
   StageInputs(p, begin, ncols, staged, out_scale, in_scale);
 
-  // split_k warps share one tile of 16 rows, each taking a contiguous share of the passes;
-  // their partial sums meet in shared memory at the end.
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, c = lane % 4;
-  const int tile = blockIdx.x * (kWarpsPerBlock / p.split_k) + warp / p.split_k;
-  const int k_part = warp % p.split_k;
-  const int rows_per_tile = kGateUpSilu ? 8 : 16;
-  const bool tile_valid = tile * rows_per_tile < p.out_rows;
+  const int tile = blockIdx.x * kWarpsPerBlock + warp;
   int out_row, row_g, row_g8;
   if constexpr (kGateUpSilu) {
+    if (tile * 8 >= p.out_rows) return;
     out_row = tile * 8 + g;  // j
     row_g = out_row;
     row_g8 = p.out_rows + out_row;
   } else {
+    if (tile * 16 >= p.out_rows) return;
     out_row = tile * 16 + g;
     row_g = out_row;
     row_g8 = out_row + 8;
   }
   const int chunks = p.cols / kChunkElements;
-  const int passes = (chunks + kChunksPerPass - 1) / kChunksPerPass;
-  const int passes_per_part = (passes + p.split_k - 1) / p.split_k;
-  const int first_chunk = k_part * passes_per_part * kChunksPerPass;
-  const int end_chunk = tile_valid ? min(chunks, first_chunk + passes_per_part * kChunksPerPass)
-                                   : first_chunk;  // no work, but the block barrier below
   const int64_t row_codes = p.cols / 2, row_scales = p.cols / kNvfp4BlockSize;
-  const uint8_t* codes_g = p.codes + expert * p.expert_code_bytes + (tile_valid ? row_g : 0) * row_codes;
-  const uint8_t* codes_g8 = p.codes + expert * p.expert_code_bytes + (tile_valid ? row_g8 : 0) * row_codes;
-  const uint8_t* scales_g = p.scales + expert * p.expert_scale_bytes + (tile_valid ? row_g : 0) * row_scales;
-  const uint8_t* scales_g8 = p.scales + expert * p.expert_scale_bytes + (tile_valid ? row_g8 : 0) * row_scales;
+  const RowPointers rows{
+      p.codes + expert * p.expert_code_bytes + row_g * row_codes,
+      p.codes + expert * p.expert_code_bytes + row_g8 * row_codes,
+      p.scales + expert * p.expert_scale_bytes + row_g * row_scales,
+      p.scales + expert * p.expert_scale_bytes + row_g8 * row_scales};
   // Lane group g supplies B column g: input row g of the group, or row 0 for columns past the
   // group's width (those columns are computed and never written).
   const uint4* b_rows = staged + (g < ncols ? g : 0) * StagedRowVectors(chunks);
 
+  // Software pipeline, two passes per iteration so the buffers swap roles without copies: the
+  // next pass's codes are in flight while this pass is computed.
+  const int mine = kChunksPerThread * c;  // this thread's first chunk within a pass
   float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  // Software pipeline: the next pass's 128 bytes of codes per thread are in flight while this
-  // pass is decoded and multiplied, so each warp always has loads outstanding.
-  PassData current =
-      LoadPass(codes_g, codes_g8, scales_g, scales_g8, first_chunk + 4 * c, end_chunk);
-  for (int pass = first_chunk; pass < end_chunk; pass += kChunksPerPass) {
-    const PassData next = LoadPass(codes_g, codes_g8, scales_g, scales_g8,
-                                   pass + kChunksPerPass + 4 * c, end_chunk);
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int q = min(pass + 4 * c + j, end_chunk - 1);
-      const uint4* b_chunk = b_rows + StagedChunkOffset(q);
-      const uint32_t words_a[4] = {current.code_a[j].x, current.code_a[j].y, current.code_a[j].z,
-                                   current.code_a[j].w};
-      const uint32_t words_b[4] = {current.code_b[j].x, current.code_b[j].y, current.code_b[j].z,
-                                   current.code_b[j].w};
-      // Fresh accumulators per chunk, hi and lo apart: the tensor cores' f32 accumulation
-      // truncates, so long chains into one accumulator drift (measured 1e-5 in norm over
-      // K = 2560 on the H200); short chains summed with ordinary f32 adds do not. Separate
-      // chains also let the four chunks' mma sequences overlap.
-      float hi[4] = {0.0f, 0.0f, 0.0f, 0.0f}, lo[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        // Words 0-1 of a chunk share scale block 0, words 2-3 block 1.
-        const uint32_t byte_a = (current.scale_a[j] >> (8 * (i / 2))) & 0xFF;
-        const uint32_t byte_b = (current.scale_b[j] >> (8 * (i / 2))) & 0xFF;
-        const uint32_t sa = E4m3PairToHalf2(static_cast<uint16_t>(byte_a | (byte_a << 8)));
-        const uint32_t sb = E4m3PairToHalf2(static_cast<uint16_t>(byte_b | (byte_b << 8)));
-#pragma unroll
-        for (int parity = 0; parity < 2; ++parity) {
-          const uint32_t ra = parity ? OddNibblesToE4m3(words_a[i]) : EvenNibblesToE4m3(words_a[i]);
-          const uint32_t rb = parity ? OddNibblesToE4m3(words_b[i]) : EvenNibblesToE4m3(words_b[i]);
-          const uint32_t a0 = MulHalf2(E4m3PairToHalf2(static_cast<uint16_t>(ra)), sa);
-          const uint32_t a2 = MulHalf2(E4m3PairToHalf2(static_cast<uint16_t>(ra >> 16)), sa);
-          const uint32_t a1 = MulHalf2(E4m3PairToHalf2(static_cast<uint16_t>(rb)), sb);
-          const uint32_t a3 = MulHalf2(E4m3PairToHalf2(static_cast<uint16_t>(rb >> 16)), sb);
-          const uint4 b = b_chunk[2 * i + parity];
-          Mma16816(hi, a0, a1, a2, a3, b.x, b.y);
-          Mma16816(lo, a0, a1, a2, a3, b.z, b.w);
-        }
-      }
-#pragma unroll
-      for (int k = 0; k < 4; ++k) d[k] += hi[k] + lo[k];
-    }
-    current = next;
+  PassData even = LoadPass(rows, mine, chunks);
+  for (int pass = 0; pass < chunks; pass += 2 * kChunksPerPass) {
+    const PassData odd = LoadPass(rows, pass + kChunksPerPass + mine, chunks);
+    ComputePass(even, b_rows, pass + mine, chunks, d);
+    if (pass + kChunksPerPass >= chunks) break;
+    even = LoadPass(rows, pass + 2 * kChunksPerPass + mine, chunks);
+    ComputePass(odd, b_rows, pass + kChunksPerPass + mine, chunks, d);
   }
-
-  if (p.split_k > 1) {
-    // Reuses the staged inputs' space: every warp is done reading them after this barrier.
-    __syncthreads();
-    float4* partial = reinterpret_cast<float4*>(staged);
-    partial[warp * 32 + lane] = make_float4(d[0], d[1], d[2], d[3]);
-    __syncthreads();
-    if (k_part != 0) return;
-    for (int other = 1; other < p.split_k; ++other) {
-      const float4 v = partial[(warp + other) * 32 + lane];
-      d[0] += v.x;
-      d[1] += v.y;
-      d[2] += v.z;
-      d[3] += v.w;
-    }
-  }
-  if (!tile_valid) return;
 
   // d[0], d[1]: row g, columns 2c and 2c+1; d[2], d[3]: row g+8, same columns.
 #pragma unroll
@@ -324,22 +309,8 @@ absl::Status CheckBank(const char* name, const DeviceNvfp4Bank& bank) {
   return absl::OkStatus();
 }
 
-// Warps the launch should have to keep every multiprocessor streaming; below it, tiles are
-// split along K across the warps of a block (a union plan has few groups).
-int SplitK(int tiles, int groups) {
-  static const int multiprocessors = [] {
-    int device = 0, count = 0;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
-    return count > 0 ? count : 132;
-  }();
-  const int64_t warps = int64_t{tiles} * groups;
-  const int64_t wanted = int64_t{multiprocessors} * 16;
-  return warps >= wanted ? 1 : warps * 2 >= wanted ? 2 : 4;
-}
-
 template <bool kGateUpSilu>
-absl::Status Launch(SelParams p, int tiles, int groups, cudaStream_t stream) {
+absl::Status Launch(const SelParams& p, int tiles, int groups, cudaStream_t stream) {
   static std::once_flag once;
   static cudaError_t attribute_error = cudaSuccess;
   std::call_once(once, [] {
@@ -348,9 +319,7 @@ absl::Status Launch(SelParams p, int tiles, int groups, cudaStream_t stream) {
         kMaxDynamicSmemBytes);
   });
   CUDA_RETURN_IF_ERROR(attribute_error);
-  p.split_k = SplitK(tiles, groups);
-  const int tiles_per_block = kWarpsPerBlock / p.split_k;
-  const dim3 grid((tiles + tiles_per_block - 1) / tiles_per_block, groups);
+  const dim3 grid((tiles + kWarpsPerBlock - 1) / kWarpsPerBlock, groups);
   SelNvfp4Kernel<kGateUpSilu>
       <<<grid, kThreads, StagedBytes(p.cols, p.staged_cols), stream>>>(p);
   CUDA_RETURN_IF_ERROR(cudaGetLastError());
@@ -399,7 +368,6 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
                     .group_begin = a.groups.slot_begin,
                     .group_slots = a.groups.slots,
                     .staged_cols = a.groups.max_group_slots,
-                    .split_k = 1,
                     .out = a.h};
   return Launch<true>(p, ff / 8, a.groups.groups, stream);
 }
@@ -425,7 +393,6 @@ absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
                     .group_begin = a.groups.slot_begin,
                     .group_slots = a.groups.slots,
                     .staged_cols = a.groups.max_group_slots,
-                    .split_k = 1,
                     .out = a.y};
   return Launch<false>(p, a.down.rows / 16, a.groups.groups, stream);
 }
