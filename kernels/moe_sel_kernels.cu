@@ -178,13 +178,14 @@ __device__ __forceinline__ void ComputePass(const PassData& data, const uint4* b
     // K = 2560 on the H200); short chains summed with ordinary f32 adds do not. Separate
     // chains also let the chunks' mma sequences overlap.
     float hi[4] = {0.0f, 0.0f, 0.0f, 0.0f}, lo[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    // The chunk's two scale bytes (blocks 0 and 1) in one conversion, then each broadcast to
+    // both halves: words 0-1 of a chunk use block 0, words 2-3 block 1.
+    const uint32_t scales_a = E4m3PairToHalf2(static_cast<uint16_t>(data.scale_a[j]));
+    const uint32_t scales_b = E4m3PairToHalf2(static_cast<uint16_t>(data.scale_b[j]));
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      // Words 0-1 of a chunk share scale block 0, words 2-3 block 1.
-      const uint32_t byte_a = (data.scale_a[j] >> (8 * (i / 2))) & 0xFF;
-      const uint32_t byte_b = (data.scale_b[j] >> (8 * (i / 2))) & 0xFF;
-      const uint32_t sa = E4m3PairToHalf2(static_cast<uint16_t>(byte_a | (byte_a << 8)));
-      const uint32_t sb = E4m3PairToHalf2(static_cast<uint16_t>(byte_b | (byte_b << 8)));
+      const uint32_t sa = __byte_perm(scales_a, 0, i < 2 ? 0x1010 : 0x3232);
+      const uint32_t sb = __byte_perm(scales_b, 0, i < 2 ? 0x1010 : 0x3232);
 #pragma unroll
       for (int parity = 0; parity < 2; ++parity) {
         const uint32_t ra = parity ? OddNibblesToE4m3(words_a[i]) : EvenNibblesToE4m3(words_a[i]);
