@@ -8,7 +8,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libsqlite3-dev
   libgtest-dev libgmock-dev
-  patchelf
+  patchelf python3-numpy
 )
 
 missing=()

@@ -63,6 +63,16 @@ __device__ __forceinline__ uint32_t E4m3PairToHalf2(uint16_t pair) {
   return out;
 }
 
+// Four e4m3 bytes to two f16 pairs: bytes 0-1 to `lo`, bytes 2-3 to `hi`. Unpacking the
+// register into 16-bit halves in PTX lets the conversion read the upper half directly instead
+// of shifting it down first.
+__device__ __forceinline__ void E4m3QuadToHalf2Pair(uint32_t quad, uint32_t& lo, uint32_t& hi) {
+  asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %2;\n\t"
+      "cvt.rn.f16x2.e4m3x2 %0, l;\n\tcvt.rn.f16x2.e4m3x2 %1, h;\n\t}"
+      : "=r"(lo), "=r"(hi)
+      : "r"(quad));
+}
+
 __device__ __forceinline__ uint32_t MulHalf2(uint32_t a, uint32_t b) {
   uint32_t out;
   asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(out) : "r"(a), "r"(b));
@@ -190,10 +200,13 @@ __device__ __forceinline__ void ComputePass(const PassData& data, const uint4* b
       for (int parity = 0; parity < 2; ++parity) {
         const uint32_t ra = parity ? OddNibblesToE4m3(words_a[i]) : EvenNibblesToE4m3(words_a[i]);
         const uint32_t rb = parity ? OddNibblesToE4m3(words_b[i]) : EvenNibblesToE4m3(words_b[i]);
-        const uint32_t a0 = MulHalf2(E4m3PairToHalf2(static_cast<uint16_t>(ra)), sa);
-        const uint32_t a2 = MulHalf2(E4m3PairToHalf2(static_cast<uint16_t>(ra >> 16)), sa);
-        const uint32_t a1 = MulHalf2(E4m3PairToHalf2(static_cast<uint16_t>(rb)), sb);
-        const uint32_t a3 = MulHalf2(E4m3PairToHalf2(static_cast<uint16_t>(rb >> 16)), sb);
+        uint32_t a0, a1, a2, a3;
+        E4m3QuadToHalf2Pair(ra, a0, a2);
+        E4m3QuadToHalf2Pair(rb, a1, a3);
+        a0 = MulHalf2(a0, sa);
+        a2 = MulHalf2(a2, sa);
+        a1 = MulHalf2(a1, sb);
+        a3 = MulHalf2(a3, sb);
         const uint4 b = b_chunk[2 * i + parity];
         Mma16816(hi, a0, a1, a2, a3, b.x, b.y);
         Mma16816(lo, a0, a1, a2, a3, b.z, b.w);

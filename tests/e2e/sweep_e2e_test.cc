@@ -174,6 +174,28 @@ TEST_F(SweepEndToEndTest, UnreachableServerIsReportedWithItsOwnExitCode) {
   EXPECT_THAT(r->err, HasSubstr("cannot reach gpuprobed at 127.0.0.1:1"));
 }
 
+TEST_F(SweepEndToEndTest, CheckPassesAndItsDumpVerifiesOfflineWithNumpy) {
+  const std::string dump = *dir_ + "/dump";
+  const CommandResult check = Cli({"check", "--experts", "32", "--hidden", "256", "--ff", "64",
+                                   "--selected", "4", "--t", "3", "--dump", dump});
+  ASSERT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_THAT(check.out, HasSubstr("cpu (reference kernels)"));
+  EXPECT_THAT(check.out, HasSubstr("all 6 kernel checks passed"));  // 3 unions x 2 kernels
+  // Debian's interpreter, which has python3-numpy (deploy/install-deps.sh).
+  absl::StatusOr<CommandResult> verify =
+      RunCommand({"/usr/bin/python3", VERIFY_DUMP_PATH, dump}, {}, *dir_);
+  ASSERT_TRUE(verify.ok()) << verify.status();
+  EXPECT_EQ(verify->exit_code, 0) << verify->out << verify->err;
+  EXPECT_THAT(verify->out, HasSubstr("3 arms"));
+}
+
+TEST_F(SweepEndToEndTest, CheckOfAVariantTheBackendLacksIsRefused) {
+  const CommandResult r = Cli({"check", "--variant", "union", "--experts", "32", "--hidden",
+                               "256", "--ff", "64", "--selected", "4", "--t", "2"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("variant"));
+}
+
 // Runs last in this suite: stops the shared daemon.
 TEST_F(SweepEndToEndTest, ZzSigtermStopsTheDaemonCleanly) {
   absl::StatusOr<int> code = daemon_->StopWith(SIGTERM, absl::Seconds(20));
