@@ -23,6 +23,22 @@ int SweepCommand(const ClientContext& context);
 // Runs an exactness job and prints one line per kernel check; exit 1 if any fails.
 int CheckCommand(const ClientContext& context);
 
+// Job commands; JOB is the positional argument after the command.
+// submit: queues a sweep (the sweep flags, --priority, --idempotency-key); prints the job id
+//   on the last line of stdout; with --wait then waits as `wait` does.
+int SubmitCommand(const ClientContext& context);
+// wait JOB [--timeout 10m]: blocks until JOB ends; exit 0 succeeded, 1 failed, 3 cancelled,
+//   5 timed out, 4 unreachable.
+int WaitCommand(const ClientContext& context, const std::string& job_id);
+// watch JOB: prints JOB's rows (or checks) as they are stored, replaying earlier ones first.
+int WatchCommand(const ClientContext& context, const std::string& job_id);
+// jobs [--state queued,running] [--label k=v] [--limit N]: the newest jobs, one per line.
+int JobsCommand(const ClientContext& context);
+// show JOB: the job's record, then its rows (last attempt) in --format.
+int ShowCommand(const ClientContext& context, const std::string& job_id);
+// cancel JOB.
+int CancelCommand(const ClientContext& context, const std::string& job_id);
+
 // Prints the server's version, backend, device and queue depth.
 int InfoCommand(const ClientContext& context);
 

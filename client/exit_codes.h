@@ -8,5 +8,6 @@ inline constexpr int kExitJobFailed = 1;    // refused by the server, or failed 
 inline constexpr int kExitUsage = 2;        // bad flags or command line
 inline constexpr int kExitCancelled = 3;    // the job was cancelled
 inline constexpr int kExitUnreachable = 4;  // no gpuprobed answered at --server
+inline constexpr int kExitTimedOut = 5;     // `wait --timeout` ran out before the job ended
 
 }  // namespace gpuprobe

@@ -11,6 +11,7 @@
 #include "absl/flags/usage.h"
 #include "client/commands.h"
 #include "client/exit_codes.h"
+#include "common/flag_names.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
@@ -28,31 +29,23 @@ constexpr char kUsage[] =
     "         --timing events|graph --cache warm|cold --variant --seed --label k=v\n"
     "  check  exactness of every kernel variant against the float64 reference\n"
     "         --experts --hidden --ff --selected --t --unions --variant --seed --dump DIR\n"
+    "  submit queue a sweep (sweep flags, --priority, --idempotency-key, --wait); prints the id\n"
+    "  wait JOB    block until JOB ends (--timeout); exit 0 ok, 1 failed, 3 cancelled,\n"
+    "              5 timed out, 4 unreachable\n"
+    "  watch JOB   print JOB's rows as they are stored (earlier ones first)\n"
+    "  jobs        newest jobs (--state, --label k=v, --limit)\n"
+    "  show JOB    JOB's record and rows\n"
+    "  cancel JOB  remove JOB from the queue, or stop it running\n"
     "  info   describe the server and its device\n";
-
-// Flag names use dashes on the command line (--t-values) and underscores in code.
-std::vector<char*> DashesToUnderscores(int argc, char** argv, std::vector<std::string>& storage) {
-  storage.assign(argv, argv + argc);
-  for (std::string& arg : storage) {
-    if (arg.rfind("--", 0) != 0 || arg == "--") continue;
-    const size_t end = std::min(arg.find('='), arg.size());
-    for (size_t i = 2; i < end; ++i) {
-      if (arg[i] == '-') arg[i] = '_';
-    }
-  }
-  std::vector<char*> out;
-  for (std::string& arg : storage) out.push_back(arg.data());
-  return out;
-}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   std::vector<std::string> storage;
-  std::vector<char*> args = DashesToUnderscores(argc, argv, storage);
+  std::vector<char*> args = gpuprobe::DashesToUnderscores(argc, argv, storage);
   std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
-  if (positional.size() != 2) {
+  if (positional.size() < 2 || positional.size() > 3) {
     std::cerr << "usage: " << kUsage;
     return gpuprobe::kExitUsage;
   }
@@ -66,8 +59,22 @@ int main(int argc, char** argv) {
   context.channel = grpc::CreateChannel(context.server, grpc::InsecureChannelCredentials());
 
   const std::string command = positional[1];
+  const std::string job = positional.size() == 3 ? positional[2] : "";
+  const bool wants_job = command == "wait" || command == "watch" || command == "show" ||
+                         command == "cancel";
+  if (wants_job != !job.empty()) {
+    std::cerr << "gpuprobe: " << command << (wants_job ? " needs a JOB id" : " takes no JOB")
+              << "\nusage: " << kUsage;
+    return gpuprobe::kExitUsage;
+  }
   if (command == "sweep") return gpuprobe::SweepCommand(context);
   if (command == "check") return gpuprobe::CheckCommand(context);
+  if (command == "submit") return gpuprobe::SubmitCommand(context);
+  if (command == "wait") return gpuprobe::WaitCommand(context, job);
+  if (command == "watch") return gpuprobe::WatchCommand(context, job);
+  if (command == "jobs") return gpuprobe::JobsCommand(context);
+  if (command == "show") return gpuprobe::ShowCommand(context, job);
+  if (command == "cancel") return gpuprobe::CancelCommand(context, job);
   if (command == "info") return gpuprobe::InfoCommand(context);
   std::cerr << "gpuprobe: unknown command \"" << command << "\"\nusage: " << kUsage;
   return gpuprobe::kExitUsage;

@@ -22,7 +22,7 @@ if [[ -x "$bundle/tests/cuda_backend_test" ]]; then
   echo "cuda_backend_test exit $?" >>"$out/tests.txt"
 fi
 
-gpuprobed --listen 127.0.0.1:0 --backend cuda >"$out/daemon.log" 2>&1 &
+gpuprobed --listen 127.0.0.1:0 --backend cuda --data-dir "$(mktemp -d)" >"$out/daemon.log" 2>&1 &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null' EXIT
 for _ in $(seq 1 600); do

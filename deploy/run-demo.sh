@@ -11,7 +11,8 @@ deploy/build.sh >/dev/null
 bin=build
 
 workdir=$(mktemp -d)
-"$bin/server/gpuprobed" --listen 127.0.0.1:0 --backend auto >"$workdir/gpuprobed.log" 2>&1 &
+"$bin/server/gpuprobed" --listen 127.0.0.1:0 --backend auto --data-dir "$workdir/data" \
+  >"$workdir/gpuprobed.log" 2>&1 &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null; rm -rf "$workdir"' EXIT
 

@@ -1,6 +1,8 @@
 // gpuprobed: the daemon that owns a host's GPUs and serialises every probe job.
 #include <csignal>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -9,6 +11,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
+#include "common/flag_names.h"
 #include "server/api/probe_service.h"
 #include "server/device/backend_factory.h"
 #include "spdlog/spdlog.h"
@@ -16,6 +19,13 @@
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
           "gRPC address HOST:PORT; port 0 picks a free port (the log line names it)");
 ABSL_FLAG(std::string, backend, "auto", "auto (cuda when a GPU is visible, else cpu), cuda, cpu");
+ABSL_FLAG(std::string, data_dir, "",
+          "where jobs, rows and events are stored (created if missing); default "
+          "$XDG_STATE_HOME/gpuprobed, else $HOME/.local/state/gpuprobed");
+ABSL_FLAG(int, max_queued_jobs, gpuprobe::QueueLimits{}.max_queued_jobs,
+          "jobs that may wait in the queue; more are refused with RESOURCE_EXHAUSTED");
+ABSL_FLAG(double, max_job_seconds, gpuprobe::QueueLimits{}.max_job_seconds,
+          "largest estimated device time of one job, seconds");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
 
 namespace {
@@ -37,6 +47,14 @@ int WaitForShutdownSignal(const sigset_t& signals) {
   return signal;
 }
 
+std::string DefaultDataDir() {
+  if (const char* state = std::getenv("XDG_STATE_HOME"); state != nullptr && *state != '\0') {
+    return std::string(state) + "/gpuprobed";
+  }
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : ".") + "/.local/state/gpuprobed";
+}
+
 std::string HostOf(const std::string& address) {
   const size_t colon = address.rfind(':');
   return colon == std::string::npos ? address : address.substr(0, colon);
@@ -45,8 +63,11 @@ std::string HostOf(const std::string& address) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("gpuprobed --listen HOST:PORT --backend auto|cuda|cpu");
-  absl::ParseCommandLine(argc, argv);
+  absl::SetProgramUsageMessage(
+      "gpuprobed --listen HOST:PORT --backend auto|cuda|cpu --data-dir DIR");
+  std::vector<std::string> storage;
+  std::vector<char*> args = gpuprobe::DashesToUnderscores(argc, argv, storage);
+  absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   spdlog::set_level(spdlog::level::from_str(absl::GetFlag(FLAGS_log_level)));
   const sigset_t signals = BlockShutdownSignals();
 
@@ -57,8 +78,24 @@ int main(int argc, char** argv) {
     return 2;
   }
   spdlog::info("backend {}: {}", (*backend)->Name(), (*backend)->Description());
-  gpuprobe::DeviceWorker worker(*std::move(backend));
-  gpuprobe::ProbeService service(worker, gpuprobe::SweepLimits{}, GPUPROBE_VERSION);
+  std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+  if (data_dir.empty()) data_dir = DefaultDataDir();
+  absl::StatusOr<std::unique_ptr<gpuprobe::JobStore>> store = gpuprobe::JobStore::Open(data_dir);
+  if (!store.ok()) {
+    spdlog::error("{}", store.status().ToString());
+    return 2;
+  }
+  spdlog::info("data in {}", data_dir);
+  gpuprobe::QueueLimits limits;
+  limits.max_queued_jobs = absl::GetFlag(FLAGS_max_queued_jobs);
+  limits.max_job_seconds = absl::GetFlag(FLAGS_max_job_seconds);
+  absl::StatusOr<std::unique_ptr<gpuprobe::JobManager>> manager =
+      gpuprobe::JobManager::Start(*std::move(store), *std::move(backend), limits);
+  if (!manager.ok()) {
+    spdlog::error("{}", manager.status().ToString());
+    return 2;
+  }
+  gpuprobe::ProbeService service(**manager, GPUPROBE_VERSION);
 
   const std::string listen = absl::GetFlag(FLAGS_listen);
   int port = 0;
@@ -74,7 +111,7 @@ int main(int argc, char** argv) {
 
   const int signal = WaitForShutdownSignal(signals);
   spdlog::info("received {}, shutting down", strsignal(signal));
-  worker.Stop();  // cancels the running job, so its stream finishes before the deadline
+  (*manager)->Stop();  // interrupts the running job; it runs again at the next start
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   spdlog::info("stopped");
   return 0;

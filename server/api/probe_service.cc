@@ -1,58 +1,94 @@
 #include "server/api/probe_service.h"
 
-#include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
-#include "common/status_macros.h"
-#include "server/api/run_reactor.h"
+#include "server/api/grpc_status.h"
+#include "server/api/job_stream_reactor.h"
 #include "server/jobs/proto_mapping.h"
-#include "server/probe/sweep_runner.h"
 
 namespace gpuprobe {
+namespace {
 
-ProbeService::ProbeService(DeviceWorker& worker, SweepLimits limits, std::string version)
-    : worker_(worker), limits_(limits), version_(std::move(version)) {}
-
-absl::StatusOr<std::shared_ptr<Job>> ProbeService::MakeJob(
-    JobKind kind, absl::StatusOr<SweepOptions> options) {
-  if (!options.ok()) return options.status();
-  ASSIGN_OR_RETURN(SweepSpec spec, ResolveSweep(*options, limits_));
-  RETURN_IF_ERROR(CheckFitsBackend(spec, worker_.backend()));
-  auto job = std::make_shared<Job>();
-  // Ids stay unique across restarts of the daemon: start second, then a counter.
-  static const int64_t kStartSecond = absl::ToUnixSeconds(absl::Now());
-  job->id = absl::StrFormat("%d-%d", kStartSecond, next_job_number_.fetch_add(1));
-  job->kind = kind;
-  job->spec = std::move(spec);
-  return job;
+// Finishes a unary call with the status of `result`, copying its value into `response`.
+template <typename T>
+grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
+                                 absl::StatusOr<T> result, T* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (result.ok()) *response = *std::move(result);
+  reactor->Finish(ToGrpcStatus(result.status()));
+  return reactor;
 }
 
-grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Run(grpc::CallbackServerContext*,
+}  // namespace
+
+ProbeService::ProbeService(JobManager& manager, std::string version)
+    : manager_(manager), version_(std::move(version)) {}
+
+absl::StatusOr<std::string> ProbeService::SubmitForStream(grpc::CallbackServerContext* context,
+                                                          v1::SubmitRequest request) {
+  absl::StatusOr<v1::Job> job = manager_.Submit(std::move(request), context->peer());
+  if (!job.ok()) return job.status();
+  return job->id();
+}
+
+grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Run(grpc::CallbackServerContext* context,
                                                          const v1::SweepRequest* request) {
-  return new RunReactor(worker_, MakeJob(JobKind::kSweep, SweepOptionsFromProto(*request)));
+  v1::SubmitRequest submit;
+  *submit.mutable_sweep() = *request;
+  return new JobStreamReactor(manager_, SubmitForStream(context, std::move(submit)));
 }
 
-grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Check(grpc::CallbackServerContext*,
+grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Check(grpc::CallbackServerContext* context,
                                                            const v1::CheckRequest* request) {
-  absl::StatusOr<SweepOptions> options = CheckOptionsFromProto(*request);
-  if (options.ok() && request->variants().empty()) {
+  v1::SubmitRequest submit;
+  *submit.mutable_check() = *request;
+  if (request->variants().empty()) {
     // "Every variant" means every variant this backend implements.
-    std::erase_if(options->variants,
-                  [&](KernelVariant v) { return !worker_.backend().CheckVariant(v).ok(); });
+    for (KernelVariant v : {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor}) {
+      if (manager_.backend().CheckVariant(v).ok()) {
+        submit.mutable_check()->add_variants(VariantToProto(v));
+      }
+    }
   }
-  absl::StatusOr<std::shared_ptr<Job>> job = MakeJob(JobKind::kCheck, std::move(options));
-  if (job.ok()) (*job)->dump_dir = request->dump_dir();
-  return new RunReactor(worker_, std::move(job));
+  return new JobStreamReactor(manager_, SubmitForStream(context, std::move(submit)));
+}
+
+grpc::ServerUnaryReactor* ProbeService::Submit(grpc::CallbackServerContext* context,
+                                               const v1::SubmitRequest* request,
+                                               v1::Job* response) {
+  return Answer(context, manager_.Submit(*request, context->peer()), response);
+}
+
+grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Watch(grpc::CallbackServerContext*,
+                                                           const v1::WatchRequest* request) {
+  return new JobStreamReactor(manager_, request->job_id());
+}
+
+grpc::ServerUnaryReactor* ProbeService::GetJob(grpc::CallbackServerContext* context,
+                                               const v1::GetJobRequest* request,
+                                               v1::Job* response) {
+  return Answer(context, manager_.Get(request->job_id()), response);
+}
+
+grpc::ServerUnaryReactor* ProbeService::ListJobs(grpc::CallbackServerContext* context,
+                                                 const v1::ListJobsRequest* request,
+                                                 v1::ListJobsResponse* response) {
+  return Answer(context, manager_.List(*request), response);
+}
+
+grpc::ServerUnaryReactor* ProbeService::CancelJob(grpc::CallbackServerContext* context,
+                                                  const v1::CancelJobRequest* request,
+                                                  v1::Job* response) {
+  return Answer(context, manager_.Cancel(request->job_id()), response);
 }
 
 grpc::ServerUnaryReactor* ProbeService::GetServerInfo(grpc::CallbackServerContext* context,
                                                       const v1::GetServerInfoRequest*,
                                                       v1::ServerInfo* response) {
-  const Backend& backend = worker_.backend();
+  const Backend& backend = manager_.backend();
   response->set_version(version_);
   response->set_backend(backend.Name());
   response->set_device(backend.Description());
   response->set_device_memory_bytes(backend.MemoryCapacityBytes());
-  response->set_queue_depth(worker_.QueueDepth());
+  response->set_queue_depth(static_cast<uint32_t>(manager_.QueueDepth()));
   *response->mutable_details() = DeviceDetailsToProto(backend.Details());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);

@@ -1,41 +1,49 @@
-// gpuprobe.v1.ProbeService on gRPC's callback API: translates requests to engine types at
-// the edge, validates them before anything is queued, and hands jobs to the device worker.
+// gpuprobe.v1.ProbeService on gRPC's callback API: requests go to the job manager, which
+// validates them completely before anything is stored or queued; job streams are reactors
+// watching the manager.
 //
-//   ProbeService service(worker, SweepLimits{}, "0.1.0");
+//   ProbeService service(manager, "0.1.0");
 //   builder.RegisterService(&service);
 #pragma once
 
-#include <atomic>
 #include <string>
 
 #include "gpuprobe/v1/probe.grpc.pb.h"
-#include "server/jobs/device_worker.h"
-#include "server/probe/sweep_spec.h"
+#include "server/jobs/job_manager.h"
 
 namespace gpuprobe {
 
 class ProbeService final : public v1::ProbeService::CallbackService {
  public:
-  ProbeService(DeviceWorker& worker, SweepLimits limits, std::string version);
+  ProbeService(JobManager& manager, std::string version);
 
   grpc::ServerWriteReactor<v1::JobEvent>* Run(grpc::CallbackServerContext* context,
                                               const v1::SweepRequest* request) override;
   grpc::ServerWriteReactor<v1::JobEvent>* Check(grpc::CallbackServerContext* context,
                                                 const v1::CheckRequest* request) override;
+  grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
+                                   const v1::SubmitRequest* request, v1::Job* response) override;
+  grpc::ServerWriteReactor<v1::JobEvent>* Watch(grpc::CallbackServerContext* context,
+                                                const v1::WatchRequest* request) override;
+  grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext* context,
+                                   const v1::GetJobRequest* request, v1::Job* response) override;
+  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context,
+                                     const v1::ListJobsRequest* request,
+                                     v1::ListJobsResponse* response) override;
+  grpc::ServerUnaryReactor* CancelJob(grpc::CallbackServerContext* context,
+                                      const v1::CancelJobRequest* request,
+                                      v1::Job* response) override;
   grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext* context,
                                           const v1::GetServerInfoRequest* request,
                                           v1::ServerInfo* response) override;
 
  private:
-  // Every check that needs no device (fields, limits, the backend's variants, geometry and
-  // memory), then a job ready to queue.
-  absl::StatusOr<std::shared_ptr<Job>> MakeJob(JobKind kind,
-                                               absl::StatusOr<SweepOptions> options);
+  // Submits and returns the id to stream, or the refusal.
+  absl::StatusOr<std::string> SubmitForStream(grpc::CallbackServerContext* context,
+                                              v1::SubmitRequest request);
 
-  DeviceWorker& worker_;
-  const SweepLimits limits_;
+  JobManager& manager_;
   const std::string version_;
-  std::atomic<int64_t> next_job_number_{1};
 };
 
 }  // namespace gpuprobe

@@ -104,11 +104,29 @@ absl::StatusOr<SweepOptions> CheckOptionsFromProto(const v1::CheckRequest& r) {
   if (o.variants.empty()) {
     o.variants = {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor};
   }
-  // A fresh seed for every unseeded check, reported in the started event so it can be rerun.
-  o.seed = r.has_seed() ? r.seed()
-                        : MixSeed(std::random_device{}(),
-                                  static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())));
+  if (r.has_seed()) o.seed = r.seed();
+  o.labels.insert(r.labels().begin(), r.labels().end());
   return o;
+}
+
+absl::StatusOr<JobSpec> ResolveJob(const v1::SubmitRequest& request, const SweepLimits& limits) {
+  JobSpec job;
+  absl::StatusOr<SweepOptions> options;
+  if (request.has_check()) {
+    job.kind = JobKind::kCheck;
+    options = CheckOptionsFromProto(request.check());
+  } else if (request.has_sweep()) {
+    options = SweepOptionsFromProto(request.sweep());
+  } else {
+    return absl::InvalidArgumentError("work: a job needs a sweep or a check");
+  }
+  if (!options.ok()) return options.status();
+  ASSIGN_OR_RETURN(job.spec, ResolveSweep(*options, limits));
+  return job;
+}
+
+uint64_t FreshSeed() {
+  return MixSeed(std::random_device{}(), static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())));
 }
 
 v1::KernelVariant VariantToProto(KernelVariant variant) {

@@ -19,12 +19,27 @@ namespace gpuprobe {
 
 namespace v1 = ::gpuprobe::v1;
 
+enum class JobKind {
+  kSweep,  // timed arms, streamed as rows
+  kCheck,  // exactness: each arm's kernels once against the float64 reference
+};
+
+struct JobSpec {
+  JobKind kind = JobKind::kSweep;
+  SweepSpec spec;
+};
+
 // INVALID_ARGUMENT names a field that holds an enum value this server does not know.
 absl::StatusOr<SweepOptions> SweepOptionsFromProto(const v1::SweepRequest& request);
 
-// An exactness request as sweep options: one t (default 6), all variants unless given, and a
-// fresh random seed unless given.
+// An exactness request as sweep options: one t (default 6), all variants unless given.
 absl::StatusOr<SweepOptions> CheckOptionsFromProto(const v1::CheckRequest& request);
+
+// Resolves and validates a stored or submitted request (INVALID_ARGUMENT naming the field).
+absl::StatusOr<JobSpec> ResolveJob(const v1::SubmitRequest& request, const SweepLimits& limits);
+
+// A seed no earlier check used: for checks submitted without one.
+uint64_t FreshSeed();
 
 v1::KernelVariant VariantToProto(KernelVariant variant);
 v1::TimingMode TimingToProto(TimingMode timing);

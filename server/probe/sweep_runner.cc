@@ -58,6 +58,18 @@ absl::Status CheckFitsBackend(const SweepSpec& spec, const Backend& backend) {
   return absl::OkStatus();
 }
 
+double EstimateDeviceSeconds(const SweepSpec& spec, const Backend& backend) {
+  const double tbps = backend.Details().calibrated_read_tbps;
+  const double bytes_per_s = tbps > 0.0 ? tbps * 1e12 : 1e9;
+  const int launches = spec.timing == TimingMode::kGraph ? kGraphLaunchesPerSample : 1;
+  const int64_t expert_bytes = GateUpExpertBytes(spec.geometry) + DownExpertBytes(spec.geometry);
+  double seconds = 0.0;
+  for (const Arm& arm : ExpandArms(spec)) {
+    seconds += 2 * 10e-6 + static_cast<double>(arm.slots) * expert_bytes / bytes_per_s;
+  }
+  return seconds * spec.reps * launches;
+}
+
 absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
                                       SweepObserver& observer,
                                       const std::atomic<bool>& cancelled) {

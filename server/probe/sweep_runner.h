@@ -42,6 +42,11 @@ absl::StatusOr<ArmInputs> MakeArmInputs(const SweepSpec& spec, const Arm& arm);
 // (UNIMPLEMENTED) or more memory than it has (RESOURCE_EXHAUSTED, with both figures).
 absl::Status CheckFitsBackend(const SweepSpec& spec, const Backend& backend);
 
+// Device time the job will take, roughly: every launch's bytes at the device's calibrated read
+// bandwidth (1 GB/s for a backend without one: the cpu reference kernels are slower still),
+// plus 10 us of launch overhead, over all reps (and graph launches). For queue admission only.
+double EstimateDeviceSeconds(const SweepSpec& spec, const Backend& backend);
+
 // Runs the sweep. Returns CANCELLED, between launches, once `cancelled` is true.
 absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
                                       SweepObserver& observer, const std::atomic<bool>& cancelled);

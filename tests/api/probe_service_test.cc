@@ -1,10 +1,14 @@
-// The gRPC service in process, on the cpu backend, over a real loopback port.
+// The gRPC service in process, on the cpu backend and a store in a temporary directory, over a
+// real loopback port.
 #include "server/api/probe_service.h"
+
+#include <stdlib.h>
 
 #include <thread>
 
-#include "google/protobuf/util/time_util.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "google/protobuf/util/time_util.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
@@ -21,8 +25,21 @@ using testing::HasSubstr;
 class ProbeServiceTest : public testing::Test {
  protected:
   void SetUp() override {
-    worker_ = std::make_unique<DeviceWorker>(std::make_unique<CpuBackend>());
-    service_ = std::make_unique<ProbeService>(*worker_, SweepLimits{}, "test");
+    std::string tmpl = ::testing::TempDir() + "gpuprobe_service_XXXXXX";
+    data_dir_ = mkdtemp(tmpl.data());
+    StartDaemon();
+  }
+
+  void TearDown() override { StopDaemon(); }
+
+  void StartDaemon(QueueLimits limits = {}) {
+    absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(data_dir_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    absl::StatusOr<std::unique_ptr<JobManager>> manager =
+        JobManager::Start(*std::move(store), std::make_unique<CpuBackend>(), limits);
+    ASSERT_TRUE(manager.ok()) << manager.status();
+    manager_ = *std::move(manager);
+    service_ = std::make_unique<ProbeService>(*manager_, "test");
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -33,9 +50,12 @@ class ProbeServiceTest : public testing::Test {
         grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
   }
 
-  void TearDown() override {
-    worker_->Stop();
-    server_->Shutdown();
+  void StopDaemon() {
+    if (manager_) manager_->Stop();
+    if (server_) server_->Shutdown();
+    server_.reset();
+    service_.reset();
+    manager_.reset();
   }
 
   static v1::SweepRequest Small(int reps = 3) {
@@ -49,22 +69,57 @@ class ProbeServiceTest : public testing::Test {
     return r;
   }
 
+  v1::Job Submit(const v1::SweepRequest& sweep, const std::string& key = "", int priority = 0) {
+    v1::SubmitRequest request;
+    *request.mutable_sweep() = sweep;
+    request.set_idempotency_key(key);
+    request.set_priority(priority);
+    grpc::ClientContext context;
+    v1::Job job;
+    const grpc::Status status = stub_->Submit(&context, request, &job);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return job;
+  }
+
+  v1::Job Get(const std::string& id) {
+    grpc::ClientContext context;
+    v1::GetJobRequest request;
+    request.set_job_id(id);
+    v1::Job job;
+    EXPECT_TRUE(stub_->GetJob(&context, request, &job).ok());
+    return job;
+  }
+
   // Reads a whole stream; `on_event` sees each event as it arrives.
+  template <typename Reader>
+  static grpc::Status ReadAll(Reader& reader, std::vector<v1::JobEvent>* events,
+                              const std::function<void(const v1::JobEvent&)>& on_event) {
+    v1::JobEvent event;
+    while (reader.Read(&event)) {
+      if (on_event) on_event(event);
+      events->push_back(event);
+    }
+    return reader.Finish();
+  }
+
   grpc::Status RunAll(const v1::SweepRequest& request, std::vector<v1::JobEvent>* events,
                       grpc::ClientContext* context = nullptr,
                       const std::function<void(const v1::JobEvent&)>& on_event = nullptr) {
     grpc::ClientContext own;
-    grpc::ClientContext* ctx = context != nullptr ? context : &own;
-    auto reader = stub_->Run(ctx, request);
-    v1::JobEvent event;
-    while (reader->Read(&event)) {
-      if (on_event) on_event(event);
-      events->push_back(event);
-    }
-    return reader->Finish();
+    auto reader = stub_->Run(context != nullptr ? context : &own, request);
+    return ReadAll(*reader, events, on_event);
   }
 
-  std::unique_ptr<DeviceWorker> worker_;
+  grpc::Status WatchAll(const std::string& id, std::vector<v1::JobEvent>* events) {
+    grpc::ClientContext context;
+    v1::WatchRequest request;
+    request.set_job_id(id);
+    auto reader = stub_->Watch(&context, request);
+    return ReadAll(*reader, events, nullptr);
+  }
+
+  std::string data_dir_;
+  std::unique_ptr<JobManager> manager_;
   std::unique_ptr<ProbeService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::ProbeService::Stub> stub_;
@@ -80,22 +135,25 @@ TEST_F(ProbeServiceTest, RunStreamsAcceptedStartedProgressRowsFinishedInOrder) {
   ASSERT_TRUE(events[1].has_started());
   EXPECT_EQ(events[1].started().device(), "cpu (reference kernels)");
   EXPECT_EQ(events[1].started().sweep().arms_size(), 6);
-  EXPECT_EQ(events[1].started().sweep().hidden(), 512u);
+  EXPECT_EQ(events[1].attempt(), 1u);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(events[2 + i].progress().reps_done(), i + 1u);
   for (int i = 0; i < 6; ++i) {
     ASSERT_TRUE(events[5 + i].has_row());
     EXPECT_EQ(events[5 + i].row().arm_index(), static_cast<uint32_t>(i));
     EXPECT_EQ(events[5 + i].row().kept_reps(), 2u);
     EXPECT_GT(events[5 + i].row().gu_us(), 0.0);
-    EXPECT_EQ(events[5 + i].row().device(), "cpu (reference kernels)");
   }
   EXPECT_DOUBLE_EQ(events[10].row().vs_reference(), 1.0);
   ASSERT_TRUE(events[11].has_finished());
   EXPECT_EQ(events[11].finished().state(), v1::JOB_STATE_SUCCEEDED);
-  EXPECT_EQ(events[11].finished().rows(), 6u);
+  const v1::Job job = Get(events[0].accepted().job_id());
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(job.results(), 6u);
+  EXPECT_EQ(job.attempts(), 1u);
+  EXPECT_EQ(job.device(), "cpu (reference kernels)");
 }
 
-TEST_F(ProbeServiceTest, InvalidRequestIsRefusedBeforeItIsQueued) {
+TEST_F(ProbeServiceTest, InvalidRequestIsRefusedBeforeItIsStored) {
   v1::SweepRequest request = Small();
   request.mutable_geometry()->set_hidden(500);
   std::vector<v1::JobEvent> events;
@@ -103,6 +161,39 @@ TEST_F(ProbeServiceTest, InvalidRequestIsRefusedBeforeItIsQueued) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("hidden"));
   EXPECT_TRUE(events.empty());
+  grpc::ClientContext context;
+  v1::ListJobsResponse list;
+  ASSERT_TRUE(stub_->ListJobs(&context, v1::ListJobsRequest(), &list).ok());
+  EXPECT_EQ(list.jobs_size(), 0);
+}
+
+TEST_F(ProbeServiceTest, EveryValidationRuleIsRefusedNamingItsField) {
+  struct Case {
+    std::function<void(v1::SweepRequest&)> edit;
+    const char* field;
+  };
+  const Case cases[] = {
+      {[](v1::SweepRequest& r) { r.mutable_geometry()->set_hidden(500); }, "hidden"},
+      {[](v1::SweepRequest& r) { r.mutable_geometry()->set_ff(100); }, "ff"},
+      {[](v1::SweepRequest& r) { r.mutable_geometry()->set_selected(0); }, "selected"},
+      {[](v1::SweepRequest& r) { r.mutable_geometry()->set_experts(100000); }, "experts"},
+      {[](v1::SweepRequest& r) { r.set_t_max(0); }, "t"},
+      {[](v1::SweepRequest& r) { r.set_reps(1); }, "reps"},
+      {[](v1::SweepRequest& r) { r.add_unions(2); }, "unions"},
+      {[](v1::SweepRequest& r) { r.add_t_values(0); }, "t_values"},
+      {[](v1::SweepRequest& r) { r.add_variants(v1::KERNEL_VARIANT_UNION); }, "variant"},
+      {[](v1::SweepRequest& r) { (*r.mutable_labels())[""] = "x"; }, "labels"},
+  };
+  for (const Case& c : cases) {
+    v1::SubmitRequest request;
+    *request.mutable_sweep() = Small();
+    c.edit(*request.mutable_sweep());
+    grpc::ClientContext context;
+    v1::Job job;
+    const grpc::Status status = stub_->Submit(&context, request, &job);
+    EXPECT_FALSE(status.ok()) << c.field;
+    EXPECT_THAT(status.error_message(), HasSubstr(c.field));
+  }
 }
 
 TEST_F(ProbeServiceTest, SweepLargerThanTheDeviceIsRefusedWithResourceExhausted) {
@@ -116,15 +207,6 @@ TEST_F(ProbeServiceTest, SweepLargerThanTheDeviceIsRefusedWithResourceExhausted)
   EXPECT_THAT(status.error_message(), HasSubstr("GiB"));
 }
 
-TEST_F(ProbeServiceTest, UnimplementedVariantIsRefused) {
-  v1::SweepRequest request = Small();
-  request.add_variants(v1::KERNEL_VARIANT_FLOOR);
-  std::vector<v1::JobEvent> events;
-  const grpc::Status status = RunAll(request, &events);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  EXPECT_THAT(status.error_message(), HasSubstr("variant"));
-}
-
 TEST_F(ProbeServiceTest, ConcurrentJobsRunOneAtATime) {
   struct Seen {
     uint32_t position = 99;
@@ -136,7 +218,9 @@ TEST_F(ProbeServiceTest, ConcurrentJobsRunOneAtATime) {
     using google::protobuf::util::TimeUtil;
     for (const v1::JobEvent& e : events) {
       if (e.has_accepted()) seen->position = e.accepted().queue_position();
-      if (e.has_started()) seen->started_us = TimeUtil::TimestampToMicroseconds(e.started().started_at());
+      if (e.has_started()) {
+        seen->started_us = TimeUtil::TimestampToMicroseconds(e.started().started_at());
+      }
       if (e.has_finished()) {
         seen->finished_us = TimeUtil::TimestampToMicroseconds(e.finished().finished_at());
       }
@@ -151,21 +235,173 @@ TEST_F(ProbeServiceTest, ConcurrentJobsRunOneAtATime) {
   const Seen& second = a.started_us < b.started_us ? b : a;
   EXPECT_EQ(first.position, 0u);
   EXPECT_EQ(second.position, 1u);
-  EXPECT_GT(first.started_us, 0);
   EXPECT_GE(second.started_us, first.finished_us) << "the jobs overlapped on the device";
 }
 
-TEST_F(ProbeServiceTest, ClientThatLeavesCancelsItsJobAndTheNextJobRuns) {
+TEST_F(ProbeServiceTest, ClientThatLeavesDoesNotStopItsJob) {
   grpc::ClientContext context;
   std::vector<v1::JobEvent> events;
-  const grpc::Status status =
-      RunAll(Small(10000), &events, &context, [&](const v1::JobEvent& e) {
-        if (e.has_progress() && e.progress().reps_done() == 2) context.TryCancel();
-      });
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
-  std::vector<v1::JobEvent> next;
-  EXPECT_TRUE(RunAll(Small(2), &next).ok());
-  EXPECT_EQ(next.back().finished().state(), v1::JOB_STATE_SUCCEEDED);
+  std::string id;
+  RunAll(Small(40), &events, &context, [&](const v1::JobEvent& e) {
+    if (e.has_accepted()) id = e.accepted().job_id();
+    if (e.has_progress() && e.progress().reps_done() == 2) context.TryCancel();
+  });
+  ASSERT_FALSE(id.empty());
+  std::vector<v1::JobEvent> rest;
+  ASSERT_TRUE(WatchAll(id, &rest).ok());
+  EXPECT_EQ(rest.back().finished().state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(Get(id).results(), 6u);
+}
+
+TEST_F(ProbeServiceTest, SubmitAnswersAtOnceAndAnIdempotentRetryReturnsTheSameJob) {
+  const v1::Job first = Submit(Small(3), "ci-build-42");
+  EXPECT_TRUE(first.state() == v1::JOB_STATE_QUEUED || first.state() == v1::JOB_STATE_RUNNING);
+  const v1::Job again = Submit(Small(3), "ci-build-42");
+  EXPECT_EQ(again.id(), first.id());
+  const v1::Job other = Submit(Small(3), "ci-build-43");
+  EXPECT_NE(other.id(), first.id());
+}
+
+TEST_F(ProbeServiceTest, WatchReplayEqualsTheLiveStream) {
+  std::vector<v1::JobEvent> live;
+  ASSERT_TRUE(RunAll(Small(4), &live).ok());
+  std::vector<v1::JobEvent> replay;
+  ASSERT_TRUE(WatchAll(live[0].accepted().job_id(), &replay).ok());
+  ASSERT_EQ(replay.size(), live.size());
+  for (size_t i = 0; i < live.size(); ++i) {
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(live[i], replay[i]))
+        << "event " << i;
+  }
+}
+
+TEST_F(ProbeServiceTest, FiftyConcurrentWatchersEachReceiveEveryRowInOrder) {
+  const v1::Job job = Submit(Small(30));
+  std::vector<std::vector<v1::JobEvent>> seen(50);
+  std::vector<std::thread> watchers;
+  for (auto& events : seen) {
+    watchers.emplace_back([&, out = &events] { EXPECT_TRUE(WatchAll(job.id(), out).ok()); });
+  }
+  for (std::thread& t : watchers) t.join();
+  for (const auto& events : seen) {
+    std::vector<uint32_t> arms;
+    for (const v1::JobEvent& e : events) {
+      if (e.has_row()) arms.push_back(e.row().arm_index());
+    }
+    EXPECT_EQ(arms, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5}));
+    EXPECT_TRUE(events.back().has_finished());
+  }
+}
+
+TEST_F(ProbeServiceTest, CancelQueuedAndRunningJobs) {
+  const v1::Job running = Submit(Small(5000));
+  const v1::Job queued = Submit(Small(3));
+  // Wait until the first one runs.
+  for (int i = 0; i < 200 && Get(running.id()).state() != v1::JOB_STATE_RUNNING; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  grpc::ClientContext c1;
+  v1::CancelJobRequest cancel;
+  cancel.set_job_id(queued.id());
+  v1::Job result;
+  ASSERT_TRUE(stub_->CancelJob(&c1, cancel, &result).ok());
+  EXPECT_EQ(result.state(), v1::JOB_STATE_CANCELLED);
+
+  grpc::ClientContext c2;
+  cancel.set_job_id(running.id());
+  ASSERT_TRUE(stub_->CancelJob(&c2, cancel, &result).ok());
+  std::vector<v1::JobEvent> events;
+  const grpc::Status watched = WatchAll(running.id(), &events);
+  EXPECT_EQ(watched.error_code(), grpc::StatusCode::CANCELLED);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().finished().state(), v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(Get(running.id()).state(), v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(Get(queued.id()).attempts(), 0u);  // never started
+
+  grpc::ClientContext c3;
+  EXPECT_EQ(stub_->CancelJob(&c3, cancel, &result).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(ProbeServiceTest, ListJobsFiltersByStateAndLabelAndPages) {
+  v1::SweepRequest labelled = Small(2);
+  (*labelled.mutable_labels())["branch"] = "main";
+  std::vector<v1::JobEvent> events;
+  ASSERT_TRUE(RunAll(labelled, &events).ok());
+  ASSERT_TRUE(RunAll(Small(2), &events).ok());
+  ASSERT_TRUE(RunAll(Small(2), &events).ok());
+
+  v1::ListJobsRequest by_label;
+  (*by_label.mutable_labels())["branch"] = "main";
+  grpc::ClientContext c1;
+  v1::ListJobsResponse list;
+  ASSERT_TRUE(stub_->ListJobs(&c1, by_label, &list).ok());
+  ASSERT_EQ(list.jobs_size(), 1);
+  EXPECT_EQ(list.jobs(0).request().sweep().labels().at("branch"), "main");
+
+  v1::ListJobsRequest paged;
+  paged.add_states(v1::JOB_STATE_SUCCEEDED);
+  paged.set_page_size(2);
+  grpc::ClientContext c2;
+  ASSERT_TRUE(stub_->ListJobs(&c2, paged, &list).ok());
+  EXPECT_EQ(list.jobs_size(), 2);
+  ASSERT_FALSE(list.next_page_token().empty());
+  paged.set_page_token(list.next_page_token());
+  grpc::ClientContext c3;
+  ASSERT_TRUE(stub_->ListJobs(&c3, paged, &list).ok());
+  EXPECT_EQ(list.jobs_size(), 1);
+  EXPECT_TRUE(list.next_page_token().empty());
+}
+
+TEST_F(ProbeServiceTest, UnknownJobIsNotFound) {
+  grpc::ClientContext context;
+  v1::GetJobRequest request;
+  request.set_job_id("job-999");
+  v1::Job job;
+  const grpc::Status status = stub_->GetJob(&context, request, &job);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(status.error_message(), HasSubstr("job_id"));
+}
+
+TEST_F(ProbeServiceTest, AFullQueueRefusesWithResourceExhausted) {
+  StopDaemon();
+  QueueLimits limits;
+  limits.max_queued_jobs = 1;
+  StartDaemon(limits);
+  Submit(Small(5000));  // runs
+  for (int i = 0; i < 200 && manager_->QueueDepth() != 1; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  Submit(Small(3));  // queued: the queue is full now
+  v1::SubmitRequest request;
+  *request.mutable_sweep() = Small(3);
+  grpc::ClientContext context;
+  v1::Job job;
+  const grpc::Status status = stub_->Submit(&context, request, &job);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("queue"));
+}
+
+TEST_F(ProbeServiceTest, RestartRequeuesTheInterruptedJobOnceThenFailsIt) {
+  const v1::Job job = Submit(Small(10000));
+  for (int i = 0; i < 200 && Get(job.id()).state() != v1::JOB_STATE_RUNNING; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  const v1::Job queued = Submit(Small(2));
+  StopDaemon();  // interrupts the running job
+  StartDaemon();
+  // Attempt 2 runs; interrupt it too.
+  for (int i = 0; i < 200 && Get(job.id()).attempts() != 2; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(Get(job.id()).attempts(), 2u);
+  StopDaemon();
+  StartDaemon();
+  const v1::Job failed = Get(job.id());
+  EXPECT_EQ(failed.state(), v1::JOB_STATE_FAILED);
+  EXPECT_THAT(failed.error_message(), HasSubstr("2 times"));
+  std::vector<v1::JobEvent> events;
+  ASSERT_TRUE(WatchAll(queued.id(), &events).ok());  // the queued job survived and ran
+  EXPECT_EQ(events.back().finished().state(), v1::JOB_STATE_SUCCEEDED);
 }
 
 TEST_F(ProbeServiceTest, ServerInfoDescribesTheBackend) {

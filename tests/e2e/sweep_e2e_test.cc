@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/subprocess.h"
@@ -26,13 +27,18 @@ class SweepEndToEndTest : public testing::Test {
     std::string tmpl = ::testing::TempDir() + "gpuprobe_e2e_XXXXXX";
     dir_ = new std::string(mkdtemp(tmpl.data()));
     absl::StatusOr<ChildProcess> daemon = ChildProcess::Start(
-        {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu"}, *dir_ + "/daemon.log");
+        {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--data-dir",
+         *dir_ + "/data"},
+        *dir_ + "/daemon.log");
     ASSERT_TRUE(daemon.ok()) << daemon.status();
     daemon_ = new ChildProcess(*std::move(daemon));
     absl::StatusOr<std::string> port = daemon_->AwaitLog("listening on 127.0.0.1:", absl::Seconds(20));
     ASSERT_TRUE(port.ok()) << port.status();
     server_ = new std::string("127.0.0.1:" + *port);
   }
+
+  // A daemon that did not start fails every test of the suite (never skips it).
+  void SetUp() override { ASSERT_NE(server_, nullptr) << "gpuprobed did not start"; }
 
   static void TearDownTestSuite() {
     delete daemon_;  // SIGKILLs it if a test did not stop it
@@ -196,12 +202,95 @@ TEST_F(SweepEndToEndTest, CheckOfAVariantTheBackendLacksIsRefused) {
   EXPECT_THAT(r.err, HasSubstr("variant"));
 }
 
+TEST_F(SweepEndToEndTest, SubmitWaitShowJobsAndCancel) {
+  const CommandResult submitted =
+      Cli({"submit", "--experts", "32", "--hidden", "256", "--ff", "64", "--selected", "4", "--t",
+           "2", "--reps", "3", "--label", "suite=e2e", "--idempotency-key", "e2e-1"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::vector<std::string> lines = absl::StrSplit(submitted.out, '\n', absl::SkipEmpty());
+  ASSERT_FALSE(lines.empty());
+  const std::string job = lines.back();
+  EXPECT_EQ(Cli({"wait", job, "--timeout", "60s"}).exit_code, 0);
+  const CommandResult again = Cli({"submit", "--experts", "32", "--hidden", "256", "--ff", "64",
+                                   "--selected", "4", "--t", "2", "--reps", "3",
+                                   "--idempotency-key", "e2e-1"});
+  EXPECT_EQ(absl::StripSuffix(again.out, "\n"), job);  // the same job, not a new one
+
+  const CommandResult shown = Cli({"--format", "tsv", "show", job});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const Tsv tsv = ParseTsv(shown.out);
+  EXPECT_EQ(tsv.rows.size(), 3u);  // t = 1: 1 arm, t = 2: 2 arms
+  EXPECT_EQ(tsv.header.back(), "vs_t2_full");
+
+  const CommandResult jobs = Cli({"jobs", "--label", "suite=e2e"});
+  EXPECT_THAT(jobs.out, HasSubstr(job));
+  EXPECT_THAT(jobs.out, HasSubstr("succeeded"));
+
+  const CommandResult long_job = Cli({"submit", "--experts", "32", "--hidden", "256", "--ff",
+                                      "64", "--selected", "4", "--t", "2", "--reps", "10000"});
+  const std::string long_id =
+      std::vector<std::string>(absl::StrSplit(long_job.out, '\n', absl::SkipEmpty())).back();
+  EXPECT_EQ(Cli({"wait", long_id, "--timeout", "200ms"}).exit_code, 5);
+  EXPECT_EQ(Cli({"cancel", long_id}).exit_code, 0);
+  EXPECT_EQ(Cli({"wait", long_id, "--timeout", "60s"}).exit_code, 3);
+  EXPECT_EQ(Cli({"wait", "job-999999"}).exit_code, 1);
+}
+
 // Runs last in this suite: stops the shared daemon.
 TEST_F(SweepEndToEndTest, ZzSigtermStopsTheDaemonCleanly) {
   absl::StatusOr<int> code = daemon_->StopWith(SIGTERM, absl::Seconds(20));
   ASSERT_TRUE(code.ok()) << code.status();
   EXPECT_EQ(*code, 0) << daemon_->Log();
   EXPECT_THAT(daemon_->Log(), HasSubstr("stopped"));
+}
+
+}  // namespace
+}  // namespace gpuprobe
+
+namespace gpuprobe {
+namespace {
+
+// The scenario: three jobs queued, the daemon killed with -9 while the first runs,
+// restarted on the same data directory; all three finish with every row.
+TEST(RestartEndToEndTest, JobsSurviveKillNine) {
+  std::string tmpl = ::testing::TempDir() + "gpuprobe_restart_XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  const std::vector<std::string> daemon_argv = {GPUPROBED_PATH, "--listen", "127.0.0.1:0",
+                                                "--backend", "cpu", "--data-dir", dir + "/data"};
+  auto start = [&](const std::string& log) -> std::pair<ChildProcess, std::string> {
+    absl::StatusOr<ChildProcess> d = ChildProcess::Start(daemon_argv, dir + "/" + log);
+    EXPECT_TRUE(d.ok());
+    absl::StatusOr<std::string> port = d->AwaitLog("listening on 127.0.0.1:", absl::Seconds(20));
+    EXPECT_TRUE(port.ok()) << port.status();
+    return {*std::move(d), "127.0.0.1:" + *port};
+  };
+  auto cli = [&](const std::string& server, std::vector<std::string> args) {
+    args.insert(args.begin(), {GPUPROBE_PATH, "--server", server});
+    absl::StatusOr<CommandResult> r = RunCommand(args, {}, dir);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : CommandResult{};
+  };
+  auto [first, server] = start("first.log");
+  std::vector<std::string> jobs;
+  for (const char* reps : {"300", "3", "3"}) {
+    const CommandResult r = cli(server, {"submit", "--experts", "64", "--hidden", "512", "--ff",
+                                         "128", "--selected", "4", "--t", "3", "--reps", reps});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    jobs.push_back(std::vector<std::string>(absl::StrSplit(r.out, '\n', absl::SkipEmpty())).back());
+  }
+  ASSERT_TRUE(first.AwaitLog("job " + jobs[0] + " started", absl::Seconds(20)).ok());
+  absl::StatusOr<int> killed = first.StopWith(SIGKILL, absl::Seconds(10));
+  ASSERT_TRUE(killed.ok());
+  EXPECT_EQ(*killed, 128 + SIGKILL);
+
+  auto [second, server2] = start("second.log");
+  for (const std::string& job : jobs) {
+    EXPECT_EQ(cli(server2, {"wait", job, "--timeout", "120s"}).exit_code, 0) << job;
+    const CommandResult shown = cli(server2, {"--format", "tsv", "show", job});
+    EXPECT_EQ(ParseTsv(shown.out).rows.size(), 6u) << job << shown.out << shown.err;
+  }
+  EXPECT_THAT(second.Log(), HasSubstr("job " + jobs[0] + " was interrupted; queued again"));
+  EXPECT_THAT(cli(server2, {"show", jobs[0]}).err, HasSubstr("attempts 2"));
 }
 
 }  // namespace

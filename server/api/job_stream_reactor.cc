@@ -1,36 +1,38 @@
-#include "server/api/run_reactor.h"
+#include "server/api/job_stream_reactor.h"
 
 #include "server/api/grpc_status.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuprobe {
 
-class RunReactor::Outbox final : public JobEventSink {
+class JobStreamReactor::Outbox final : public JobEventSink {
  public:
-  explicit Outbox(RunReactor* reactor) : reactor_(reactor) {}
+  explicit Outbox(JobStreamReactor* reactor) : reactor_(reactor) {}
 
-  // Worker thread. Starts a write unless one is in flight; OnWriteDone continues the chain.
-  void Publish(const v1::JobEvent& event) override {
+  // Manager (worker or replaying) thread. Starts a write unless one is in flight; OnWriteDone
+  // continues the chain.
+  bool Publish(const v1::JobEvent& event) override {
     const v1::JobEvent* to_write = nullptr;
-    RunReactor* reactor = nullptr;
+    JobStreamReactor* reactor = nullptr;
     {
       absl::MutexLock lock(&mu_);
-      if (reactor_ == nullptr || finish_called_) return;
+      if (reactor_ == nullptr || finish_called_) return false;
       pending_.push_back(event);
       if (event.has_finished()) final_status_ = StatusOfFinished(event.finished());
-      if (writing_) return;
+      if (writing_) return true;
       writing_ = true;
       to_write = &pending_.front();  // std::deque keeps element addresses on push_back
       reactor = reactor_;
     }
     // Outside the lock: OnDone (which detaches) cannot run while this write is owed.
     reactor->StartWrite(to_write);
+    return true;
   }
 
   // gRPC thread, after each write.
   void WriteDone(bool ok) {
     const v1::JobEvent* to_write = nullptr;
-    RunReactor* reactor = nullptr;
+    JobStreamReactor* reactor = nullptr;
     {
       absl::MutexLock lock(&mu_);
       const bool was_final = pending_.front().has_finished();
@@ -83,38 +85,31 @@ class RunReactor::Outbox final : public JobEventSink {
   }
 
   absl::Mutex mu_;
-  RunReactor* reactor_ ABSL_GUARDED_BY(mu_);
+  JobStreamReactor* reactor_ ABSL_GUARDED_BY(mu_);
   std::deque<v1::JobEvent> pending_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finish_called_ ABSL_GUARDED_BY(mu_) = false;
   grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
 };
 
-RunReactor::RunReactor(DeviceWorker& worker, absl::StatusOr<std::shared_ptr<Job>> job)
+JobStreamReactor::JobStreamReactor(JobManager& manager, absl::StatusOr<std::string> job_id)
     : outbox_(std::make_shared<Outbox>(this)) {
-  if (!job.ok()) {
-    spdlog::info("refused request: {}", job.status().ToString());
-    outbox_->FinishNow(ToGrpcStatus(job.status()));
+  if (!job_id.ok()) {
+    spdlog::info("refused request: {}", job_id.status().ToString());
+    outbox_->FinishNow(ToGrpcStatus(job_id.status()));
     return;
   }
-  job_ = *std::move(job);
-  job_->sink = outbox_;
-  if (absl::StatusOr<int> ahead = worker.Enqueue(job_); !ahead.ok()) {
-    outbox_->FinishNow(ToGrpcStatus(ahead.status()));
-  } else {
-    spdlog::info("job {} queued with {} ahead", job_->id, *ahead);
+  if (absl::Status s = manager.Watch(*job_id, outbox_); !s.ok()) {
+    outbox_->FinishNow(ToGrpcStatus(s));
   }
 }
 
-void RunReactor::OnWriteDone(bool ok) { outbox_->WriteDone(ok); }
+void JobStreamReactor::OnWriteDone(bool ok) { outbox_->WriteDone(ok); }
 
-// A Run stream is the job's only consumer, so a client that leaves takes its job along.
-void RunReactor::OnCancel() {
-  if (job_) job_->cancelled = true;
-  outbox_->Cancelled();
-}
+void JobStreamReactor::OnCancel() { outbox_->Cancelled(); }
 
-void RunReactor::OnDone() {
+// The manager drops the outbox at its next event (Publish answers false once detached).
+void JobStreamReactor::OnDone() {
   outbox_->Detach();
   delete this;
 }

@@ -1,0 +1,238 @@
+// The commands that manage queued jobs: submit, wait, watch, jobs, show, cancel.
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "client/check_printer.h"
+#include "client/commands.h"
+#include "client/exit_codes.h"
+#include "client/job_stream.h"
+#include "client/sweep_printer.h"
+#include "client/sweep_request_flags.h"
+#include "absl/flags/declare.h"
+
+ABSL_DECLARE_FLAG(std::vector<std::string>, label);
+
+ABSL_FLAG(int32_t, priority, 0, "submit: higher runs first; equal priorities in order");
+ABSL_FLAG(std::string, idempotency_key, "",
+          "submit: a retried submit with the same key returns the first job");
+ABSL_FLAG(bool, wait, false, "submit: then wait for the job as `wait` does");
+ABSL_FLAG(absl::Duration, timeout, absl::InfiniteDuration(),
+          "wait: give up after this long (e.g. 30m), exit 5");
+ABSL_FLAG(std::vector<std::string>, state, {},
+          "jobs: only these states (queued, running, succeeded, failed, cancelled)");
+ABSL_FLAG(int32_t, limit, 20, "jobs: at most this many, newest first");
+
+namespace gpuprobe {
+namespace {
+
+std::string StateName(v1::JobState state) {
+  std::string name = v1::JobState_Name(state);
+  return absl::AsciiStrToLower(name.substr(std::string("JOB_STATE_").size()));
+}
+
+int ExitCodeOf(v1::JobState state) {
+  switch (state) {
+    case v1::JOB_STATE_SUCCEEDED:
+      return kExitOk;
+    case v1::JOB_STATE_CANCELLED:
+      return kExitCancelled;
+    default:
+      return kExitJobFailed;
+  }
+}
+
+std::string When(const google::protobuf::Timestamp& t) {
+  if (t.seconds() == 0 && t.nanos() == 0) return "-";
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixSeconds(t.seconds()),
+                          absl::UTCTimeZone());
+}
+
+std::string Labels(const v1::Job& job) {
+  const auto& labels =
+      job.request().has_check() ? job.request().check().labels() : job.request().sweep().labels();
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : labels) parts.push_back(k + "=" + v);
+  std::sort(parts.begin(), parts.end());
+  return absl::StrJoin(parts, ",");
+}
+
+}  // namespace
+
+int SubmitCommand(const ClientContext& context) {
+  absl::StatusOr<v1::SweepRequest> sweep = SweepRequestFromFlags(ProcessEnv());
+  if (!sweep.ok()) return UsageError(sweep.status());
+  v1::SubmitRequest request;
+  *request.mutable_sweep() = *sweep;
+  request.set_priority(absl::GetFlag(FLAGS_priority));
+  request.set_idempotency_key(absl::GetFlag(FLAGS_idempotency_key));
+  auto stub = v1::ProbeService::NewStub(context.channel);
+  grpc::ClientContext rpc;
+  rpc.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::Job job;
+  const grpc::Status status = stub->Submit(&rpc, request, &job);
+  if (!status.ok()) return ReportRpcError(context, status);
+  std::cerr << absl::StrFormat("job %s %s, %d ahead\n", job.id(), StateName(job.state()),
+                               job.queue_position());
+  std::cout << job.id() << "\n" << std::flush;
+  return absl::GetFlag(FLAGS_wait) ? WaitCommand(context, job.id()) : kExitOk;
+}
+
+int WaitCommand(const ClientContext& context, const std::string& job_id) {
+  auto stub = v1::ProbeService::NewStub(context.channel);
+  grpc::ClientContext rpc;
+  const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
+  if (timeout != absl::InfiniteDuration()) {
+    rpc.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  }
+  v1::WatchRequest request;
+  request.set_job_id(job_id);
+  std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Watch(&rpc, request);
+  std::optional<v1::JobState> state;
+  v1::JobEvent event;
+  while (stream->Read(&event)) {
+    if (event.has_finished()) state = event.finished().state();
+  }
+  const grpc::Status status = stream->Finish();
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    std::cerr << "gpuprobe: job " << job_id << " did not end within "
+              << absl::FormatDuration(timeout) << "\n";
+    return kExitTimedOut;
+  }
+  if (!state.has_value()) return ReportRpcError(context, status);
+  if (!status.ok()) std::cerr << "gpuprobe: job " << job_id << ": " << status.error_message() << "\n";
+  return ExitCodeOf(*state);
+}
+
+int WatchCommand(const ClientContext& context, const std::string& job_id) {
+  auto stub = v1::ProbeService::NewStub(context.channel);
+  grpc::ClientContext get_rpc;
+  v1::GetJobRequest get;
+  get.set_job_id(job_id);
+  v1::Job job;
+  if (grpc::Status s = stub->GetJob(&get_rpc, get, &job); !s.ok()) {
+    return ReportRpcError(context, s);
+  }
+  grpc::ClientContext rpc;
+  v1::WatchRequest request;
+  request.set_job_id(job_id);
+  if (job.request().has_check()) {
+    absl::StatusOr<std::unique_ptr<CheckPrinter>> p = MakeCheckPrinter(context.format, std::cout);
+    if (!p.ok()) return UsageError(p.status());
+    std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Watch(&rpc, request);
+    return StreamJob(context, *stream,
+                     {.started = [&](const v1::JobStarted& e) { (*p)->Started(e); },
+                      .check = [&](const v1::KernelCheck& e) { (*p)->Check(e); },
+                      .finished = [&](const v1::JobFinished& e) { (*p)->Finished(e); }});
+  }
+  absl::StatusOr<std::unique_ptr<SweepPrinter>> p = MakeSweepPrinter(context.format, std::cout);
+  if (!p.ok()) return UsageError(p.status());
+  std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Watch(&rpc, request);
+  return StreamJob(context, *stream,
+                   {.started = [&](const v1::JobStarted& e) { (*p)->Started(e); },
+                    .row = [&](const v1::Row& e) { (*p)->Row(e); },
+                    .finished = [&](const v1::JobFinished& e) { (*p)->Finished(e); }});
+}
+
+int ShowCommand(const ClientContext& context, const std::string& job_id) {
+  auto stub = v1::ProbeService::NewStub(context.channel);
+  grpc::ClientContext get_rpc;
+  v1::GetJobRequest get;
+  get.set_job_id(job_id);
+  v1::Job job;
+  if (grpc::Status s = stub->GetJob(&get_rpc, get, &job); !s.ok()) {
+    return ReportRpcError(context, s);
+  }
+  std::cerr << absl::StrFormat(
+      "job %s: %s | submitted %s by %s | started %s | finished %s | attempts %d | device %s%s\n",
+      job.id(), StateName(job.state()), When(job.created_at()), job.submitter(),
+      When(job.started_at()), When(job.finished_at()), job.attempts(), job.device(),
+      job.error_message().empty() ? "" : " | " + job.error_message());
+  // Collect first: only the last attempt's rows count.
+  grpc::ClientContext watch_rpc;
+  v1::WatchRequest watch;
+  watch.set_job_id(job_id);
+  if (job.state() == v1::JOB_STATE_QUEUED || job.state() == v1::JOB_STATE_RUNNING) {
+    std::cerr << "the job has not ended; `gpuprobe watch " << job_id << "` follows it\n";
+    return kExitOk;
+  }
+  std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Watch(&watch_rpc, watch);
+  std::vector<v1::JobEvent> events;
+  v1::JobEvent event;
+  uint32_t last_attempt = 0;
+  while (stream->Read(&event)) {
+    last_attempt = std::max(last_attempt, event.attempt());
+    events.push_back(event);
+  }
+  (void)stream->Finish();
+  absl::StatusOr<std::unique_ptr<SweepPrinter>> rows = MakeSweepPrinter(context.format, std::cout);
+  if (!rows.ok()) return UsageError(rows.status());
+  absl::StatusOr<std::unique_ptr<CheckPrinter>> checks = MakeCheckPrinter(context.format, std::cout);
+  if (!checks.ok()) return UsageError(checks.status());
+  for (const v1::JobEvent& e : events) {
+    if (e.attempt() != last_attempt && !e.has_finished()) continue;
+    if (e.has_started() && job.request().has_sweep()) (*rows)->Started(e.started());
+    if (e.has_started() && job.request().has_check()) (*checks)->Started(e.started());
+    if (e.has_row()) (*rows)->Row(e.row());
+    if (e.has_check()) (*checks)->Check(e.check());
+    if (e.has_finished() && job.request().has_sweep()) (*rows)->Finished(e.finished());
+    if (e.has_finished() && job.request().has_check()) (*checks)->Finished(e.finished());
+  }
+  return ExitCodeOf(job.state());
+}
+
+int JobsCommand(const ClientContext& context) {
+  v1::ListJobsRequest request;
+  for (const std::string& name : absl::GetFlag(FLAGS_state)) {
+    v1::JobState state;
+    if (!v1::JobState_Parse("JOB_STATE_" + absl::AsciiStrToUpper(name), &state)) {
+      return UsageError(absl::InvalidArgumentError(absl::StrFormat(
+          "--state: \"%s\" is not one of queued, running, succeeded, failed, cancelled", name)));
+    }
+    request.add_states(state);
+  }
+  for (const std::string& label : absl::GetFlag(FLAGS_label)) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(label, absl::MaxSplits('=', 1));
+    (*request.mutable_labels())[kv.first] = kv.second;
+  }
+  request.set_page_size(static_cast<uint32_t>(std::max(1, absl::GetFlag(FLAGS_limit))));
+  auto stub = v1::ProbeService::NewStub(context.channel);
+  grpc::ClientContext rpc;
+  v1::ListJobsResponse response;
+  if (grpc::Status s = stub->ListJobs(&rpc, request, &response); !s.ok()) {
+    return ReportRpcError(context, s);
+  }
+  std::cout << absl::StrFormat("%-12s %-10s %-19s %-7s %-8s %s\n", "job", "state", "submitted",
+                               "results", "attempts", "labels");
+  for (const v1::Job& job : response.jobs()) {
+    std::cout << absl::StrFormat("%-12s %-10s %-19s %7d %8d %s\n", job.id(),
+                                 StateName(job.state()), When(job.created_at()), job.results(),
+                                 job.attempts(), Labels(job));
+  }
+  return kExitOk;
+}
+
+int CancelCommand(const ClientContext& context, const std::string& job_id) {
+  auto stub = v1::ProbeService::NewStub(context.channel);
+  grpc::ClientContext rpc;
+  v1::CancelJobRequest request;
+  request.set_job_id(job_id);
+  v1::Job job;
+  if (grpc::Status s = stub->CancelJob(&rpc, request, &job); !s.ok()) {
+    return ReportRpcError(context, s);
+  }
+  std::cout << absl::StrFormat("job %s: %s\n", job.id(),
+                               job.state() == v1::JOB_STATE_RUNNING
+                                   ? "stopping after the current launch"
+                                   : StateName(job.state()));
+  return kExitOk;
+}
+
+}  // namespace gpuprobe

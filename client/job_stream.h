@@ -1,0 +1,30 @@
+// What the commands that follow a job share: reading its event stream (with a progress line on
+// a terminal) and turning RPC failures into messages and exit codes.
+#pragma once
+
+#include <functional>
+
+#include "absl/status/status.h"
+#include "client/commands.h"
+
+namespace gpuprobe {
+
+// What a command does with each kind of event; StreamJob handles progress and the status.
+struct EventHandlers {
+  std::function<void(const v1::JobStarted&)> started = [](const v1::JobStarted&) {};
+  std::function<void(const v1::Row&)> row = [](const v1::Row&) {};
+  std::function<void(const v1::KernelCheck&)> check = [](const v1::KernelCheck&) {};
+  std::function<void(const v1::JobFinished&)> finished = [](const v1::JobFinished&) {};
+};
+
+// Reads the stream to its end; returns the exit code of its final status.
+int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& stream,
+              const EventHandlers& on);
+
+// The server's message on stderr; the exit code of the failure (exit_codes.h).
+int ReportRpcError(const ClientContext& context, const grpc::Status& status);
+
+// A bad flag or argument: the message on stderr, kExitUsage.
+int UsageError(const absl::Status& status);
+
+}  // namespace gpuprobe

@@ -1,0 +1,269 @@
+#include "server/jobs/job_manager.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "common/status_macros.h"
+#include "server/jobs/proto_mapping.h"
+#include "server/probe/exactness.h"
+#include "server/probe/sweep_runner.h"
+#include "spdlog/spdlog.h"
+
+namespace gpuprobe {
+namespace {
+
+bool IsTerminal(v1::JobState state) {
+  return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
+         state == v1::JOB_STATE_CANCELLED;
+}
+
+// The finished event a job's record implies, for a job that ended without one stored (a
+// crash between recording the end and storing the event, or a job failed at restart).
+v1::JobEvent FinishedFromRecord(const v1::Job& job) {
+  v1::JobEvent event;
+  v1::JobFinished* f = event.mutable_finished();
+  f->set_state(job.state());
+  f->set_error_code(job.error_code());
+  f->set_error_message(job.error_message());
+  f->set_rows(job.results());
+  *f->mutable_finished_at() = job.finished_at();
+  event.set_attempt(job.attempts());
+  return event;
+}
+
+// Forwards the engine's progress, rows and checks as events of one attempt of a job.
+class JobObserver final : public SweepObserver, public CheckObserver {
+ public:
+  using PublishFn = std::function<void(v1::JobEvent)>;
+  JobObserver(PublishFn publish, absl::Time start) : publish_(std::move(publish)), start_(start) {}
+  void OnRepDone(int reps_done, int reps_total) override {
+    publish_(ProgressEvent(reps_done, reps_total, absl::ToDoubleSeconds(absl::Now() - start_)));
+  }
+  void OnRow(const ArmRow& row) override { publish_(RowEvent(row)); }
+  void OnCheck(const KernelCheckResult& result) override { publish_(CheckEvent(result)); }
+
+ private:
+  PublishFn publish_;
+  absl::Time start_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(std::unique_ptr<JobStore> store,
+                                                              std::unique_ptr<Backend> backend,
+                                                              QueueLimits limits) {
+  ASSIGN_OR_RETURN(std::vector<std::string> requeued,
+                   store->RecoverInterrupted(limits.max_attempts, absl::Now()));
+  for (const std::string& id : requeued) spdlog::warn("job {} was interrupted; queued again", id);
+  std::unique_ptr<JobManager> manager(
+      new JobManager(std::move(store), std::move(backend), limits));
+  manager->thread_ = std::thread([m = manager.get()] { m->Loop(); });
+  return manager;
+}
+
+JobManager::~JobManager() { Stop(); }
+
+void JobManager::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cancel_running_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+int64_t JobManager::QueueDepth() {
+  absl::MutexLock lock(&mu_);
+  return store_->CountQueued() + (running_id_.empty() ? 0 : 1);
+}
+
+absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request,
+                                           const std::string& submitter) {
+  if (request.has_check() && !request.check().has_seed()) {
+    request.mutable_check()->set_seed(FreshSeed());  // stored, so every attempt checks the same
+  }
+  ASSIGN_OR_RETURN(JobSpec job_spec, ResolveJob(request, limits_.sweep));
+  RETURN_IF_ERROR(CheckFitsBackend(job_spec.spec, *backend_));
+  const double seconds = EstimateDeviceSeconds(job_spec.spec, *backend_);
+  if (seconds > limits_.max_job_seconds) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "reps: the job needs about %.0f s of device time, more than the limit of %.0f s "
+        "(--max-job-seconds)",
+        seconds, limits_.max_job_seconds));
+  }
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return absl::UnavailableError("gpuprobed is shutting down");
+  const int64_t queued = store_->CountQueued();
+  if (queued >= limits_.max_queued_jobs) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "queue: %d jobs are queued, the limit (--max-queued-jobs); try again later", queued));
+  }
+  ASSIGN_OR_RETURN(JobStore::Inserted inserted, store_->Insert(request, submitter, absl::Now()));
+  if (inserted.created) {
+    ++submissions_;
+    v1::JobEvent accepted = AcceptedEvent(inserted.job.id(), inserted.job.queue_position());
+    if (absl::Status s = store_->AppendEvent(inserted.job.id(), accepted); !s.ok()) return s;
+    spdlog::info("job {} queued by {} with {} ahead", inserted.job.id(), submitter,
+                 inserted.job.queue_position());
+  }
+  return inserted.job;
+}
+
+absl::Status JobManager::Watch(const std::string& job_id, std::shared_ptr<JobEventSink> sink) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
+  ASSIGN_OR_RETURN(std::vector<v1::JobEvent> events, store_->Events(job_id));
+  bool finished = false;
+  for (const v1::JobEvent& e : events) {
+    if (!sink->Publish(e)) return absl::OkStatus();
+    finished = finished || e.has_finished();
+  }
+  if (IsTerminal(job.state())) {
+    if (!finished) sink->Publish(FinishedFromRecord(job));
+    return absl::OkStatus();
+  }
+  watchers_[job_id].push_back(std::move(sink));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Job> JobManager::Get(const std::string& job_id) { return store_->Get(job_id); }
+
+absl::StatusOr<v1::ListJobsResponse> JobManager::List(const v1::ListJobsRequest& request) {
+  return store_->List(request);
+}
+
+absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
+  {
+    absl::MutexLock lock(&mu_);
+    ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
+    if (IsTerminal(job.state())) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "job_id: job %s already ended %s", job_id, v1::JobState_Name(job.state())));
+    }
+    if (job_id == running_id_) {
+      cancel_running_ = true;  // the worker stops between launches and records CANCELLED
+    } else {
+      RETURN_IF_ERROR(store_->MarkFinished(job_id, v1::JOB_STATE_CANCELLED,
+                                           static_cast<int>(absl::StatusCode::kCancelled),
+                                           "cancelled while queued", absl::Now()));
+    }
+  }
+  ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
+  if (job.state() == v1::JOB_STATE_CANCELLED) {
+    Publish(job_id, FinishedEvent(absl::CancelledError("cancelled while queued"), 0, 0.0,
+                                  std::nullopt));
+  }
+  return job;
+}
+
+void JobManager::Publish(const std::string& job_id, const v1::JobEvent& event) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = store_->AppendEvent(job_id, event); !s.ok()) {
+    spdlog::error("job {}: cannot store an event: {}", job_id, s.ToString());
+  }
+  auto it = watchers_.find(job_id);
+  if (it == watchers_.end()) return;
+  std::erase_if(it->second, [&](const auto& sink) { return !sink->Publish(event); });
+  if (event.has_finished() || it->second.empty()) watchers_.erase(it);
+}
+
+void JobManager::Loop() {
+  while (true) {
+    int64_t seen = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) return;
+      seen = submissions_;
+    }
+    absl::StatusOr<std::optional<v1::Job>> next = store_->NextQueued();
+    if (!next.ok()) spdlog::error("queue: {}", next.status().ToString());
+    if (next.ok() && next->has_value()) {
+      RunJob(**next);
+      continue;
+    }
+    // Nothing queued: sleep until a submission (or a second, as a backstop).
+    absl::MutexLock lock(&mu_);
+    auto woken = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return stopping_ || submissions_ != seen;
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&woken), absl::Seconds(1));
+  }
+}
+
+void JobManager::RunJob(const v1::Job& job) {
+  const std::string& id = job.id();
+  const absl::Time start = absl::Now();
+  absl::StatusOr<int> attempt = store_->MarkRunning(id, backend_->Description(), start);
+  if (!attempt.ok()) return;  // cancelled between the queue read and now
+  {
+    absl::MutexLock lock(&mu_);
+    running_id_ = id;
+    cancel_running_ = stopping_;
+  }
+  auto publish = [this, &id, a = *attempt](v1::JobEvent event) {
+    event.set_attempt(a);
+    Publish(id, event);
+  };
+  absl::StatusOr<JobSpec> job_spec = ResolveJob(job.request(), limits_.sweep);
+  absl::Status status = job_spec.status();
+  int results = 0;
+  std::optional<double> reference_section_us;
+  if (job_spec.ok()) {
+    spdlog::info("job {} started (attempt {}) on {}", id, *attempt, backend_->Description());
+    publish(StartedEvent(backend_->Description(), job_spec->spec));
+    JobObserver observer(publish, start);
+    if (job_spec->kind == JobKind::kCheck) {
+      absl::StatusOr<std::vector<KernelCheckResult>> checks = RunExactnessCheck(
+          job_spec->spec, job.request().check().dump_dir(), *backend_, observer, cancel_running_);
+      status = checks.status();
+      if (checks.ok()) {
+        results = static_cast<int>(checks->size());
+        const int64_t failed = std::count_if(checks->begin(), checks->end(),
+                                             [](const KernelCheckResult& r) { return !r.passed; });
+        if (failed > 0) {
+          status = absl::DataLossError(absl::StrFormat(
+              "%d of %d kernel checks failed the exactness tolerance", failed, results));
+        }
+      }
+    } else {
+      absl::StatusOr<SweepOutcome> outcome =
+          RunSweep(job_spec->spec, *backend_, observer, cancel_running_);
+      status = outcome.status();
+      if (outcome.ok()) {
+        results = static_cast<int>(outcome->rows.size());
+        reference_section_us = outcome->reference_section_us;
+      }
+    }
+  }
+  const absl::Time end = absl::Now();
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_ && status.code() == absl::StatusCode::kCancelled) {
+      // Interrupted by shutdown, not by a user: left RUNNING, so the next start queues it again.
+      spdlog::warn("job {} interrupted by shutdown; it runs again at the next start", id);
+      running_id_.clear();
+      return;
+    }
+  }
+  const v1::JobEvent finished =
+      FinishedEvent(status, results, absl::ToDoubleSeconds(end - start), reference_section_us);
+  if (absl::Status s = store_->MarkFinished(id, finished.finished().state(),
+                                            static_cast<int>(status.code()),
+                                            std::string(status.message()), end);
+      !s.ok()) {
+    spdlog::error("job {}: cannot record its end: {}", id, s.ToString());
+  }
+  publish(finished);
+  if (status.ok()) {
+    spdlog::info("job {} succeeded: {} results in {:.2f} s", id, results,
+                 absl::ToDoubleSeconds(end - start));
+  } else {
+    spdlog::warn("job {} ended: {}", id, status.ToString());
+  }
+  absl::MutexLock lock(&mu_);
+  running_id_.clear();
+}
+
+}  // namespace gpuprobe

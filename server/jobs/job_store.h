@@ -1,0 +1,71 @@
+// The daemon's durable record of jobs and their events: SQLite in WAL mode under the data
+// directory, schema versioned (PRAGMA user_version) and migrated forward at open. A job is
+// stored before Submit answers and every event before it is streamed, so a crash loses
+// nothing that a client was told.
+//
+// Thread-safe: one connection, serialized by SQLite's full mutex mode plus a mutex here for
+// multi-statement operations.
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store, JobStore::Open("/var/lib/gpuprobe"));
+//   ASSIGN_OR_RETURN(JobStore::Inserted in, store->Insert(request, "127.0.0.1", absl::Now()));
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "gpuprobe/v1/probe.pb.h"
+#include "server/jobs/sqlite_db.h"
+
+namespace gpuprobe {
+
+namespace v1 = ::gpuprobe::v1;
+
+class JobStore {
+ public:
+  // The schema this build writes; older databases are migrated, newer ones refused.
+  static constexpr int kSchemaVersion = 1;
+
+  static absl::StatusOr<std::unique_ptr<JobStore>> Open(const std::string& data_dir);
+
+  struct Inserted {
+    v1::Job job;
+    bool created = false;  // false: an earlier job had the same idempotency key
+  };
+  absl::StatusOr<Inserted> Insert(const v1::SubmitRequest& request, const std::string& submitter,
+                                  absl::Time now);
+
+  absl::StatusOr<v1::Job> Get(const std::string& id);
+  absl::StatusOr<v1::ListJobsResponse> List(const v1::ListJobsRequest& request);
+  int64_t CountQueued();
+
+  // The queued job that runs next: highest priority, then oldest.
+  absl::StatusOr<std::optional<v1::Job>> NextQueued();
+  // QUEUED -> RUNNING; counts the attempt. Returns the attempt number.
+  absl::StatusOr<int> MarkRunning(const std::string& id, const std::string& device,
+                                  absl::Time now);
+  absl::Status MarkFinished(const std::string& id, v1::JobState state, int error_code,
+                            const std::string& error_message, absl::Time now);
+  // Appends the job's next event (seq is assigned here, from 0) and counts rows and checks
+  // of the attempt as the job's results.
+  absl::Status AppendEvent(const std::string& id, const v1::JobEvent& event);
+  absl::StatusOr<std::vector<v1::JobEvent>> Events(const std::string& id);
+
+  // After a restart: each job left RUNNING is queued again if it has run fewer than
+  // `max_attempts` times, else FAILED with a reason. Returns the ids queued again.
+  absl::StatusOr<std::vector<std::string>> RecoverInterrupted(int max_attempts, absl::Time now);
+
+ private:
+  explicit JobStore(SqliteDb db) : db_(std::move(db)) {}
+  absl::Status Migrate();
+  absl::StatusOr<v1::Job> GetLocked(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::Mutex mu_;
+  SqliteDb db_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace gpuprobe
