@@ -19,6 +19,7 @@ int SweepCommand(const ClientContext& context) {
   if (!printer.ok()) return UsageError(printer.status());
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
+  context.Prepare(rpc);
   std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Run(&rpc, *request);
   SweepPrinter& p = **printer;
   return StreamJob(context, *stream,
@@ -35,6 +36,7 @@ int CheckCommand(const ClientContext& context) {
   if (!printer.ok()) return UsageError(printer.status());
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
+  context.Prepare(rpc);
   std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Check(&rpc, *request);
   CheckPrinter& p = **printer;
   return StreamJob(context, *stream,
@@ -46,6 +48,7 @@ int CheckCommand(const ClientContext& context) {
 int InfoCommand(const ClientContext& context) {
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
+  context.Prepare(rpc);
   rpc.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   v1::ServerInfo info;
   const grpc::Status status = stub->GetServerInfo(&rpc, v1::GetServerInfoRequest(), &info);

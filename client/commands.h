@@ -7,13 +7,20 @@
 
 #include "gpuprobe/v1/probe.grpc.pb.h"
 #include "grpcpp/channel.h"
+#include "grpcpp/client_context.h"
 
 namespace gpuprobe {
 
 struct ClientContext {
   std::string server;  // HOST:PORT
   std::string format;  // table, tsv, csv, json
+  std::string token;   // bearer token; empty: none
   std::shared_ptr<grpc::Channel> channel;
+
+  // Every call carries the token, when there is one.
+  void Prepare(grpc::ClientContext& rpc) const {
+    if (!token.empty()) rpc.AddMetadata("authorization", "Bearer " + token);
+  }
 };
 
 // Submits the sweep given by the flags and prints its rows as they stream in; a progress line

@@ -75,6 +75,7 @@ int SubmitCommand(const ClientContext& context) {
   request.set_idempotency_key(absl::GetFlag(FLAGS_idempotency_key));
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
+  context.Prepare(rpc);
   rpc.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   v1::Job job;
   const grpc::Status status = stub->Submit(&rpc, request, &job);
@@ -88,6 +89,7 @@ int SubmitCommand(const ClientContext& context) {
 int WaitCommand(const ClientContext& context, const std::string& job_id) {
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
+  context.Prepare(rpc);
   const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
   if (timeout != absl::InfiniteDuration()) {
     rpc.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
@@ -114,6 +116,7 @@ int WaitCommand(const ClientContext& context, const std::string& job_id) {
 int WatchCommand(const ClientContext& context, const std::string& job_id) {
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext get_rpc;
+  context.Prepare(get_rpc);
   v1::GetJobRequest get;
   get.set_job_id(job_id);
   v1::Job job;
@@ -121,6 +124,7 @@ int WatchCommand(const ClientContext& context, const std::string& job_id) {
     return ReportRpcError(context, s);
   }
   grpc::ClientContext rpc;
+  context.Prepare(rpc);
   v1::WatchRequest request;
   request.set_job_id(job_id);
   if (job.request().has_check()) {
@@ -144,6 +148,7 @@ int WatchCommand(const ClientContext& context, const std::string& job_id) {
 int ShowCommand(const ClientContext& context, const std::string& job_id) {
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext get_rpc;
+  context.Prepare(get_rpc);
   v1::GetJobRequest get;
   get.set_job_id(job_id);
   v1::Job job;
@@ -157,6 +162,7 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
       job.error_message().empty() ? "" : " | " + job.error_message());
   // Collect first: only the last attempt's rows count.
   grpc::ClientContext watch_rpc;
+  context.Prepare(watch_rpc);
   v1::WatchRequest watch;
   watch.set_job_id(job_id);
   if (job.state() == v1::JOB_STATE_QUEUED || job.state() == v1::JOB_STATE_RUNNING) {
@@ -205,6 +211,7 @@ int JobsCommand(const ClientContext& context) {
   request.set_page_size(static_cast<uint32_t>(std::max(1, absl::GetFlag(FLAGS_limit))));
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
+  context.Prepare(rpc);
   v1::ListJobsResponse response;
   if (grpc::Status s = stub->ListJobs(&rpc, request, &response); !s.ok()) {
     return ReportRpcError(context, s);
@@ -222,6 +229,7 @@ int JobsCommand(const ClientContext& context) {
 int CancelCommand(const ClientContext& context, const std::string& job_id) {
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
+  context.Prepare(rpc);
   v1::CancelJobRequest request;
   request.set_job_id(job_id);
   v1::Job job;

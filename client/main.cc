@@ -2,6 +2,8 @@
 //
 //   gpuprobe [--server HOST:PORT] [--format table|tsv|csv|json] COMMAND [flags]
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -18,6 +20,9 @@
 ABSL_FLAG(std::string, server, "",
           "gpuprobed address HOST:PORT (default $GPUPROBE_SERVER, else 127.0.0.1:7070)");
 ABSL_FLAG(std::string, format, "table", "table, tsv, csv or json");
+ABSL_FLAG(std::string, token, "", "bearer token for a daemon with --tokens (default $GPUPROBE_TOKEN)");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM root certificate(s): connect with TLS, trusting these (default $GPUPROBE_TLS_CA)");
 
 namespace {
 
@@ -38,6 +43,13 @@ constexpr char kUsage[] =
     "  cancel JOB  remove JOB from the queue, or stop it running\n"
     "  info   describe the server and its device\n";
 
+// The flag's value, else the environment variable's, else empty.
+std::string FlagOrEnv(const std::string& flag, const char* env) {
+  if (!flag.empty()) return flag;
+  const char* value = std::getenv(env);
+  return value != nullptr ? value : "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -51,12 +63,25 @@ int main(int argc, char** argv) {
   }
   gpuprobe::ClientContext context;
   context.server = absl::GetFlag(FLAGS_server);
-  if (context.server.empty()) {
-    const char* env = std::getenv("GPUPROBE_SERVER");
-    context.server = env != nullptr && *env != '\0' ? env : "127.0.0.1:7070";
-  }
+  if (context.server.empty()) context.server = FlagOrEnv("", "GPUPROBE_SERVER");
+  if (context.server.empty()) context.server = "127.0.0.1:7070";
   context.format = absl::GetFlag(FLAGS_format);
-  context.channel = grpc::CreateChannel(context.server, grpc::InsecureChannelCredentials());
+  context.token = FlagOrEnv(absl::GetFlag(FLAGS_token), "GPUPROBE_TOKEN");
+  const std::string tls_ca = FlagOrEnv(absl::GetFlag(FLAGS_tls_ca), "GPUPROBE_TLS_CA");
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (!tls_ca.empty()) {
+    std::ifstream in(tls_ca);
+    std::stringstream pem;
+    pem << in.rdbuf();
+    if (!in) {
+      std::cerr << "gpuprobe: --tls-ca: cannot read " << tls_ca << "\n";
+      return gpuprobe::kExitUsage;
+    }
+    grpc::SslCredentialsOptions options;
+    options.pem_root_certs = pem.str();
+    credentials = grpc::SslCredentials(options);
+  }
+  context.channel = grpc::CreateChannel(context.server, credentials);
 
   const std::string command = positional[1];
   const std::string job = positional.size() == 3 ? positional[2] : "";

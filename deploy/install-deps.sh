@@ -8,7 +8,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libsqlite3-dev
   libgtest-dev libgmock-dev
-  patchelf python3-numpy
+  patchelf python3-numpy grpc-proto openssl
 )
 
 missing=()

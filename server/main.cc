@@ -1,5 +1,7 @@
 // gpuprobed: the daemon that owns a host's GPUs and serialises every probe job.
 #include <csignal>
+#include <fstream>
+#include <sstream>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -7,7 +9,11 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
@@ -24,6 +30,12 @@ ABSL_FLAG(std::string, data_dir, "",
           "$XDG_STATE_HOME/gpuprobed, else $HOME/.local/state/gpuprobed");
 ABSL_FLAG(int, max_queued_jobs, gpuprobe::QueueLimits{}.max_queued_jobs,
           "jobs that may wait in the queue; more are refused with RESOURCE_EXHAUSTED");
+ABSL_FLAG(std::string, tokens, "",
+          "file of \"TOKEN ROLE NAME\" lines (roles read, submit, admin); empty: no tokens, "
+          "every caller is admin");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve TLS (with --tls-key)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
+ABSL_FLAG(int, max_message_bytes, 4 << 20, "largest request message accepted, bytes");
 ABSL_FLAG(double, max_job_seconds, gpuprobe::QueueLimits{}.max_job_seconds,
           "largest estimated device time of one job, seconds");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
@@ -53,6 +65,29 @@ std::string DefaultDataDir() {
   }
   const char* home = std::getenv("HOME");
   return std::string(home != nullptr ? home : ".") + "/.local/state/gpuprobed";
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, const char* flag) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// TLS when --tls-cert and --tls-key are both given; plaintext when neither is.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() {
+  const std::string cert = absl::GetFlag(FLAGS_tls_cert), key = absl::GetFlag(FLAGS_tls_key);
+  if (cert.empty() && key.empty()) return grpc::InsecureServerCredentials();
+  if (cert.empty() || key.empty()) {
+    return absl::InvalidArgumentError("tls-cert and tls-key go together");
+  }
+  grpc::SslServerCredentialsOptions options;
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  ASSIGN_OR_RETURN(pair.cert_chain, ReadFile(cert, "tls-cert"));
+  ASSIGN_OR_RETURN(pair.private_key, ReadFile(key, "tls-key"));
+  options.pem_key_cert_pairs.push_back(std::move(pair));
+  return grpc::SslServerCredentials(options);
 }
 
 std::string HostOf(const std::string& address) {
@@ -95,22 +130,47 @@ int main(int argc, char** argv) {
     spdlog::error("{}", manager.status().ToString());
     return 2;
   }
-  gpuprobe::ProbeService service(**manager, GPUPROBE_VERSION);
+  gpuprobe::AccessControl access;
+  if (const std::string tokens = absl::GetFlag(FLAGS_tokens); !tokens.empty()) {
+    absl::StatusOr<gpuprobe::AccessControl> loaded = gpuprobe::AccessControl::FromFile(tokens);
+    if (!loaded.ok()) {
+      spdlog::error("{}", loaded.status().ToString());
+      return 2;
+    }
+    access = *std::move(loaded);
+  }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = Credentials();
+  if (!credentials.ok()) {
+    spdlog::error("{}", credentials.status().ToString());
+    return 2;
+  }
+  const bool tokens_on = access.enabled();
+  gpuprobe::ProbeService service(**manager, std::move(access), GPUPROBE_VERSION);
 
+  // Standard endpoints: grpc.health.v1 (for load balancers and Kubernetes probes) and server
+  // reflection (grpcurl).
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   const std::string listen = absl::GetFlag(FLAGS_listen);
   int port = 0;
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(listen, *credentials, &port);
+  builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_bytes));
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     spdlog::error("cannot listen on {}", listen);
     return 1;
   }
-  spdlog::info("gpuprobed {} listening on {}:{}", GPUPROBE_VERSION, HostOf(listen), port);
+  // The worker runs in this process and is ready once the manager has started.
+  server->GetHealthCheckService()->SetServingStatus(true);
+  spdlog::info("gpuprobed {} listening on {}:{} ({}, {})", GPUPROBE_VERSION, HostOf(listen), port,
+               absl::GetFlag(FLAGS_tls_cert).empty() ? "plaintext" : "tls",
+               tokens_on ? "tokens required" : "no tokens");
 
   const int signal = WaitForShutdownSignal(signals);
   spdlog::info("received {}, shutting down", strsignal(signal));
+  server->GetHealthCheckService()->SetServingStatus(false);
   (*manager)->Stop();  // interrupts the running job; it runs again at the next start
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   spdlog::info("stopped");

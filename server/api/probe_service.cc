@@ -1,5 +1,7 @@
 #include "server/api/probe_service.h"
 
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
 #include "server/api/grpc_status.h"
 #include "server/api/job_stream_reactor.h"
 #include "server/jobs/proto_mapping.h"
@@ -19,21 +21,27 @@ grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
 
 }  // namespace
 
-ProbeService::ProbeService(JobManager& manager, std::string version)
-    : manager_(manager), version_(std::move(version)) {}
+ProbeService::ProbeService(JobManager& manager, AccessControl access, std::string version)
+    : manager_(manager), access_(std::move(access)), version_(std::move(version)) {}
+
+absl::StatusOr<Caller> ProbeService::Authorize(grpc::CallbackServerContext* context, Role needed,
+                                               const std::string& what) const {
+  return access_.Authorize(context->client_metadata(), context->peer(), needed, what);
+}
 
 absl::StatusOr<std::string> ProbeService::SubmitForStream(grpc::CallbackServerContext* context,
-                                                          v1::SubmitRequest request) {
-  absl::StatusOr<v1::Job> job = manager_.Submit(std::move(request), context->peer());
-  if (!job.ok()) return job.status();
-  return job->id();
+                                                          v1::SubmitRequest request,
+                                                          const std::string& what) {
+  ASSIGN_OR_RETURN(Caller caller, Authorize(context, Role::kSubmit, what));
+  ASSIGN_OR_RETURN(v1::Job job, manager_.Submit(std::move(request), caller.name));
+  return job.id();
 }
 
 grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Run(grpc::CallbackServerContext* context,
                                                          const v1::SweepRequest* request) {
   v1::SubmitRequest submit;
   *submit.mutable_sweep() = *request;
-  return new JobStreamReactor(manager_, SubmitForStream(context, std::move(submit)));
+  return new JobStreamReactor(manager_, SubmitForStream(context, std::move(submit), "Run"));
 }
 
 grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Check(grpc::CallbackServerContext* context,
@@ -48,41 +56,64 @@ grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Check(grpc::CallbackServer
       }
     }
   }
-  return new JobStreamReactor(manager_, SubmitForStream(context, std::move(submit)));
+  return new JobStreamReactor(manager_, SubmitForStream(context, std::move(submit), "Check"));
 }
 
 grpc::ServerUnaryReactor* ProbeService::Submit(grpc::CallbackServerContext* context,
                                                const v1::SubmitRequest* request,
                                                v1::Job* response) {
-  return Answer(context, manager_.Submit(*request, context->peer()), response);
+  absl::StatusOr<Caller> caller = Authorize(context, Role::kSubmit, "Submit");
+  if (!caller.ok()) return Answer<v1::Job>(context, caller.status(), response);
+  return Answer(context, manager_.Submit(*request, caller->name), response);
 }
 
-grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Watch(grpc::CallbackServerContext*,
+grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Watch(grpc::CallbackServerContext* context,
                                                            const v1::WatchRequest* request) {
+  absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "Watch");
+  if (!caller.ok()) return new JobStreamReactor(manager_, caller.status());
   return new JobStreamReactor(manager_, request->job_id());
 }
 
 grpc::ServerUnaryReactor* ProbeService::GetJob(grpc::CallbackServerContext* context,
                                                const v1::GetJobRequest* request,
                                                v1::Job* response) {
+  absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "GetJob");
+  if (!caller.ok()) return Answer<v1::Job>(context, caller.status(), response);
   return Answer(context, manager_.Get(request->job_id()), response);
 }
 
 grpc::ServerUnaryReactor* ProbeService::ListJobs(grpc::CallbackServerContext* context,
                                                  const v1::ListJobsRequest* request,
                                                  v1::ListJobsResponse* response) {
+  absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "ListJobs");
+  if (!caller.ok()) return Answer<v1::ListJobsResponse>(context, caller.status(), response);
   return Answer(context, manager_.List(*request), response);
 }
 
 grpc::ServerUnaryReactor* ProbeService::CancelJob(grpc::CallbackServerContext* context,
                                                   const v1::CancelJobRequest* request,
                                                   v1::Job* response) {
+  absl::StatusOr<Caller> caller = Authorize(context, Role::kSubmit, "CancelJob");
+  if (!caller.ok()) return Answer<v1::Job>(context, caller.status(), response);
+  if (caller->role != Role::kAdmin) {
+    absl::StatusOr<v1::Job> job = manager_.Get(request->job_id());
+    if (job.ok() && job->submitter() != caller->name) {
+      return Answer<v1::Job>(
+          context,
+          absl::PermissionDeniedError(absl::StrFormat(
+              "CancelJob: \"%s\" may cancel only its own jobs; %s was submitted by \"%s\"",
+              caller->name, job->id(), job->submitter())),
+          response);
+    }
+  }
   return Answer(context, manager_.Cancel(request->job_id()), response);
 }
 
 grpc::ServerUnaryReactor* ProbeService::GetServerInfo(grpc::CallbackServerContext* context,
                                                       const v1::GetServerInfoRequest*,
                                                       v1::ServerInfo* response) {
+  absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "GetServerInfo");
+  if (!caller.ok()) return Answer<v1::ServerInfo>(context, caller.status(), response);
   const Backend& backend = manager_.backend();
   response->set_version(version_);
   response->set_backend(backend.Name());

@@ -2,20 +2,21 @@
 // validates them completely before anything is stored or queued; job streams are reactors
 // watching the manager.
 //
-//   ProbeService service(manager, "0.1.0");
+//   ProbeService service(manager, AccessControl(), "0.1.0");
 //   builder.RegisterService(&service);
 #pragma once
 
 #include <string>
 
 #include "gpuprobe/v1/probe.grpc.pb.h"
+#include "server/api/access_control.h"
 #include "server/jobs/job_manager.h"
 
 namespace gpuprobe {
 
 class ProbeService final : public v1::ProbeService::CallbackService {
  public:
-  ProbeService(JobManager& manager, std::string version);
+  ProbeService(JobManager& manager, AccessControl access, std::string version);
 
   grpc::ServerWriteReactor<v1::JobEvent>* Run(grpc::CallbackServerContext* context,
                                               const v1::SweepRequest* request) override;
@@ -38,11 +39,14 @@ class ProbeService final : public v1::ProbeService::CallbackService {
                                           v1::ServerInfo* response) override;
 
  private:
-  // Submits and returns the id to stream, or the refusal.
+  absl::StatusOr<Caller> Authorize(grpc::CallbackServerContext* context, Role needed,
+                                   const std::string& what) const;
+  // Authorizes, submits and returns the id to stream, or the refusal.
   absl::StatusOr<std::string> SubmitForStream(grpc::CallbackServerContext* context,
-                                              v1::SubmitRequest request);
+                                              v1::SubmitRequest request, const std::string& what);
 
   JobManager& manager_;
+  const AccessControl access_;
   const std::string version_;
 };
 

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include <fstream>
 #include <thread>
 
 #include "gmock/gmock.h"
@@ -39,7 +40,7 @@ class ProbeServiceTest : public testing::Test {
         JobManager::Start(*std::move(store), std::make_unique<CpuBackend>(), limits);
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = *std::move(manager);
-    service_ = std::make_unique<ProbeService>(*manager_, "test");
+    service_ = std::make_unique<ProbeService>(*manager_, access_, "test");
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -119,6 +120,7 @@ class ProbeServiceTest : public testing::Test {
   }
 
   std::string data_dir_;
+  AccessControl access_;
   std::unique_ptr<JobManager> manager_;
   std::unique_ptr<ProbeService> service_;
   std::unique_ptr<grpc::Server> server_;
@@ -402,6 +404,71 @@ TEST_F(ProbeServiceTest, RestartRequeuesTheInterruptedJobOnceThenFailsIt) {
   std::vector<v1::JobEvent> events;
   ASSERT_TRUE(WatchAll(queued.id(), &events).ok());  // the queued job survived and ran
   EXPECT_EQ(events.back().finished().state(), v1::JOB_STATE_SUCCEEDED);
+}
+
+TEST_F(ProbeServiceTest, EachRoleIsAllowedItsCallsAndRefusedTheRest) {
+  StopDaemon();
+  const std::string tokens = data_dir_ + "/tokens";
+  {
+    std::ofstream out(tokens);
+    out << "r read dash\nalice-t submit alice\nbob-t submit bob\nroot-t admin ops\n";
+  }
+  absl::StatusOr<AccessControl> access = AccessControl::FromFile(tokens);
+  ASSERT_TRUE(access.ok()) << access.status();
+  access_ = *access;
+  StartDaemon();
+  auto as = [](grpc::ClientContext& context, const std::string& token) {
+    if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
+  };
+  auto submit = [&](const std::string& token, v1::Job* job) {
+    grpc::ClientContext context;
+    as(context, token);
+    v1::SubmitRequest request;
+    *request.mutable_sweep() = Small(5000);
+    return stub_->Submit(&context, request, job);
+  };
+  auto cancel = [&](const std::string& token, const std::string& id) {
+    grpc::ClientContext context;
+    as(context, token);
+    v1::CancelJobRequest request;
+    request.set_job_id(id);
+    v1::Job job;
+    return stub_->CancelJob(&context, request, &job);
+  };
+  v1::Job job;
+  EXPECT_EQ(submit("", &job).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(submit("nope", &job).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  const grpc::Status refused = submit("r", &job);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("submit role"));
+  {
+    grpc::ClientContext context;
+    as(context, "r");
+    v1::ListJobsResponse list;
+    EXPECT_TRUE(stub_->ListJobs(&context, v1::ListJobsRequest(), &list).ok());
+  }
+  v1::Job alices, bobs;
+  ASSERT_TRUE(submit("alice-t", &alices).ok());
+  ASSERT_TRUE(submit("bob-t", &bobs).ok());
+  EXPECT_EQ(alices.submitter(), "alice");
+  const grpc::Status not_hers = cancel("alice-t", bobs.id());
+  EXPECT_EQ(not_hers.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(not_hers.error_message(), HasSubstr("own jobs"));
+  EXPECT_EQ(cancel("r", alices.id()).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(cancel("alice-t", alices.id()).ok());
+  EXPECT_TRUE(cancel("root-t", bobs.id()).ok());  // admin cancels anyone's
+}
+
+TEST(AccessControlTest, MalformedTokenFilesNameTheLine) {
+  const std::string path = ::testing::TempDir() + "gpuprobe_bad_tokens";
+  {
+    std::ofstream out(path);
+    out << "# comment\nt1 read a\nt2 superuser b\n";
+  }
+  absl::StatusOr<AccessControl> access = AccessControl::FromFile(path);
+  ASSERT_FALSE(access.ok());
+  EXPECT_THAT(std::string(access.status().message()), HasSubstr("line 3"));
+  EXPECT_THAT(std::string(access.status().message()), HasSubstr("superuser"));
 }
 
 TEST_F(ProbeServiceTest, ServerInfoDescribesTheBackend) {

@@ -106,7 +106,7 @@ absl::StatusOr<std::string> ChildProcess::AwaitLog(const std::string& needle,
     const std::string log = Log();
     if (const size_t at = log.find(needle); at != std::string::npos) {
       const size_t start = at + needle.size();
-      return log.substr(start, log.find('\n', start) - start);
+      return log.substr(start, log.find_first_of(" \n", start) - start);
     }
     absl::SleepFor(absl::Milliseconds(20));
   }

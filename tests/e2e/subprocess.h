@@ -36,7 +36,8 @@ class ChildProcess {
                                                 log_path_(std::move(other.log_path_)) {}
   ~ChildProcess();  // SIGKILLs a child still running
 
-  // Waits until the log holds `needle`; returns the rest of that line after it.
+  // Waits until the log holds `needle`; returns the word that follows it (up to a space or
+  // the end of the line).
   absl::StatusOr<std::string> AwaitLog(const std::string& needle, absl::Duration timeout);
   // Sends `signal` and returns the exit code (128 + signal if it died of one).
   absl::StatusOr<int> StopWith(int signal, absl::Duration timeout);

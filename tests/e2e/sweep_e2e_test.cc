@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <fstream>
 #include <memory>
 #include <optional>
 
@@ -10,6 +11,10 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/subprocess.h"
 
@@ -236,6 +241,32 @@ TEST_F(SweepEndToEndTest, SubmitWaitShowJobsAndCancel) {
   EXPECT_EQ(Cli({"wait", "job-999999"}).exit_code, 1);
 }
 
+TEST_F(SweepEndToEndTest, HealthReportsServingAndReflectionListsTheService) {
+  auto channel = grpc::CreateChannel(*server_, grpc::InsecureChannelCredentials());
+  grpc::health::v1::HealthCheckRequest health_request;
+  grpc::health::v1::HealthCheckResponse health;
+  grpc::ClientContext health_context;
+  ASSERT_TRUE(grpc::health::v1::Health::NewStub(channel)
+                  ->Check(&health_context, health_request, &health)
+                  .ok());
+  EXPECT_EQ(health.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+
+  grpc::ClientContext reflection_context;
+  auto stream = grpc::reflection::v1alpha::ServerReflection::NewStub(channel)
+                    ->ServerReflectionInfo(&reflection_context);
+  grpc::reflection::v1alpha::ServerReflectionRequest request;
+  request.set_list_services("");
+  ASSERT_TRUE(stream->Write(request));
+  stream->WritesDone();
+  grpc::reflection::v1alpha::ServerReflectionResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  std::vector<std::string> services;
+  for (const auto& s : response.list_services_response().service()) services.push_back(s.name());
+  EXPECT_THAT(services, testing::Contains("gpuprobe.v1.ProbeService"));
+  EXPECT_THAT(services, testing::Contains("grpc.health.v1.Health"));
+  (void)stream->Finish();
+}
+
 // Runs last in this suite: stops the shared daemon.
 TEST_F(SweepEndToEndTest, ZzSigtermStopsTheDaemonCleanly) {
   absl::StatusOr<int> code = daemon_->StopWith(SIGTERM, absl::Seconds(20));
@@ -291,6 +322,64 @@ TEST(RestartEndToEndTest, JobsSurviveKillNine) {
   }
   EXPECT_THAT(second.Log(), HasSubstr("job " + jobs[0] + " was interrupted; queued again"));
   EXPECT_THAT(cli(server2, {"show", jobs[0]}).err, HasSubstr("attempts 2"));
+}
+
+}  // namespace
+}  // namespace gpuprobe
+
+namespace gpuprobe {
+namespace {
+
+// TLS with a self-signed certificate and bearer tokens: the CLI with the CA and a token gets
+// through; without the token, or with a read token for a submit, it is refused with a reason.
+TEST(SecureEndToEndTest, TlsAndTokens) {
+  std::string tmpl = ::testing::TempDir() + "gpuprobe_tls_XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  absl::StatusOr<CommandResult> cert = RunCommand(
+      {"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+       "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+       "-keyout", dir + "/key.pem", "-out", dir + "/cert.pem"},
+      {}, dir);
+  ASSERT_TRUE(cert.ok() && cert->exit_code == 0) << (cert.ok() ? cert->err : "");
+  {
+    std::ofstream tokens(dir + "/tokens");
+    tokens << "# token role name\nreader-secret read dashboard\nci-secret submit ci\n";
+  }
+  absl::StatusOr<ChildProcess> daemon = ChildProcess::Start(
+      {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--data-dir",
+       dir + "/data", "--tokens", dir + "/tokens", "--tls-cert", dir + "/cert.pem", "--tls-key",
+       dir + "/key.pem"},
+      dir + "/daemon.log");
+  ASSERT_TRUE(daemon.ok());
+  absl::StatusOr<std::string> port = daemon->AwaitLog("listening on 127.0.0.1:", absl::Seconds(20));
+  ASSERT_TRUE(port.ok()) << port.status();
+  const std::string server = "127.0.0.1:" + *port;
+  auto cli = [&](std::vector<std::string> args, std::vector<std::string> env) {
+    args.insert(args.begin(), {GPUPROBE_PATH, "--server", server});
+    absl::StatusOr<CommandResult> r = RunCommand(args, env, dir);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : CommandResult{};
+  };
+  const std::string ca = "GPUPROBE_TLS_CA=" + dir + "/cert.pem";
+  const std::vector<std::string> sweep = {"submit", "--experts", "32", "--hidden", "256", "--ff",
+                                          "64", "--selected", "4", "--t", "1", "--reps", "2"};
+
+  CommandResult r = cli({"info"}, {ca, "GPUPROBE_TOKEN=reader-secret"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = cli({"info"}, {ca});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("token"));
+  r = cli(sweep, {ca, "GPUPROBE_TOKEN=reader-secret"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("submit role"));
+  r = cli(sweep, {ca, "GPUPROBE_TOKEN=ci-secret"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string job =
+      std::vector<std::string>(absl::StrSplit(r.out, '\n', absl::SkipEmpty())).back();
+  r = cli({"show", job}, {ca, "GPUPROBE_TOKEN=reader-secret"});
+  EXPECT_THAT(r.err, HasSubstr("by ci"));  // the submitter is the token's name
+  r = cli({"info"}, {"GPUPROBE_TOKEN=reader-secret"});  // plaintext against a TLS port
+  EXPECT_EQ(r.exit_code, 4);
 }
 
 }  // namespace
