@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
+#include "google/protobuf/util/time_util.h"
 #include "server/jobs/proto_mapping.h"
 #include "server/probe/exactness.h"
 #include "server/probe/sweep_runner.h"
@@ -104,6 +105,7 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request,
   if (inserted.created) {
     ++submissions_;
     v1::JobEvent accepted = AcceptedEvent(inserted.job.id(), inserted.job.queue_position());
+    *accepted.mutable_stored_at() = inserted.job.created_at();
     if (absl::Status s = store_->AppendEvent(inserted.job.id(), accepted); !s.ok()) return s;
     spdlog::info("job {} queued by {} with {} ahead", inserted.job.id(), submitter,
                  inserted.job.queue_position());
@@ -158,7 +160,9 @@ absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
   return job;
 }
 
-void JobManager::Publish(const std::string& job_id, const v1::JobEvent& event) {
+void JobManager::Publish(const std::string& job_id, v1::JobEvent event) {
+  *event.mutable_stored_at() = google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(
+      absl::ToUnixMicros(absl::Now()));
   absl::MutexLock lock(&mu_);
   if (absl::Status s = store_->AppendEvent(job_id, event); !s.ok()) {
     spdlog::error("job {}: cannot store an event: {}", job_id, s.ToString());

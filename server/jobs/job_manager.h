@@ -83,7 +83,7 @@ class JobManager {
   void Loop();
   void RunJob(const v1::Job& job);
   // Stores the event, then hands it to the job's watchers.
-  void Publish(const std::string& job_id, const v1::JobEvent& event);
+  void Publish(const std::string& job_id, v1::JobEvent event);
 
   std::unique_ptr<JobStore> store_;
   std::unique_ptr<Backend> backend_;
