@@ -125,7 +125,10 @@ int main(int argc, char** argv) {
   limits.max_queued_jobs = absl::GetFlag(FLAGS_max_queued_jobs);
   limits.max_job_seconds = absl::GetFlag(FLAGS_max_job_seconds);
   absl::StatusOr<std::unique_ptr<gpuprobe::JobManager>> manager =
-      gpuprobe::JobManager::Start(*std::move(store), *std::move(backend), limits);
+      gpuprobe::JobManager::Start(
+          *std::move(store),
+          std::make_unique<gpuprobe::InProcessExecutor>(*std::move(backend), limits.sweep),
+          limits);
   if (!manager.ok()) {
     spdlog::error("{}", manager.status().ToString());
     return 2;

@@ -7,7 +7,6 @@
 #include "common/status_macros.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/jobs/proto_mapping.h"
-#include "server/probe/exactness.h"
 #include "server/probe/sweep_runner.h"
 #include "spdlog/spdlog.h"
 
@@ -33,32 +32,16 @@ v1::JobEvent FinishedFromRecord(const v1::Job& job) {
   return event;
 }
 
-// Forwards the engine's progress, rows and checks as events of one attempt of a job.
-class JobObserver final : public SweepObserver, public CheckObserver {
- public:
-  using PublishFn = std::function<void(v1::JobEvent)>;
-  JobObserver(PublishFn publish, absl::Time start) : publish_(std::move(publish)), start_(start) {}
-  void OnRepDone(int reps_done, int reps_total) override {
-    publish_(ProgressEvent(reps_done, reps_total, absl::ToDoubleSeconds(absl::Now() - start_)));
-  }
-  void OnRow(const ArmRow& row) override { publish_(RowEvent(row)); }
-  void OnCheck(const KernelCheckResult& result) override { publish_(CheckEvent(result)); }
-
- private:
-  PublishFn publish_;
-  absl::Time start_;
-};
-
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(std::unique_ptr<JobStore> store,
-                                                              std::unique_ptr<Backend> backend,
-                                                              QueueLimits limits) {
+absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
+    std::unique_ptr<JobStore> store, std::unique_ptr<DeviceExecutor> executor,
+    QueueLimits limits) {
   ASSIGN_OR_RETURN(std::vector<std::string> requeued,
                    store->RecoverInterrupted(limits.max_attempts, absl::Now()));
   for (const std::string& id : requeued) spdlog::warn("job {} was interrupted; queued again", id);
   std::unique_ptr<JobManager> manager(
-      new JobManager(std::move(store), std::move(backend), limits));
+      new JobManager(std::move(store), std::move(executor), limits));
   manager->thread_ = std::thread([m = manager.get()] { m->Loop(); });
   return manager;
 }
@@ -86,8 +69,8 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request,
     request.mutable_check()->set_seed(FreshSeed());  // stored, so every attempt checks the same
   }
   ASSIGN_OR_RETURN(JobSpec job_spec, ResolveJob(request, limits_.sweep));
-  RETURN_IF_ERROR(CheckFitsBackend(job_spec.spec, *backend_));
-  const double seconds = EstimateDeviceSeconds(job_spec.spec, *backend_);
+  RETURN_IF_ERROR(CheckFitsBackend(job_spec.spec, backend()));
+  const double seconds = EstimateDeviceSeconds(job_spec.spec, backend());
   if (seconds > limits_.max_job_seconds) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "reps: the job needs about %.0f s of device time, more than the limit of %.0f s "
@@ -199,7 +182,7 @@ void JobManager::Loop() {
 void JobManager::RunJob(const v1::Job& job) {
   const std::string& id = job.id();
   const absl::Time start = absl::Now();
-  absl::StatusOr<int> attempt = store_->MarkRunning(id, backend_->Description(), start);
+  absl::StatusOr<int> attempt = store_->MarkRunning(id, backend().Description(), start);
   if (!attempt.ok()) return;  // cancelled between the queue read and now
   {
     absl::MutexLock lock(&mu_);
@@ -208,63 +191,35 @@ void JobManager::RunJob(const v1::Job& job) {
   }
   auto publish = [this, &id, a = *attempt](v1::JobEvent event) {
     event.set_attempt(a);
-    Publish(id, event);
+    Publish(id, std::move(event));
   };
-  absl::StatusOr<JobSpec> job_spec = ResolveJob(job.request(), limits_.sweep);
-  absl::Status status = job_spec.status();
-  int results = 0;
-  std::optional<double> reference_section_us;
-  if (job_spec.ok()) {
-    spdlog::info("job {} started (attempt {}) on {}", id, *attempt, backend_->Description());
-    publish(StartedEvent(backend_->Description(), job_spec->spec));
-    JobObserver observer(publish, start);
-    if (job_spec->kind == JobKind::kCheck) {
-      absl::StatusOr<std::vector<KernelCheckResult>> checks = RunExactnessCheck(
-          job_spec->spec, job.request().check().dump_dir(), *backend_, observer, cancel_running_);
-      status = checks.status();
-      if (checks.ok()) {
-        results = static_cast<int>(checks->size());
-        const int64_t failed = std::count_if(checks->begin(), checks->end(),
-                                             [](const KernelCheckResult& r) { return !r.passed; });
-        if (failed > 0) {
-          status = absl::DataLossError(absl::StrFormat(
-              "%d of %d kernel checks failed the exactness tolerance", failed, results));
-        }
-      }
-    } else {
-      absl::StatusOr<SweepOutcome> outcome =
-          RunSweep(job_spec->spec, *backend_, observer, cancel_running_);
-      status = outcome.status();
-      if (outcome.ok()) {
-        results = static_cast<int>(outcome->rows.size());
-        reference_section_us = outcome->reference_section_us;
-      }
-    }
-  }
+  spdlog::info("job {} started (attempt {}) on {}", id, *attempt, backend().Description());
+  const JobOutcome outcome = executor_->Run(id, job.request(), publish, cancel_running_);
   const absl::Time end = absl::Now();
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_ && status.code() == absl::StatusCode::kCancelled) {
+    if (stopping_ && outcome.status.code() == absl::StatusCode::kCancelled) {
       // Interrupted by shutdown, not by a user: left RUNNING, so the next start queues it again.
       spdlog::warn("job {} interrupted by shutdown; it runs again at the next start", id);
       running_id_.clear();
       return;
     }
   }
-  const v1::JobEvent finished =
-      FinishedEvent(status, results, absl::ToDoubleSeconds(end - start), reference_section_us);
+  const v1::JobEvent finished = FinishedEvent(outcome.status, outcome.results,
+                                              absl::ToDoubleSeconds(end - start),
+                                              outcome.reference_section_us);
   if (absl::Status s = store_->MarkFinished(id, finished.finished().state(),
-                                            static_cast<int>(status.code()),
-                                            std::string(status.message()), end);
+                                            static_cast<int>(outcome.status.code()),
+                                            std::string(outcome.status.message()), end);
       !s.ok()) {
     spdlog::error("job {}: cannot record its end: {}", id, s.ToString());
   }
   publish(finished);
-  if (status.ok()) {
-    spdlog::info("job {} succeeded: {} results in {:.2f} s", id, results,
+  if (outcome.status.ok()) {
+    spdlog::info("job {} succeeded: {} results in {:.2f} s", id, outcome.results,
                  absl::ToDoubleSeconds(end - start));
   } else {
-    spdlog::warn("job {} ended: {}", id, status.ToString());
+    spdlog::warn("job {} ended: {}", id, outcome.status.ToString());
   }
   absl::MutexLock lock(&mu_);
   running_id_.clear();

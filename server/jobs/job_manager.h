@@ -23,6 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gpuprobe/v1/probe.pb.h"
 #include "server/device/backend.h"
+#include "server/jobs/device_executor.h"
 #include "server/jobs/job_store.h"
 #include "server/probe/sweep_spec.h"
 
@@ -50,9 +51,9 @@ struct QueueLimits {
 class JobManager {
  public:
   // Re-queues (or fails) the jobs a previous daemon left running, then starts the worker.
-  static absl::StatusOr<std::unique_ptr<JobManager>> Start(std::unique_ptr<JobStore> store,
-                                                           std::unique_ptr<Backend> backend,
-                                                           QueueLimits limits);
+  static absl::StatusOr<std::unique_ptr<JobManager>> Start(
+      std::unique_ptr<JobStore> store, std::unique_ptr<DeviceExecutor> executor,
+      QueueLimits limits);
   ~JobManager();  // Stop()
 
   // Validates the request completely (fields, limits, the backend's variants, geometry and
@@ -72,13 +73,13 @@ class JobManager {
   void Stop();
 
   int64_t QueueDepth();
-  // Only the const description, limits and details are read from other threads.
-  const Backend& backend() const { return *backend_; }
+  // What the device is and can do (const use only).
+  const Backend& backend() const { return executor_->info(); }
 
  private:
-  JobManager(std::unique_ptr<JobStore> store, std::unique_ptr<Backend> backend,
+  JobManager(std::unique_ptr<JobStore> store, std::unique_ptr<DeviceExecutor> executor,
              QueueLimits limits)
-      : store_(std::move(store)), backend_(std::move(backend)), limits_(limits) {}
+      : store_(std::move(store)), executor_(std::move(executor)), limits_(limits) {}
 
   void Loop();
   void RunJob(const v1::Job& job);
@@ -86,7 +87,7 @@ class JobManager {
   void Publish(const std::string& job_id, v1::JobEvent event);
 
   std::unique_ptr<JobStore> store_;
-  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<DeviceExecutor> executor_;
   const QueueLimits limits_;
 
   absl::Mutex mu_;

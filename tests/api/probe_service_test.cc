@@ -36,8 +36,9 @@ class ProbeServiceTest : public testing::Test {
   void StartDaemon(QueueLimits limits = {}) {
     absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(data_dir_);
     ASSERT_TRUE(store.ok()) << store.status();
-    absl::StatusOr<std::unique_ptr<JobManager>> manager =
-        JobManager::Start(*std::move(store), std::make_unique<CpuBackend>(), limits);
+    absl::StatusOr<std::unique_ptr<JobManager>> manager = JobManager::Start(
+        *std::move(store),
+        std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), limits.sweep), limits);
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = *std::move(manager);
     service_ = std::make_unique<ProbeService>(*manager_, access_, "test");

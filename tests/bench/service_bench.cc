@@ -69,10 +69,11 @@ SweepResult RunSweep(v1::ProbeService::Stub& stub, const v1::SweepRequest& reque
 
 void PrintRows(const char* label, const SweepResult& r) {
   for (const v1::Row& row : r.rows) {
-    std::cout << absl::StrFormat("%-22s t=%d union=%-2d gu %8.1f us (spread %.3f)  down %8.1f us "
-                                 "(spread %.3f)\n",
-                                 label, row.arm().t(), row.arm().union_size(), row.gu_us(),
-                                 row.gu_spread(), row.down_us(), row.dn_spread());
+    std::cout << absl::StrFormat(
+        "%-22s t=%d union=%-2d gu %8.1f us (spread %.3f)  down %8.1f us "
+        "(spread %.3f)\n",
+        label, row.arm().t(), row.arm().union_size(), row.gu_us(), row.gu_spread(), row.down_us(),
+        row.dn_spread());
   }
 }
 
@@ -83,8 +84,9 @@ int Main() {
   if (!store.ok()) return 1;
   QueueLimits limits;
   limits.max_queued_jobs = 2000;
-  absl::StatusOr<std::unique_ptr<JobManager>> manager =
-      JobManager::Start(*std::move(store), std::make_unique<CpuBackend>(), limits);
+  absl::StatusOr<std::unique_ptr<JobManager>> manager = JobManager::Start(
+      *std::move(store),
+      std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), limits.sweep), limits);
   if (!manager.ok()) return 1;
   ProbeService service(**manager, AccessControl(), "bench");
   grpc::ServerBuilder builder;
@@ -92,8 +94,8 @@ int Main() {
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
-                                     grpc::InsecureChannelCredentials());
+  auto channel =
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials());
   auto stub = v1::ProbeService::NewStub(channel);
 
   // 1. Idle twice (run-to-run noise), then under 50 pollers at 10 Hz.
@@ -136,10 +138,10 @@ int Main() {
   std::vector<double> latency = idle_a.row_latency_us;
   latency.insert(latency.end(), idle_b.row_latency_us.begin(), idle_b.row_latency_us.end());
   latency.insert(latency.end(), loaded.row_latency_us.begin(), loaded.row_latency_us.end());
-  std::cout << absl::StrFormat("row latency store -> watching client: p50 %.0f us, p99 %.0f us "
-                               "(%d rows)\n",
-                               Percentile(latency, 0.5), Percentile(latency, 0.99),
-                               latency.size());
+  std::cout << absl::StrFormat(
+      "row latency store -> watching client: p50 %.0f us, p99 %.0f us "
+      "(%d rows)\n",
+      Percentile(latency, 0.5), Percentile(latency, 0.99), latency.size());
 
   // 3. Submit throughput with 1000 jobs queued behind a long one.
   v1::SubmitRequest blocker;
@@ -160,8 +162,7 @@ int Main() {
   }
   const double submit_s = absl::ToDoubleSeconds(absl::Now() - submit_start);
   std::cout << absl::StrFormat("submitted %d jobs in %.2f s: %.0f submits/s; queue depth now %d\n",
-                               submitted, submit_s, submitted / submit_s,
-                               (*manager)->QueueDepth());
+                               submitted, submit_s, submitted / submit_s, (*manager)->QueueDepth());
   (*manager)->Stop();
   server->Shutdown();
   return 0;

@@ -1,0 +1,40 @@
+// Where a device's jobs run. InProcessExecutor runs them on a backend inside the daemon (tests,
+// and the cpu backend's simplest setup); WorkerProcessExecutor (worker_process.h) runs them in
+// a child process, so that a crash or a sticky CUDA error costs one job, not the daemon.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "server/device/backend.h"
+#include "server/jobs/job_execution.h"
+
+namespace gpuprobe {
+
+class DeviceExecutor {
+ public:
+  virtual ~DeviceExecutor() = default;
+  // What the device is and can do, for validation before a job is queued. Const use only.
+  virtual const Backend& info() const = 0;
+  // Runs the job to its end on the calling thread; `cancelled` may be set from any thread.
+  virtual JobOutcome Run(const std::string& job_id, const gpuprobe::v1::SubmitRequest& request,
+                         const EventPublisher& publish, const std::atomic<bool>& cancelled) = 0;
+};
+
+class InProcessExecutor final : public DeviceExecutor {
+ public:
+  InProcessExecutor(std::unique_ptr<Backend> backend, SweepLimits limits)
+      : backend_(std::move(backend)), limits_(limits) {}
+  const Backend& info() const override { return *backend_; }
+  JobOutcome Run(const std::string&, const gpuprobe::v1::SubmitRequest& request,
+                 const EventPublisher& publish, const std::atomic<bool>& cancelled) override {
+    return ExecuteJob(request, limits_, *backend_, publish, cancelled);
+  }
+
+ private:
+  std::unique_ptr<Backend> backend_;
+  const SweepLimits limits_;
+};
+
+}  // namespace gpuprobe
