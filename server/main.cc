@@ -20,6 +20,8 @@
 #include "common/flag_names.h"
 #include "server/api/probe_service.h"
 #include "server/device/backend_factory.h"
+#include "server/jobs/worker_main.h"
+#include "server/jobs/worker_process.h"
 #include "spdlog/spdlog.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
@@ -39,6 +41,10 @@ ABSL_FLAG(int, max_message_bytes, 4 << 20, "largest request message accepted, by
 ABSL_FLAG(double, max_job_seconds, gpuprobe::QueueLimits{}.max_job_seconds,
           "largest estimated device time of one job, seconds");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
+ABSL_FLAG(std::string, isolation, "process",
+          "process: the backend runs in a worker child process, so a crash or a sticky CUDA "
+          "error fails one job and the worker is restarted; none: in the daemon");
+ABSL_FLAG(int, worker_fd, -1, "internal: run as the device worker on this socket");
 
 namespace {
 
@@ -90,6 +96,27 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() {
   return grpc::SslServerCredentials(options);
 }
 
+// The backend in a worker child process (the default), or in this process.
+absl::StatusOr<std::unique_ptr<gpuprobe::DeviceExecutor>> MakeExecutor() {
+  const std::string backend = absl::GetFlag(FLAGS_backend);
+  const std::string isolation = absl::GetFlag(FLAGS_isolation);
+  if (isolation == "process") {
+    absl::StatusOr<std::unique_ptr<gpuprobe::WorkerProcessExecutor>> worker =
+        gpuprobe::WorkerProcessExecutor::Start(
+            "/proc/self/exe",
+            {"--backend=" + backend, "--log_level=" + absl::GetFlag(FLAGS_log_level)});
+    if (!worker.ok()) return worker.status();
+    return std::unique_ptr<gpuprobe::DeviceExecutor>(*std::move(worker));
+  }
+  if (isolation != "none") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("isolation: \"", isolation, "\" is not process or none"));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<gpuprobe::Backend> in_process, gpuprobe::MakeBackend(backend));
+  return std::unique_ptr<gpuprobe::DeviceExecutor>(
+      std::make_unique<gpuprobe::InProcessExecutor>(std::move(in_process), gpuprobe::SweepLimits{}));
+}
+
 std::string HostOf(const std::string& address) {
   const size_t colon = address.rfind(':');
   return colon == std::string::npos ? address : address.substr(0, colon);
@@ -104,15 +131,23 @@ int main(int argc, char** argv) {
   std::vector<char*> args = gpuprobe::DashesToUnderscores(argc, argv, storage);
   absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   spdlog::set_level(spdlog::level::from_str(absl::GetFlag(FLAGS_log_level)));
+  if (const int fd = absl::GetFlag(FLAGS_worker_fd); fd >= 0) {
+    absl::StatusOr<std::unique_ptr<gpuprobe::Backend>> backend =
+        gpuprobe::MakeBackend(absl::GetFlag(FLAGS_backend));
+    if (!backend.ok()) {
+      spdlog::error("worker: {}", backend.status().ToString());
+      return 2;
+    }
+    return gpuprobe::RunWorker(fd, *std::move(backend), gpuprobe::SweepLimits{});
+  }
   const sigset_t signals = BlockShutdownSignals();
 
-  absl::StatusOr<std::unique_ptr<gpuprobe::Backend>> backend =
-      gpuprobe::MakeBackend(absl::GetFlag(FLAGS_backend));
-  if (!backend.ok()) {
-    spdlog::error("{}", backend.status().ToString());
+  absl::StatusOr<std::unique_ptr<gpuprobe::DeviceExecutor>> executor = MakeExecutor();
+  if (!executor.ok()) {
+    spdlog::error("{}", executor.status().ToString());
     return 2;
   }
-  spdlog::info("backend {}: {}", (*backend)->Name(), (*backend)->Description());
+  spdlog::info("backend {}: {}", (*executor)->info().Name(), (*executor)->info().Description());
   std::string data_dir = absl::GetFlag(FLAGS_data_dir);
   if (data_dir.empty()) data_dir = DefaultDataDir();
   absl::StatusOr<std::unique_ptr<gpuprobe::JobStore>> store = gpuprobe::JobStore::Open(data_dir);
@@ -125,10 +160,7 @@ int main(int argc, char** argv) {
   limits.max_queued_jobs = absl::GetFlag(FLAGS_max_queued_jobs);
   limits.max_job_seconds = absl::GetFlag(FLAGS_max_job_seconds);
   absl::StatusOr<std::unique_ptr<gpuprobe::JobManager>> manager =
-      gpuprobe::JobManager::Start(
-          *std::move(store),
-          std::make_unique<gpuprobe::InProcessExecutor>(*std::move(backend), limits.sweep),
-          limits);
+      gpuprobe::JobManager::Start(*std::move(store), *std::move(executor), limits);
   if (!manager.ok()) {
     spdlog::error("{}", manager.status().ToString());
     return 2;
@@ -165,7 +197,7 @@ int main(int argc, char** argv) {
     spdlog::error("cannot listen on {}", listen);
     return 1;
   }
-  // The worker runs in this process and is ready once the manager has started.
+  // The device worker answered its hello before the manager started: ready.
   server->GetHealthCheckService()->SetServingStatus(true);
   spdlog::info("gpuprobed {} listening on {}:{} ({}, {})", GPUPROBE_VERSION, HostOf(listen), port,
                absl::GetFlag(FLAGS_tls_cert).empty() ? "plaintext" : "tls",

@@ -22,6 +22,17 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCuda() {
 
 }  // namespace
 
+absl::Status CheckBackendGeometry(std::string_view name, const MoeGeometry& geometry,
+                                  KernelVariant variant) {
+#if GPUPROBE_HAVE_CUDA
+  if (name == "cuda") return CudaBackend::CheckCudaGeometry(geometry, variant);
+#endif
+  (void)name;
+  (void)geometry;
+  (void)variant;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name) {
   if (name == "cpu") return std::make_unique<CpuBackend>();
   if (name == "cuda") {

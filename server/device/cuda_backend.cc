@@ -137,8 +137,8 @@ absl::Status CudaBackend::Calibrate() {
 
 absl::Status CudaBackend::CheckVariant(KernelVariant) const { return absl::OkStatus(); }
 
-absl::Status CudaBackend::CheckGeometry(const MoeGeometry& geometry,
-                                        KernelVariant variant) const {
+absl::Status CudaBackend::CheckCudaGeometry(const MoeGeometry& geometry,
+                                            KernelVariant variant) {
   return CanImplementSelKernels(geometry,
                                 variant == KernelVariant::kUnion ? kMaxGroupSlots : 1);
 }

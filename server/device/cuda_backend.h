@@ -38,7 +38,11 @@ class CudaBackend final : public Backend {
   std::string Description() const override { return description_; }
   int64_t MemoryCapacityBytes() const override { return capacity_bytes_; }
   absl::Status CheckVariant(KernelVariant variant) const override;
-  absl::Status CheckGeometry(const MoeGeometry& geometry, KernelVariant variant) const override;
+  absl::Status CheckGeometry(const MoeGeometry& geometry, KernelVariant variant) const override {
+    return CheckCudaGeometry(geometry, variant);
+  }
+  // What the cuda kernels support (CanImplementSelKernels with the variant's group width).
+  static absl::Status CheckCudaGeometry(const MoeGeometry& geometry, KernelVariant variant);
 
   absl::Status LoadBanks(const MoeGeometry& geometry, uint64_t seed) override;
   absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override;

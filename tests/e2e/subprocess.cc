@@ -86,8 +86,9 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
 }
 
 absl::StatusOr<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv,
-                                                 const std::string& log_path) {
-  absl::StatusOr<pid_t> pid = Spawn(argv, {}, log_path, log_path);
+                                                 const std::string& log_path,
+                                                 const std::vector<std::string>& env_additions) {
+  absl::StatusOr<pid_t> pid = Spawn(argv, env_additions, log_path, log_path);
   if (!pid.ok()) return pid.status();
   return ChildProcess(*pid, log_path);
 }

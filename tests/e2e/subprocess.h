@@ -31,7 +31,8 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
 class ChildProcess {
  public:
   static absl::StatusOr<ChildProcess> Start(const std::vector<std::string>& argv,
-                                            const std::string& log_path);
+                                            const std::string& log_path,
+                                            const std::vector<std::string>& env_additions = {});
   ChildProcess(ChildProcess&& other) noexcept : pid_(std::exchange(other.pid_, -1)),
                                                 log_path_(std::move(other.log_path_)) {}
   ~ChildProcess();  // SIGKILLs a child still running

@@ -384,3 +384,47 @@ TEST(SecureEndToEndTest, TlsAndTokens) {
 
 }  // namespace
 }  // namespace gpuprobe
+
+namespace gpuprobe {
+namespace {
+
+// A worker that dies under a job fails that job with the reason; the daemon starts a fresh
+// worker and the next job succeeds.
+TEST(WorkerIsolationEndToEndTest, AWorkerCrashFailsOneJobAndTheNextSucceeds) {
+  std::string tmpl = ::testing::TempDir() + "gpuprobe_crash_XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  absl::StatusOr<ChildProcess> daemon = ChildProcess::Start(
+      {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--data-dir",
+       dir + "/data"},
+      dir + "/daemon.log", {"GPUPROBE_ALLOW_FAULTS=1"});
+  ASSERT_TRUE(daemon.ok());
+  absl::StatusOr<std::string> port = daemon->AwaitLog("listening on 127.0.0.1:", absl::Seconds(20));
+  ASSERT_TRUE(port.ok()) << port.status();
+  auto cli = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {GPUPROBE_PATH, "--server", "127.0.0.1:" + *port});
+    absl::StatusOr<CommandResult> r = RunCommand(args, {}, dir);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : CommandResult{};
+  };
+  const std::vector<std::string> small = {"--experts", "32", "--hidden", "256", "--ff", "64",
+                                          "--selected", "4", "--t", "2", "--reps", "3"};
+  std::vector<std::string> crash = {"submit", "--label", "gpuprobe.fault=abort"};
+  crash.insert(crash.end(), small.begin(), small.end());
+  const CommandResult crashed = cli(crash);
+  ASSERT_EQ(crashed.exit_code, 0) << crashed.err;
+  const std::string crash_job =
+      std::vector<std::string>(absl::StrSplit(crashed.out, '\n', absl::SkipEmpty())).back();
+  EXPECT_EQ(cli({"wait", crash_job, "--timeout", "60s"}).exit_code, 1);
+  const CommandResult shown = cli({"show", crash_job});
+  EXPECT_THAT(shown.err, HasSubstr("worker died"));
+  EXPECT_THAT(shown.err, HasSubstr("signal 6"));
+
+  std::vector<std::string> fine = {"sweep", "--format", "tsv"};
+  fine.insert(fine.end(), small.begin(), small.end());
+  const CommandResult next = cli(fine);
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_EQ(ParseTsv(next.out).rows.size(), 3u);
+}
+
+}  // namespace
+}  // namespace gpuprobe

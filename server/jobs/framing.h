@@ -1,0 +1,19 @@
+// Length-prefixed protobuf messages over a stream socket: a 4-byte little-endian length, then
+// the serialized message. Blocking; EINTR is retried.
+//
+//   RETURN_IF_ERROR(WriteFramed(fd, command));
+//   RETURN_IF_ERROR(ReadFramed(fd, &report));  // UNAVAILABLE once the peer has closed
+#pragma once
+
+#include "absl/status/status.h"
+#include "google/protobuf/message_lite.h"
+
+namespace gpuprobe {
+
+// Messages larger than this are refused on both sides (a corrupt length, not a real message).
+inline constexpr uint32_t kMaxFramedBytes = 64u << 20;
+
+absl::Status WriteFramed(int fd, const google::protobuf::MessageLite& message);
+absl::Status ReadFramed(int fd, google::protobuf::MessageLite* message);
+
+}  // namespace gpuprobe

@@ -1,0 +1,108 @@
+#include "server/jobs/worker_main.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <deque>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "gpuprobe/v1/worker.pb.h"
+#include "server/jobs/framing.h"
+#include "server/jobs/job_execution.h"
+#include "server/jobs/proto_mapping.h"
+#include "spdlog/spdlog.h"
+
+namespace gpuprobe {
+namespace {
+
+v1::WorkerHello Hello(const Backend& backend) {
+  v1::WorkerHello hello;
+  hello.set_backend(backend.Name());
+  hello.set_description(backend.Description());
+  hello.set_memory_capacity_bytes(backend.MemoryCapacityBytes());
+  *hello.mutable_details() = DeviceDetailsToProto(backend.Details());
+  for (KernelVariant v : {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor}) {
+    if (backend.CheckVariant(v).ok()) hello.add_variants(VariantToProto(v));
+  }
+  return hello;
+}
+
+bool FaultRequested(const v1::SubmitRequest& request) {
+  const char* allow = std::getenv("GPUPROBE_ALLOW_FAULTS");
+  if (allow == nullptr || std::string(allow) != "1") return false;
+  const auto& labels = request.has_check() ? request.check().labels() : request.sweep().labels();
+  auto it = labels.find("gpuprobe.fault");
+  return it != labels.end() && it->second == "abort";
+}
+
+// Commands arrive on a reader thread, so that a cancel reaches a running job.
+class CommandQueue {
+ public:
+  explicit CommandQueue(int fd) : fd_(fd), reader_([this] { Read(); }) {}
+  ~CommandQueue() { reader_.join(); }
+
+  // The next job to run; nullopt once the daemon has closed the socket.
+  std::optional<v1::WorkerRunJob> Next() {
+    absl::MutexLock lock(&mu_);
+    auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return closed_ || !runs_.empty(); };
+    mu_.Await(absl::Condition(&ready));
+    if (runs_.empty()) return std::nullopt;
+    v1::WorkerRunJob run = std::move(runs_.front());
+    runs_.pop_front();
+    cancelled = false;
+    return run;
+  }
+
+  std::atomic<bool> cancelled{false};
+
+ private:
+  void Read() {
+    v1::WorkerCommand command;
+    while (ReadFramed(fd_, &command).ok()) {
+      absl::MutexLock lock(&mu_);
+      if (command.has_run()) runs_.push_back(command.run());
+      if (command.has_cancel()) cancelled = true;
+    }
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+    cancelled = true;  // the daemon is gone: stop the running job
+  }
+
+  const int fd_;
+  absl::Mutex mu_;
+  std::deque<v1::WorkerRunJob> runs_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread reader_;
+};
+
+}  // namespace
+
+int RunWorker(int fd, std::unique_ptr<Backend> backend, const SweepLimits& limits) {
+  v1::WorkerReport hello;
+  *hello.mutable_hello() = Hello(*backend);
+  if (!WriteFramed(fd, hello).ok()) return 1;
+  CommandQueue commands(fd);
+  while (std::optional<v1::WorkerRunJob> run = commands.Next()) {
+    if (FaultRequested(run->request())) {
+      spdlog::warn("worker: aborting on request (gpuprobe.fault=abort)");
+      std::abort();
+    }
+    const EventPublisher publish = [fd](v1::JobEvent event) {
+      v1::WorkerReport report;
+      *report.mutable_event() = std::move(event);
+      (void)WriteFramed(fd, report);
+    };
+    const JobOutcome outcome =
+        ExecuteJob(run->request(), limits, *backend, publish, commands.cancelled);
+    v1::WorkerReport report;
+    v1::WorkerJobOutcome* o = report.mutable_outcome();
+    o->set_code(static_cast<int>(outcome.status.code()));
+    o->set_message(std::string(outcome.status.message()));
+    o->set_results(outcome.results);
+    if (outcome.reference_section_us) o->set_reference_section_us(*outcome.reference_section_us);
+    if (!WriteFramed(fd, report).ok()) break;
+  }
+  return 0;
+}
+
+}  // namespace gpuprobe

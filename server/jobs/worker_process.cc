@@ -1,0 +1,187 @@
+#include "server/jobs/worker_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "gpuprobe/v1/worker.pb.h"
+#include "server/device/backend_factory.h"
+#include "server/jobs/framing.h"
+#include "server/jobs/proto_mapping.h"
+#include "spdlog/spdlog.h"
+
+namespace gpuprobe {
+namespace {
+
+// The daemon-side picture of a worker's backend, from its hello: enough to validate requests
+// before they are queued. Nothing runs on it.
+class RemoteBackend final : public Backend {
+ public:
+  explicit RemoteBackend(v1::WorkerHello hello) : hello_(std::move(hello)) {
+    for (int v : hello_.variants()) variants_.push_back(static_cast<v1::KernelVariant>(v));
+  }
+  std::string Name() const override { return hello_.backend(); }
+  std::string Description() const override { return hello_.description(); }
+  int64_t MemoryCapacityBytes() const override {
+    return static_cast<int64_t>(hello_.memory_capacity_bytes());
+  }
+  absl::Status CheckVariant(KernelVariant variant) const override {
+    if (std::find(variants_.begin(), variants_.end(), VariantToProto(variant)) !=
+        variants_.end()) {
+      return absl::OkStatus();
+    }
+    return absl::UnimplementedError(absl::StrFormat("variant: the %s backend has no %s kernels",
+                                                    hello_.backend(), VariantName(variant)));
+  }
+  absl::Status CheckGeometry(const MoeGeometry& geometry, KernelVariant variant) const override {
+    return CheckBackendGeometry(hello_.backend(), geometry, variant);
+  }
+  DeviceDetails Details() const override {
+    const v1::DeviceDetails& d = hello_.details();
+    return DeviceDetails{.name = d.name(),
+                         .multiprocessors = static_cast<int>(d.multiprocessors()),
+                         .l2_bytes = static_cast<int64_t>(d.l2_bytes()),
+                         .memory_bytes = static_cast<int64_t>(d.memory_bytes()),
+                         .driver_version = static_cast<int>(d.driver_version()),
+                         .runtime_version = static_cast<int>(d.runtime_version()),
+                         .calibrated_read_tbps = d.calibrated_read_tbps(),
+                         .calibration_bytes = static_cast<int64_t>(d.calibration_bytes())};
+  }
+
+  absl::Status LoadBanks(const MoeGeometry&, uint64_t) override { return Remote(); }
+  absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs&) override { return Remote(); }
+  absl::StatusOr<double> TimeLaunch(ArmHandle, MoeKernel, const TimingOptions&) override {
+    return Remote();
+  }
+  absl::StatusOr<LaunchOutput> RunOnce(ArmHandle, MoeKernel) override { return Remote(); }
+  void ReleaseArms() override {}
+
+ private:
+  static absl::Status Remote() {
+    return absl::FailedPreconditionError("this backend runs in the device worker process");
+  }
+  const v1::WorkerHello hello_;
+  std::vector<v1::KernelVariant> variants_;
+};
+
+JobOutcome Failed(absl::Status status) {
+  JobOutcome outcome;
+  outcome.status = std::move(status);
+  return outcome;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<WorkerProcessExecutor>> WorkerProcessExecutor::Start(
+    std::string binary, std::vector<std::string> worker_args) {
+  std::unique_ptr<WorkerProcessExecutor> executor(
+      new WorkerProcessExecutor(std::move(binary), std::move(worker_args)));
+  if (absl::Status s = executor->Spawn(); !s.ok()) return s;
+  return executor;
+}
+
+WorkerProcessExecutor::~WorkerProcessExecutor() {
+  if (fd_ >= 0) close(fd_);  // the worker reads EOF and exits
+  if (pid_ > 0) waitpid(pid_, nullptr, 0);
+}
+
+absl::Status WorkerProcessExecutor::Spawn() {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    return absl::InternalError(absl::StrCat("socketpair: ", std::strerror(errno)));
+  }
+  std::vector<std::string> args = {binary_, absl::StrCat("--worker_fd=", fds[1])};
+  args.insert(args.end(), worker_args_.begin(), worker_args_.end());
+  const pid_t pid = fork();
+  if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
+  if (pid == 0) {
+    // The child keeps its end open across exec and nothing else of the daemon's.
+    fcntl(fds[1], F_SETFD, 0);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    // The daemon blocks SIGINT/SIGTERM for its own sigwait; the worker takes the defaults.
+    sigset_t none;
+    sigemptyset(&none);
+    pthread_sigmask(SIG_SETMASK, &none, nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  pid_ = pid;
+  fd_ = fds[0];
+  ++restarts_;
+  v1::WorkerReport report;
+  if (absl::Status s = ReadFramed(fd_, &report); !s.ok() || !report.has_hello()) {
+    return absl::UnavailableError(absl::StrCat("the device worker did not start: ", Reap()));
+  }
+  info_ = std::make_unique<RemoteBackend>(report.hello());
+  spdlog::info("device worker {} ready: {}", pid_, info_->Description());
+  return absl::OkStatus();
+}
+
+std::string WorkerProcessExecutor::Reap() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  int status = 0;
+  const pid_t pid = pid_;
+  pid_ = -1;
+  if (pid <= 0 || waitpid(pid, &status, 0) != pid) return "its process is gone";
+  if (WIFSIGNALED(status)) {
+    return absl::StrFormat("killed by signal %d (%s)", WTERMSIG(status),
+                           strsignal(WTERMSIG(status)));
+  }
+  return absl::StrFormat("exited with status %d", WEXITSTATUS(status));
+}
+
+JobOutcome WorkerProcessExecutor::Run(const std::string& job_id,
+                                      const v1::SubmitRequest& request,
+                                      const EventPublisher& publish,
+                                      const std::atomic<bool>& cancelled) {
+  if (fd_ < 0) {
+    if (absl::Status s = Spawn(); !s.ok()) return Failed(s);
+  }
+  v1::WorkerCommand command;
+  command.mutable_run()->set_job_id(job_id);
+  *command.mutable_run()->mutable_request() = request;
+  absl::Status sent = WriteFramed(fd_, command);
+  bool cancel_sent = false;
+  while (sent.ok()) {
+    if (cancelled.load() && !cancel_sent) {
+      v1::WorkerCommand cancel;
+      cancel.mutable_cancel();
+      cancel_sent = true;
+      if (!WriteFramed(fd_, cancel).ok()) break;
+    }
+    pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
+    if (poll(&p, 1, /*timeout_ms=*/50) == 0) continue;
+    v1::WorkerReport report;
+    if (!ReadFramed(fd_, &report).ok()) break;
+    if (report.has_event()) publish(report.event());
+    if (report.has_outcome()) {
+      const v1::WorkerJobOutcome& o = report.outcome();
+      JobOutcome outcome;
+      outcome.status = absl::Status(static_cast<absl::StatusCode>(o.code()), o.message());
+      outcome.results = static_cast<int>(o.results());
+      if (o.has_reference_section_us()) outcome.reference_section_us = o.reference_section_us();
+      return outcome;
+    }
+  }
+  // The worker died under the job: fail the job with the reason, start a fresh worker.
+  const std::string how = Reap();
+  spdlog::error("device worker died during job {}: {}; starting a new one", job_id, how);
+  const absl::Status restarted = Spawn();
+  if (!restarted.ok()) spdlog::error("{}", restarted.ToString());
+  return Failed(absl::InternalError(
+      absl::StrFormat("the device worker died while running the job (%s); it was restarted", how)));
+}
+
+}  // namespace gpuprobe

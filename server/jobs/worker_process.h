@@ -1,0 +1,50 @@
+// Runs a device's jobs in a worker child process: the same gpuprobed binary started with
+// --worker-fd over a socketpair (worker_main.h). The child owns the backend, so a segfault,
+// an abort or a sticky CUDA error there fails the job that was running, with the reason, and
+// the executor starts a fresh worker for the next job; the daemon keeps serving.
+//
+//   ASSIGN_OR_RETURN(auto executor, WorkerProcessExecutor::Start("/proc/self/exe", {"--backend=cuda"}));
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "server/jobs/device_executor.h"
+
+namespace gpuprobe {
+
+class WorkerProcessExecutor final : public DeviceExecutor {
+ public:
+  // Starts the worker and waits for its hello (the backend ready, the card calibrated).
+  static absl::StatusOr<std::unique_ptr<WorkerProcessExecutor>> Start(
+      std::string binary, std::vector<std::string> worker_args);
+  ~WorkerProcessExecutor() override;  // closes the socket; the worker exits; reaps it
+
+  const Backend& info() const override { return *info_; }
+  JobOutcome Run(const std::string& job_id, const gpuprobe::v1::SubmitRequest& request,
+                 const EventPublisher& publish, const std::atomic<bool>& cancelled) override;
+
+  // Worker processes started after the first (each after a worker died).
+  int restarts() const { return restarts_; }
+
+ private:
+  WorkerProcessExecutor(std::string binary, std::vector<std::string> worker_args)
+      : binary_(std::move(binary)), worker_args_(std::move(worker_args)) {}
+  absl::Status Spawn();
+  // Reaps the dead worker; says how it ended ("killed by signal 6 (Aborted)").
+  std::string Reap();
+
+  const std::string binary_;
+  const std::vector<std::string> worker_args_;
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  std::unique_ptr<Backend> info_;
+  int restarts_ = -1;
+};
+
+}  // namespace gpuprobe
