@@ -24,6 +24,8 @@ ABSL_FLAG(int32_t, priority, 0, "submit: higher runs first; equal priorities in 
 ABSL_FLAG(std::string, idempotency_key, "",
           "submit: a retried submit with the same key returns the first job");
 ABSL_FLAG(bool, wait, false, "submit: then wait for the job as `wait` does");
+ABSL_FLAG(std::optional<int32_t>, device, std::nullopt,
+          "submit: run on this device index (gpuprobe info lists them); default the first free");
 ABSL_FLAG(absl::Duration, timeout, absl::InfiniteDuration(),
           "wait: give up after this long (e.g. 30m), exit 5");
 ABSL_FLAG(std::vector<std::string>, state, {},
@@ -73,6 +75,12 @@ int SubmitCommand(const ClientContext& context) {
   *request.mutable_sweep() = *sweep;
   request.set_priority(absl::GetFlag(FLAGS_priority));
   request.set_idempotency_key(absl::GetFlag(FLAGS_idempotency_key));
+  if (std::optional<int32_t> device = absl::GetFlag(FLAGS_device)) {
+    if (*device < 0) {
+      return UsageError(absl::InvalidArgumentError("--device: must be a device index, 0 or more"));
+    }
+    request.set_device(static_cast<uint32_t>(*device));
+  }
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
   context.Prepare(rpc);

@@ -1,5 +1,6 @@
 // gpuprobed: the daemon that owns a host's GPUs and serialises every probe job.
 #include <csignal>
+#include <optional>
 #include <fstream>
 #include <sstream>
 #include <cstdlib>
@@ -9,7 +10,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -44,7 +47,11 @@ ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
 ABSL_FLAG(std::string, isolation, "process",
           "process: the backend runs in a worker child process, so a crash or a sticky CUDA "
           "error fails one job and the worker is restarted; none: in the daemon");
+ABSL_FLAG(std::string, devices, "all",
+          "devices to serve, each with its own queue and worker: all, or indices like 0,1 "
+          "(the cpu backend is device 0)");
 ABSL_FLAG(int, worker_fd, -1, "internal: run as the device worker on this socket");
+ABSL_FLAG(int, device, 0, "internal: the device a worker serves");
 
 namespace {
 
@@ -96,25 +103,65 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() {
   return grpc::SslServerCredentials(options);
 }
 
-// The backend in a worker child process (the default), or in this process.
-absl::StatusOr<std::unique_ptr<gpuprobe::DeviceExecutor>> MakeExecutor() {
-  const std::string backend = absl::GetFlag(FLAGS_backend);
-  const std::string isolation = absl::GetFlag(FLAGS_isolation);
-  if (isolation == "process") {
-    absl::StatusOr<std::unique_ptr<gpuprobe::WorkerProcessExecutor>> worker =
-        gpuprobe::WorkerProcessExecutor::Start(
-            "/proc/self/exe",
-            {"--backend=" + backend, "--log_level=" + absl::GetFlag(FLAGS_log_level)});
-    if (!worker.ok()) return worker.status();
-    return std::unique_ptr<gpuprobe::DeviceExecutor>(*std::move(worker));
+// --devices: "all" (nullopt) or the listed indices.
+absl::StatusOr<std::optional<std::vector<int>>> RequestedDevices() {
+  const std::string text = absl::GetFlag(FLAGS_devices);
+  if (text == "all") return std::nullopt;
+  std::vector<int> devices;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    int index = 0;
+    if (!absl::SimpleAtoi(part, &index) || index < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("devices: \"", text, "\" is neither all nor a list like 0,1"));
+    }
+    devices.push_back(index);
   }
-  if (isolation != "none") {
+  return devices;
+}
+
+absl::StatusOr<std::unique_ptr<gpuprobe::DeviceExecutor>> MakeExecutor(int device) {
+  const std::string backend = absl::GetFlag(FLAGS_backend);
+  if (absl::GetFlag(FLAGS_isolation) == "none") {
+    ASSIGN_OR_RETURN(std::unique_ptr<gpuprobe::Backend> in_process,
+                     gpuprobe::MakeBackend(backend, device));
+    return std::unique_ptr<gpuprobe::DeviceExecutor>(std::make_unique<gpuprobe::InProcessExecutor>(
+        std::move(in_process), gpuprobe::SweepLimits{}));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<gpuprobe::WorkerProcessExecutor> worker,
+                   gpuprobe::WorkerProcessExecutor::Start(
+                       "/proc/self/exe", {"--backend=" + backend, absl::StrCat("--device=", device),
+                                          "--log_level=" + absl::GetFlag(FLAGS_log_level)}));
+  return std::unique_ptr<gpuprobe::DeviceExecutor>(std::move(worker));
+}
+
+// One executor per served device: a worker child process each (--isolation process, the
+// default), so that a crash or a sticky CUDA error costs one job; or backends in this process.
+absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> MakeExecutors() {
+  const std::string isolation = absl::GetFlag(FLAGS_isolation);
+  if (isolation != "process" && isolation != "none") {
     return absl::InvalidArgumentError(
         absl::StrCat("isolation: \"", isolation, "\" is not process or none"));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<gpuprobe::Backend> in_process, gpuprobe::MakeBackend(backend));
-  return std::unique_ptr<gpuprobe::DeviceExecutor>(
-      std::make_unique<gpuprobe::InProcessExecutor>(std::move(in_process), gpuprobe::SweepLimits{}));
+  ASSIGN_OR_RETURN(std::optional<std::vector<int>> requested, RequestedDevices());
+  std::vector<int> devices = requested.value_or(std::vector<int>{0});
+  std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>> executors;
+  ASSIGN_OR_RETURN(executors.emplace_back(), MakeExecutor(devices[0]));
+  // How many devices there are: the first worker counted them, where the driver is loaded.
+  const int visible = isolation == "process"
+                          ? static_cast<gpuprobe::WorkerProcessExecutor&>(*executors[0])
+                                .visible_devices()
+                          : gpuprobe::VisibleDevices(absl::GetFlag(FLAGS_backend));
+  if (!requested.has_value()) {
+    for (int i = 1; i < visible; ++i) devices.push_back(i);
+  }
+  for (size_t i = 1; i < devices.size(); ++i) {
+    if (devices[i] >= visible) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "devices: %d is not a device here (%d visible)", devices[i], visible));
+    }
+    ASSIGN_OR_RETURN(executors.emplace_back(), MakeExecutor(devices[i]));
+  }
+  return executors;
 }
 
 std::string HostOf(const std::string& address) {
@@ -132,22 +179,28 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   spdlog::set_level(spdlog::level::from_str(absl::GetFlag(FLAGS_log_level)));
   if (const int fd = absl::GetFlag(FLAGS_worker_fd); fd >= 0) {
+    const std::string name = absl::GetFlag(FLAGS_backend);
     absl::StatusOr<std::unique_ptr<gpuprobe::Backend>> backend =
-        gpuprobe::MakeBackend(absl::GetFlag(FLAGS_backend));
+        gpuprobe::MakeBackend(name, absl::GetFlag(FLAGS_device));
     if (!backend.ok()) {
       spdlog::error("worker: {}", backend.status().ToString());
       return 2;
     }
-    return gpuprobe::RunWorker(fd, *std::move(backend), gpuprobe::SweepLimits{});
+    return gpuprobe::RunWorker(fd, *std::move(backend), gpuprobe::VisibleDevices(name),
+                               gpuprobe::SweepLimits{});
   }
   const sigset_t signals = BlockShutdownSignals();
 
-  absl::StatusOr<std::unique_ptr<gpuprobe::DeviceExecutor>> executor = MakeExecutor();
-  if (!executor.ok()) {
-    spdlog::error("{}", executor.status().ToString());
+  absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> executors =
+      MakeExecutors();
+  if (!executors.ok()) {
+    spdlog::error("{}", executors.status().ToString());
     return 2;
   }
-  spdlog::info("backend {}: {}", (*executor)->info().Name(), (*executor)->info().Description());
+  for (size_t i = 0; i < executors->size(); ++i) {
+    const gpuprobe::Backend& info = (*executors)[i]->info();
+    spdlog::info("device {}: backend {}: {}", i, info.Name(), info.Description());
+  }
   std::string data_dir = absl::GetFlag(FLAGS_data_dir);
   if (data_dir.empty()) data_dir = DefaultDataDir();
   absl::StatusOr<std::unique_ptr<gpuprobe::JobStore>> store = gpuprobe::JobStore::Open(data_dir);
@@ -160,7 +213,7 @@ int main(int argc, char** argv) {
   limits.max_queued_jobs = absl::GetFlag(FLAGS_max_queued_jobs);
   limits.max_job_seconds = absl::GetFlag(FLAGS_max_job_seconds);
   absl::StatusOr<std::unique_ptr<gpuprobe::JobManager>> manager =
-      gpuprobe::JobManager::Start(*std::move(store), *std::move(executor), limits);
+      gpuprobe::JobManager::Start(*std::move(store), *std::move(executors), limits);
   if (!manager.ok()) {
     spdlog::error("{}", manager.status().ToString());
     return 2;

@@ -121,6 +121,7 @@ grpc::ServerUnaryReactor* ProbeService::GetServerInfo(grpc::CallbackServerContex
   response->set_device_memory_bytes(backend.MemoryCapacityBytes());
   response->set_queue_depth(static_cast<uint32_t>(manager_.QueueDepth()));
   *response->mutable_details() = DeviceDetailsToProto(backend.Details());
+  for (v1::DeviceStatus& device : manager_.Devices()) *response->add_devices() = std::move(device);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;

@@ -10,13 +10,22 @@
 namespace gpuprobe {
 namespace {
 
-absl::StatusOr<std::unique_ptr<Backend>> MakeCuda() {
+absl::StatusOr<std::unique_ptr<Backend>> MakeCuda(int device) {
 #if GPUPROBE_HAVE_CUDA
-  absl::StatusOr<std::unique_ptr<CudaBackend>> cuda = CudaBackend::Create(/*device=*/0);
+  absl::StatusOr<std::unique_ptr<CudaBackend>> cuda = CudaBackend::Create(device);
   if (!cuda.ok()) return cuda.status();
   return std::unique_ptr<Backend>(*std::move(cuda));
 #else
+  (void)device;
   return absl::UnavailableError("this build of gpuprobed has no cuda backend");
+#endif
+}
+
+int CudaDevices() {
+#if GPUPROBE_HAVE_CUDA
+  return CudaBackend::VisibleDevices();
+#else
+  return 0;
 #endif
 }
 
@@ -33,17 +42,26 @@ absl::Status CheckBackendGeometry(std::string_view name, const MoeGeometry& geom
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name) {
-  if (name == "cpu") return std::make_unique<CpuBackend>();
+int VisibleDevices(std::string_view name) {
+  if (name == "cpu") return 1;
+  const int cuda = CudaDevices();
+  return name == "auto" && cuda == 0 ? 1 : cuda;
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name, int device) {
+  if (name == "cpu") {
+    if (device != 0) return absl::InvalidArgumentError("devices: the cpu backend is device 0 only");
+    return std::make_unique<CpuBackend>();
+  }
   if (name == "cuda") {
-    absl::StatusOr<std::unique_ptr<Backend>> cuda = MakeCuda();
+    absl::StatusOr<std::unique_ptr<Backend>> cuda = MakeCuda(device);
     if (!cuda.ok()) {
       return absl::UnavailableError(absl::StrFormat("backend: cuda: %s", cuda.status().message()));
     }
     return cuda;
   }
   if (name == "auto") {
-    absl::StatusOr<std::unique_ptr<Backend>> cuda = MakeCuda();
+    absl::StatusOr<std::unique_ptr<Backend>> cuda = MakeCuda(device);
     if (cuda.ok()) return cuda;
     spdlog::info("backend auto: no cuda ({}); using cpu", cuda.status().ToString());
     return std::make_unique<CpuBackend>();

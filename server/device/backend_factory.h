@@ -1,4 +1,4 @@
-// Picks the backend the daemon serves: `cpu`, `cuda`, or `auto` (cuda when a CUDA device is
+// Picks the backend a device worker runs: `cpu`, `cuda`, or `auto` (cuda when a CUDA device is
 // visible and the build has CUDA, else cpu).
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeBackend("auto"));
@@ -12,7 +12,12 @@
 
 namespace gpuprobe {
 
-absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name);
+// `device` selects the CUDA device (cpu has only device 0).
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name, int device = 0);
+
+// Devices a backend of this kind can use here: CUDA devices for cuda (and for auto when there
+// are any), 1 for cpu.
+int VisibleDevices(std::string_view name);
 
 // Backend::CheckGeometry of backend `name` ("cpu", "cuda"), without creating the backend: for a
 // daemon whose backend lives in a worker process.

@@ -63,6 +63,15 @@ struct CudaBackend::Arm {
   }
 };
 
+int CudaBackend::VisibleDevices() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
 absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(int device) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count <= device) {
@@ -85,8 +94,8 @@ absl::Status CudaBackend::Init(int device) {
   details_.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
   CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&details_.driver_version));
   CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&details_.runtime_version));
-  description_ = absl::StrFormat("%s (cuda, sm_%d%d, %d SMs, %d MiB L2, %.1f GiB)", prop.name,
-                                 prop.major, prop.minor, prop.multiProcessorCount,
+  description_ = absl::StrFormat("%s (cuda:%d, sm_%d%d, %d SMs, %d MiB L2, %.1f GiB)", prop.name,
+                                 device, prop.major, prop.minor, prop.multiProcessorCount,
                                  prop.l2CacheSize >> 20,
                                  static_cast<double>(prop.totalGlobalMem) / (1 << 30));
   CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -144,6 +153,7 @@ absl::Status CudaBackend::CheckCudaGeometry(const MoeGeometry& geometry,
 }
 
 absl::Status CudaBackend::LoadBanks(const MoeGeometry& geometry, uint64_t seed) {
+  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // the caller's thread may be new
   if (banks_ && banks_->geometry == geometry && banks_->seed == seed) return absl::OkStatus();
   arms_.clear();
   banks_.reset();
@@ -163,6 +173,7 @@ absl::Status CudaBackend::LoadBanks(const MoeGeometry& geometry, uint64_t seed) 
 }
 
 absl::StatusOr<ArmHandle> CudaBackend::PrepareArm(const ArmInputs& inputs) {
+  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // the caller's thread may be new
   if (!banks_) return absl::FailedPreconditionError("PrepareArm before LoadBanks");
   const MoeGeometry& g = banks_->geometry;
   auto arm = std::make_unique<Arm>();
@@ -309,6 +320,7 @@ absl::StatusOr<double> CudaBackend::TimeGraph(Arm& arm, MoeKernel kernel, bool c
 
 absl::StatusOr<double> CudaBackend::TimeLaunch(ArmHandle handle, MoeKernel kernel,
                                                const TimingOptions& options) {
+  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
   ASSIGN_OR_RETURN(Arm * arm, Find(handle));
   const bool cold = options.cache == CacheMode::kCold;
   if (options.timing == TimingMode::kGraph) {
@@ -318,6 +330,7 @@ absl::StatusOr<double> CudaBackend::TimeLaunch(ArmHandle handle, MoeKernel kerne
 }
 
 absl::StatusOr<LaunchOutput> CudaBackend::RunOnce(ArmHandle handle, MoeKernel kernel) {
+  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
   ASSIGN_OR_RETURN(Arm * arm, Find(handle));
   LaunchOutput out;
   if (arm->variant == KernelVariant::kFloor) {

@@ -32,6 +32,8 @@ class CudaBackend final : public Backend {
  public:
   // UNAVAILABLE when no CUDA device is visible.
   static absl::StatusOr<std::unique_ptr<CudaBackend>> Create(int device);
+  // CUDA devices visible to this process (0 without a driver).
+  static int VisibleDevices();
   ~CudaBackend() override;
 
   std::string Name() const override { return "cuda"; }

@@ -35,14 +35,25 @@ v1::JobEvent FinishedFromRecord(const v1::Job& job) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
-    std::unique_ptr<JobStore> store, std::unique_ptr<DeviceExecutor> executor,
+    std::unique_ptr<JobStore> store, std::vector<std::unique_ptr<DeviceExecutor>> executors,
     QueueLimits limits) {
+  if (executors.empty()) return absl::InvalidArgumentError("devices: none to serve");
   ASSIGN_OR_RETURN(std::vector<std::string> requeued,
                    store->RecoverInterrupted(limits.max_attempts, absl::Now()));
   for (const std::string& id : requeued) spdlog::warn("job {} was interrupted; queued again", id);
-  std::unique_ptr<JobManager> manager(
-      new JobManager(std::move(store), std::move(executor), limits));
-  manager->thread_ = std::thread([m = manager.get()] { m->Loop(); });
+  std::unique_ptr<JobManager> manager(new JobManager(std::move(store), limits));
+  {
+    absl::MutexLock lock(&manager->mu_);
+    manager->running_ids_.assign(executors.size(), "");
+  }
+  for (auto& executor : executors) {
+    manager->devices_.push_back(std::make_unique<Device>());
+    manager->devices_.back()->executor = std::move(executor);
+  }
+  for (size_t i = 0; i < manager->devices_.size(); ++i) {
+    manager->devices_[i]->thread =
+        std::thread([m = manager.get(), i] { m->Loop(static_cast<int>(i)); });
+  }
   return manager;
 }
 
@@ -54,13 +65,32 @@ void JobManager::Stop() {
     if (stopping_) return;
     stopping_ = true;
   }
-  cancel_running_ = true;
-  if (thread_.joinable()) thread_.join();
+  for (auto& device : devices_) device->cancel = true;
+  for (auto& device : devices_) {
+    if (device->thread.joinable()) device->thread.join();
+  }
 }
 
 int64_t JobManager::QueueDepth() {
   absl::MutexLock lock(&mu_);
-  return store_->CountQueued() + (running_id_.empty() ? 0 : 1);
+  const int64_t running = std::count_if(running_ids_.begin(), running_ids_.end(),
+                                        [](const std::string& id) { return !id.empty(); });
+  return store_->CountQueued() + running;
+}
+
+std::vector<v1::DeviceStatus> JobManager::Devices() {
+  absl::MutexLock lock(&mu_);
+  std::vector<v1::DeviceStatus> out;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    const Backend& info = devices_[i]->executor->info();
+    v1::DeviceStatus& d = out.emplace_back();
+    d.set_index(static_cast<uint32_t>(i));
+    d.set_description(info.Description());
+    *d.mutable_details() = DeviceDetailsToProto(info.Details());
+    d.set_running_job_id(running_ids_[i]);
+    d.set_pinned_queue_depth(static_cast<uint32_t>(store_->CountQueuedOn(static_cast<int>(i))));
+  }
+  return out;
 }
 
 absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request,
@@ -68,9 +98,15 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request,
   if (request.has_check() && !request.check().has_seed()) {
     request.mutable_check()->set_seed(FreshSeed());  // stored, so every attempt checks the same
   }
+  if (request.has_device() && request.device() >= devices_.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "device: %d is not a device of this daemon (it serves 0..%d)", request.device(),
+        devices_.size() - 1));
+  }
+  const Backend& device = devices_[request.has_device() ? request.device() : 0]->executor->info();
   ASSIGN_OR_RETURN(JobSpec job_spec, ResolveJob(request, limits_.sweep));
-  RETURN_IF_ERROR(CheckFitsBackend(job_spec.spec, backend()));
-  const double seconds = EstimateDeviceSeconds(job_spec.spec, backend());
+  RETURN_IF_ERROR(CheckFitsBackend(job_spec.spec, device));
+  const double seconds = EstimateDeviceSeconds(job_spec.spec, device);
   if (seconds > limits_.max_job_seconds) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "reps: the job needs about %.0f s of device time, more than the limit of %.0f s "
@@ -127,8 +163,10 @@ absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "job_id: job %s already ended %s", job_id, v1::JobState_Name(job.state())));
     }
-    if (job_id == running_id_) {
-      cancel_running_ = true;  // the worker stops between launches and records CANCELLED
+    auto running = std::find(running_ids_.begin(), running_ids_.end(), job_id);
+    if (running != running_ids_.end()) {
+      // The device stops between launches and records CANCELLED.
+      devices_[running - running_ids_.begin()]->cancel = true;
     } else {
       RETURN_IF_ERROR(store_->MarkFinished(job_id, v1::JOB_STATE_CANCELLED,
                                            static_cast<int>(absl::StatusCode::kCancelled),
@@ -156,7 +194,7 @@ void JobManager::Publish(const std::string& job_id, v1::JobEvent event) {
   if (event.has_finished() || it->second.empty()) watchers_.erase(it);
 }
 
-void JobManager::Loop() {
+void JobManager::Loop(int device) {
   while (true) {
     int64_t seen = 0;
     {
@@ -164,10 +202,10 @@ void JobManager::Loop() {
       if (stopping_) return;
       seen = submissions_;
     }
-    absl::StatusOr<std::optional<v1::Job>> next = store_->NextQueued();
+    absl::StatusOr<std::optional<v1::Job>> next = store_->NextQueued(device);
     if (!next.ok()) spdlog::error("queue: {}", next.status().ToString());
     if (next.ok() && next->has_value()) {
-      RunJob(**next);
+      RunJob(device, **next);
       continue;
     }
     // Nothing queued: sleep until a submission (or a second, as a backstop).
@@ -179,29 +217,32 @@ void JobManager::Loop() {
   }
 }
 
-void JobManager::RunJob(const v1::Job& job) {
+void JobManager::RunJob(int device, const v1::Job& job) {
   const std::string& id = job.id();
+  Device& d = *devices_[device];
+  const std::string description = d.executor->info().Description();
   const absl::Time start = absl::Now();
-  absl::StatusOr<int> attempt = store_->MarkRunning(id, backend().Description(), start);
-  if (!attempt.ok()) return;  // cancelled between the queue read and now
+  // Fails when another device took the job first, or it was cancelled meanwhile.
+  absl::StatusOr<int> attempt = store_->MarkRunning(id, device, description, start);
+  if (!attempt.ok()) return;
   {
     absl::MutexLock lock(&mu_);
-    running_id_ = id;
-    cancel_running_ = stopping_;
+    running_ids_[device] = id;
+    d.cancel = stopping_;
   }
   auto publish = [this, &id, a = *attempt](v1::JobEvent event) {
     event.set_attempt(a);
     Publish(id, std::move(event));
   };
-  spdlog::info("job {} started (attempt {}) on {}", id, *attempt, backend().Description());
-  const JobOutcome outcome = executor_->Run(id, job.request(), publish, cancel_running_);
+  spdlog::info("job {} started (attempt {}) on device {}: {}", id, *attempt, device, description);
+  const JobOutcome outcome = d.executor->Run(id, job.request(), publish, d.cancel);
   const absl::Time end = absl::Now();
   {
     absl::MutexLock lock(&mu_);
     if (stopping_ && outcome.status.code() == absl::StatusCode::kCancelled) {
       // Interrupted by shutdown, not by a user: left RUNNING, so the next start queues it again.
       spdlog::warn("job {} interrupted by shutdown; it runs again at the next start", id);
-      running_id_.clear();
+      running_ids_[device].clear();
       return;
     }
   }
@@ -222,7 +263,7 @@ void JobManager::RunJob(const v1::Job& job) {
     spdlog::warn("job {} ended: {}", id, outcome.status.ToString());
   }
   absl::MutexLock lock(&mu_);
-  running_id_.clear();
+  running_ids_[device].clear();
 }
 
 }  // namespace gpuprobe

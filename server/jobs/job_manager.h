@@ -1,8 +1,8 @@
-// The queue of one device and the fan-out of its jobs' events: the daemon's replacement for the
+// The daemon's devices' queues and the fan-out of their jobs' events: the replacement for the
 // hand-taken measurement lock.
 //
-// Jobs wait in the store (priority, then submission order) and run one at a time on the
-// manager's worker thread, never in a gRPC callback. Every event is appended to the store
+// Jobs wait in the store (priority, then submission order); each device runs one at a time on
+// its own thread (never a gRPC callback), taking the next job pinned to it or to no device. Every event is appended to the store
 // before any watcher sees it; a watcher gets the stored events first, then the live ones, with
 // no gap and no duplicate. Watchers come and go without touching the job.
 //
@@ -51,8 +51,9 @@ struct QueueLimits {
 class JobManager {
  public:
   // Re-queues (or fails) the jobs a previous daemon left running, then starts the worker.
+  // executors[i] runs device i's jobs.
   static absl::StatusOr<std::unique_ptr<JobManager>> Start(
-      std::unique_ptr<JobStore> store, std::unique_ptr<DeviceExecutor> executor,
+      std::unique_ptr<JobStore> store, std::vector<std::unique_ptr<DeviceExecutor>> executors,
       QueueLimits limits);
   ~JobManager();  // Stop()
 
@@ -68,35 +69,40 @@ class JobManager {
   absl::StatusOr<v1::ListJobsResponse> List(const v1::ListJobsRequest& request);
   absl::StatusOr<v1::Job> Cancel(const std::string& job_id);
 
-  // Stops the running job between launches (it ends CANCELLED) and the worker. Queued jobs
-  // stay queued in the store for the next start.
+  // Interrupts the running jobs between launches (they stay RUNNING in the store and run
+  // again at the next start) and stops the device threads. Queued jobs stay queued.
   void Stop();
 
+  // Jobs queued or running, on every device.
   int64_t QueueDepth();
-  // What the device is and can do (const use only).
-  const Backend& backend() const { return executor_->info(); }
+  std::vector<v1::DeviceStatus> Devices();
+  // What device 0 is and can do (const use only); all devices of a daemon share a backend kind.
+  const Backend& backend() const { return devices_[0]->executor->info(); }
 
  private:
-  JobManager(std::unique_ptr<JobStore> store, std::unique_ptr<DeviceExecutor> executor,
-             QueueLimits limits)
-      : store_(std::move(store)), executor_(std::move(executor)), limits_(limits) {}
+  struct Device {
+    std::unique_ptr<DeviceExecutor> executor;
+    std::atomic<bool> cancel{false};  // stops the running job between launches
+    std::thread thread;
+  };
 
-  void Loop();
-  void RunJob(const v1::Job& job);
+  JobManager(std::unique_ptr<JobStore> store, QueueLimits limits)
+      : store_(std::move(store)), limits_(limits) {}
+
+  void Loop(int device);
+  void RunJob(int device, const v1::Job& job);
   // Stores the event, then hands it to the job's watchers.
   void Publish(const std::string& job_id, v1::JobEvent event);
 
   std::unique_ptr<JobStore> store_;
-  std::unique_ptr<DeviceExecutor> executor_;
   const QueueLimits limits_;
+  std::vector<std::unique_ptr<Device>> devices_;
 
   absl::Mutex mu_;
   std::map<std::string, std::vector<std::shared_ptr<JobEventSink>>> watchers_ ABSL_GUARDED_BY(mu_);
-  std::string running_id_ ABSL_GUARDED_BY(mu_);
-  int64_t submissions_ ABSL_GUARDED_BY(mu_) = 0;  // wakes the worker
+  std::vector<std::string> running_ids_ ABSL_GUARDED_BY(mu_);  // per device; "" when idle
+  int64_t submissions_ ABSL_GUARDED_BY(mu_) = 0;  // wakes the device threads
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::atomic<bool> cancel_running_{false};
-  std::thread thread_;
 };
 
 }  // namespace gpuprobe

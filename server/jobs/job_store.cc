@@ -49,9 +49,15 @@ CREATE TABLE events (
 );
 )sql";
 
+// Schema version 2: a job may be pinned to one device (NULL: the first free device).
+constexpr char kSchemaV2[] = R"sql(
+ALTER TABLE jobs ADD COLUMN pinned_device INTEGER;
+ALTER TABLE jobs ADD COLUMN device_index INTEGER;
+)sql";
+
 constexpr char kJobColumns[] =
     "seq, id, state, request, priority, submitter, created_us, started_us, finished_us, device, "
-    "error_code, error_message, attempts, results";
+    "error_code, error_message, attempts, results, device_index";
 
 google::protobuf::Timestamp Micros(int64_t us) { return TimeUtil::MicrosecondsToTimestamp(us); }
 
@@ -71,6 +77,7 @@ absl::StatusOr<v1::Job> JobFromRow(SqliteStatement& st) {
   job.set_error_message(st.Text(11));
   job.set_attempts(static_cast<uint32_t>(st.Int(12)));
   job.set_results(static_cast<uint32_t>(st.Int(13)));
+  if (!st.IsNull(14)) job.set_device_index(static_cast<uint32_t>(st.Int(14)));
   return job;
 }
 
@@ -106,8 +113,12 @@ absl::Status JobStore::Migrate() {
         "data-dir: the store has schema version %d; this gpuprobed knows up to %d", current,
         kSchemaVersion));
   }
+  // Each step migrates one version forward, in its own transaction.
   if (current < 1) {
     RETURN_IF_ERROR(db_.Exec(absl::StrCat("BEGIN; ", kSchemaV1, " PRAGMA user_version = 1; COMMIT;")));
+  }
+  if (current < 2) {
+    RETURN_IF_ERROR(db_.Exec(absl::StrCat("BEGIN; ", kSchemaV2, " PRAGMA user_version = 2; COMMIT;")));
   }
   return absl::OkStatus();
 }
@@ -133,7 +144,8 @@ absl::StatusOr<JobStore::Inserted> JobStore::Insert(const v1::SubmitRequest& req
   };
   ASSIGN_OR_RETURN(SqliteStatement insert,
                    db_.Prepare("INSERT INTO jobs (id, state, request, priority, submitter, "
-                               "idempotency_key, created_us) VALUES ('', ?, ?, ?, ?, ?, ?)"));
+                               "idempotency_key, created_us, pinned_device) "
+                               "VALUES ('', ?, ?, ?, ?, ?, ?, ?)"));
   insert.Bind(1, int64_t{v1::JOB_STATE_QUEUED});
   insert.BindBlob(2, request.SerializeAsString());
   insert.Bind(3, int64_t{request.priority()});
@@ -144,6 +156,11 @@ absl::StatusOr<JobStore::Inserted> JobStore::Insert(const v1::SubmitRequest& req
     insert.Bind(5, request.idempotency_key());
   }
   insert.Bind(6, absl::ToUnixMicros(now));
+  if (request.has_device()) {
+    insert.Bind(7, int64_t{request.device()});
+  } else {
+    insert.BindNull(7);
+  }
   RETURN_IF_ERROR(rollback_on_error(insert.Run()));
   const int64_t seq = db_.LastInsertRowId();
   const std::string id = absl::StrCat("job-", seq);
@@ -249,30 +266,44 @@ int64_t JobStore::CountQueued() {
   return row.ok() && *row ? st->Int(0) : 0;
 }
 
-absl::StatusOr<std::optional<v1::Job>> JobStore::NextQueued() {
+int64_t JobStore::CountQueuedOn(int device) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<SqliteStatement> st =
+      db_.Prepare("SELECT COUNT(*) FROM jobs WHERE state = ? AND pinned_device = ?");
+  if (!st.ok()) return 0;
+  st->Bind(1, int64_t{v1::JOB_STATE_QUEUED});
+  st->Bind(2, int64_t{device});
+  absl::StatusOr<bool> row = st->Step();
+  return row.ok() && *row ? st->Int(0) : 0;
+}
+
+absl::StatusOr<std::optional<v1::Job>> JobStore::NextQueued(int device) {
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(SqliteStatement st,
                    db_.Prepare(absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE state = ? "
+                                            "AND (pinned_device IS NULL OR pinned_device = ?) "
                                             "ORDER BY priority DESC, seq LIMIT 1")));
   st.Bind(1, int64_t{v1::JOB_STATE_QUEUED});
+  st.Bind(2, int64_t{device});
   ASSIGN_OR_RETURN(bool found, st.Step());
   if (!found) return std::nullopt;
   ASSIGN_OR_RETURN(v1::Job job, JobFromRow(st));
   return job;
 }
 
-absl::StatusOr<int> JobStore::MarkRunning(const std::string& id, const std::string& device,
-                                          absl::Time now) {
+absl::StatusOr<int> JobStore::MarkRunning(const std::string& id, int device_index,
+                                          const std::string& device, absl::Time now) {
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(SqliteStatement st,
                    db_.Prepare("UPDATE jobs SET state = ?, device = ?, started_us = ?, "
-                               "attempts = attempts + 1, results = 0 WHERE id = ? AND state = ? "
-                               "RETURNING attempts"));
+                               "attempts = attempts + 1, results = 0, device_index = ? "
+                               "WHERE id = ? AND state = ? RETURNING attempts"));
   st.Bind(1, int64_t{v1::JOB_STATE_RUNNING});
   st.Bind(2, device);
   st.Bind(3, absl::ToUnixMicros(now));
-  st.Bind(4, id);
-  st.Bind(5, int64_t{v1::JOB_STATE_QUEUED});
+  st.Bind(4, int64_t{device_index});
+  st.Bind(5, id);
+  st.Bind(6, int64_t{v1::JOB_STATE_QUEUED});
   ASSIGN_OR_RETURN(bool updated, st.Step());
   if (!updated) return absl::FailedPreconditionError(absl::StrCat("job ", id, " is not queued"));
   const int attempt = static_cast<int>(st.Int(0));

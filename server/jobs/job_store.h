@@ -28,7 +28,7 @@ namespace v1 = ::gpuprobe::v1;
 class JobStore {
  public:
   // The schema this build writes; older databases are migrated, newer ones refused.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   static absl::StatusOr<std::unique_ptr<JobStore>> Open(const std::string& data_dir);
 
@@ -43,11 +43,15 @@ class JobStore {
   absl::StatusOr<v1::ListJobsResponse> List(const v1::ListJobsRequest& request);
   int64_t CountQueued();
 
-  // The queued job that runs next: highest priority, then oldest.
-  absl::StatusOr<std::optional<v1::Job>> NextQueued();
-  // QUEUED -> RUNNING; counts the attempt. Returns the attempt number.
-  absl::StatusOr<int> MarkRunning(const std::string& id, const std::string& device,
-                                  absl::Time now);
+  // The queued job that runs next on `device`: among those pinned to it or to no device,
+  // highest priority, then oldest.
+  absl::StatusOr<std::optional<v1::Job>> NextQueued(int device);
+  // Queued jobs pinned to `device`.
+  int64_t CountQueuedOn(int device);
+  // QUEUED -> RUNNING on device `device_index` (described as `device`); counts the attempt.
+  // Returns the attempt number.
+  absl::StatusOr<int> MarkRunning(const std::string& id, int device_index,
+                                  const std::string& device, absl::Time now);
   absl::Status MarkFinished(const std::string& id, v1::JobState state, int error_code,
                             const std::string& error_message, absl::Time now);
   // Appends the job's next event (seq is assigned here, from 0) and counts rows and checks

@@ -15,8 +15,9 @@
 namespace gpuprobe {
 namespace {
 
-v1::WorkerHello Hello(const Backend& backend) {
+v1::WorkerHello Hello(const Backend& backend, int visible_devices) {
   v1::WorkerHello hello;
+  hello.set_visible_devices(static_cast<uint32_t>(visible_devices));
   hello.set_backend(backend.Name());
   hello.set_description(backend.Description());
   hello.set_memory_capacity_bytes(backend.MemoryCapacityBytes());
@@ -77,9 +78,10 @@ class CommandQueue {
 
 }  // namespace
 
-int RunWorker(int fd, std::unique_ptr<Backend> backend, const SweepLimits& limits) {
+int RunWorker(int fd, std::unique_ptr<Backend> backend, int visible_devices,
+              const SweepLimits& limits) {
   v1::WorkerReport hello;
-  *hello.mutable_hello() = Hello(*backend);
+  *hello.mutable_hello() = Hello(*backend, visible_devices);
   if (!WriteFramed(fd, hello).ok()) return 1;
   CommandQueue commands(fd);
   while (std::optional<v1::WorkerRunJob> run = commands.Next()) {

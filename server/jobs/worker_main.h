@@ -14,6 +14,8 @@
 namespace gpuprobe {
 
 // Returns the process exit code: 0 once the daemon closes the socket.
-int RunWorker(int fd, std::unique_ptr<Backend> backend, const SweepLimits& limits);
+// `visible_devices` is reported in the hello, so the daemon knows how many workers to start.
+int RunWorker(int fd, std::unique_ptr<Backend> backend, int visible_devices,
+              const SweepLimits& limits);
 
 }  // namespace gpuprobe

@@ -118,11 +118,11 @@ absl::Status WorkerProcessExecutor::Spawn() {
   close(fds[1]);
   pid_ = pid;
   fd_ = fds[0];
-  ++restarts_;
   v1::WorkerReport report;
   if (absl::Status s = ReadFramed(fd_, &report); !s.ok() || !report.has_hello()) {
     return absl::UnavailableError(absl::StrCat("the device worker did not start: ", Reap()));
   }
+  visible_devices_ = static_cast<int>(report.hello().visible_devices());
   info_ = std::make_unique<RemoteBackend>(report.hello());
   spdlog::info("device worker {} ready: {}", pid_, info_->Description());
   return absl::OkStatus();

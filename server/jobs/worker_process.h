@@ -29,8 +29,8 @@ class WorkerProcessExecutor final : public DeviceExecutor {
   JobOutcome Run(const std::string& job_id, const gpuprobe::v1::SubmitRequest& request,
                  const EventPublisher& publish, const std::atomic<bool>& cancelled) override;
 
-  // Worker processes started after the first (each after a worker died).
-  int restarts() const { return restarts_; }
+  // Devices of its kind the worker sees (from its hello).
+  int visible_devices() const { return visible_devices_; }
 
  private:
   WorkerProcessExecutor(std::string binary, std::vector<std::string> worker_args)
@@ -44,7 +44,7 @@ class WorkerProcessExecutor final : public DeviceExecutor {
   pid_t pid_ = -1;
   int fd_ = -1;
   std::unique_ptr<Backend> info_;
-  int restarts_ = -1;
+  int visible_devices_ = 1;
 };
 
 }  // namespace gpuprobe

@@ -33,12 +33,16 @@ class ProbeServiceTest : public testing::Test {
 
   void TearDown() override { StopDaemon(); }
 
-  void StartDaemon(QueueLimits limits = {}) {
+  void StartDaemon(QueueLimits limits = {}, int devices = 1) {
     absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(data_dir_);
     ASSERT_TRUE(store.ok()) << store.status();
-    absl::StatusOr<std::unique_ptr<JobManager>> manager = JobManager::Start(
-        *std::move(store),
-        std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), limits.sweep), limits);
+    std::vector<std::unique_ptr<DeviceExecutor>> executors;
+    for (int i = 0; i < devices; ++i) {
+      executors.push_back(
+          std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), limits.sweep));
+    }
+    absl::StatusOr<std::unique_ptr<JobManager>> manager =
+        JobManager::Start(*std::move(store), std::move(executors), limits);
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = *std::move(manager);
     service_ = std::make_unique<ProbeService>(*manager_, access_, "test");
@@ -470,6 +474,50 @@ TEST(AccessControlTest, MalformedTokenFilesNameTheLine) {
   ASSERT_FALSE(access.ok());
   EXPECT_THAT(std::string(access.status().message()), HasSubstr("line 3"));
   EXPECT_THAT(std::string(access.status().message()), HasSubstr("superuser"));
+}
+
+TEST_F(ProbeServiceTest, EachDeviceRunsItsOwnQueueAndJobsMayPinOne) {
+  StopDaemon();
+  StartDaemon({}, /*devices=*/2);
+  const v1::Job a = Submit(Small(5000));
+  const v1::Job b = Submit(Small(5000));
+  for (int i = 0; i < 300 && (Get(a.id()).state() != v1::JOB_STATE_RUNNING ||
+                              Get(b.id()).state() != v1::JOB_STATE_RUNNING);
+       ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(Get(a.id()).state(), v1::JOB_STATE_RUNNING);  // both at once: one per device
+  EXPECT_EQ(Get(b.id()).state(), v1::JOB_STATE_RUNNING);
+  EXPECT_NE(Get(a.id()).device_index(), Get(b.id()).device_index());
+
+  v1::SubmitRequest pinned;
+  *pinned.mutable_sweep() = Small(2);
+  pinned.set_device(1);
+  grpc::ClientContext c1;
+  v1::Job job;
+  ASSERT_TRUE(stub_->Submit(&c1, pinned, &job).ok());
+  EXPECT_EQ(job.queue_position(), 2u);  // both devices busy
+  for (const v1::Job& j : {a, b}) {
+    grpc::ClientContext c;
+    v1::CancelJobRequest cancel;
+    cancel.set_job_id(j.id());
+    v1::Job ignored;
+    ASSERT_TRUE(stub_->CancelJob(&c, cancel, &ignored).ok());
+  }
+  std::vector<v1::JobEvent> events;
+  ASSERT_TRUE(WatchAll(job.id(), &events).ok());
+  EXPECT_EQ(Get(job.id()).device_index(), 1u);
+
+  pinned.set_device(5);
+  grpc::ClientContext c2;
+  const grpc::Status refused = stub_->Submit(&c2, pinned, &job);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(), HasSubstr("device: 5"));
+
+  grpc::ClientContext c3;
+  v1::ServerInfo info;
+  ASSERT_TRUE(stub_->GetServerInfo(&c3, v1::GetServerInfoRequest(), &info).ok());
+  EXPECT_EQ(info.devices_size(), 2);
 }
 
 TEST_F(ProbeServiceTest, ServerInfoDescribesTheBackend) {

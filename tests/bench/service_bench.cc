@@ -84,9 +84,11 @@ int Main() {
   if (!store.ok()) return 1;
   QueueLimits limits;
   limits.max_queued_jobs = 2000;
-  absl::StatusOr<std::unique_ptr<JobManager>> manager = JobManager::Start(
-      *std::move(store),
-      std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), limits.sweep), limits);
+  std::vector<std::unique_ptr<DeviceExecutor>> executors;
+  executors.push_back(
+      std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), limits.sweep));
+  absl::StatusOr<std::unique_ptr<JobManager>> manager =
+      JobManager::Start(*std::move(store), std::move(executors), limits);
   if (!manager.ok()) return 1;
   ProbeService service(**manager, AccessControl(), "bench");
   grpc::ServerBuilder builder;
