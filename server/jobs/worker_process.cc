@@ -172,6 +172,15 @@ JobOutcome WorkerProcessExecutor::Run(const std::string& job_id,
       outcome.status = absl::Status(static_cast<absl::StatusCode>(o.code()), o.message());
       outcome.results = static_cast<int>(o.results());
       if (o.has_reference_section_us()) outcome.reference_section_us = o.reference_section_us();
+      if (outcome.status.code() == absl::StatusCode::kInternal) {
+        // A device error (a sticky CUDA error poisons the worker's context): the next job
+        // gets a fresh worker.
+        spdlog::warn("job {} ended with a device error; restarting the worker", job_id);
+        close(fd_);  // the worker reads EOF and exits
+        fd_ = -1;
+        Reap();
+        if (absl::Status s = Spawn(); !s.ok()) spdlog::error("{}", s.ToString());
+      }
       return outcome;
     }
   }

@@ -1,5 +1,7 @@
 #include "server/probe/sweep_runner.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 #include "common/seeded_rng.h"
 #include "common/status_macros.h"
@@ -86,6 +88,8 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
     handles.push_back(handle);
   }
 
+  const RowContext context{.device = backend.Description(),
+                           .calibrated_read_tbps = backend.Details().calibrated_read_tbps};
   const TimingOptions timing{.timing = spec.timing,
                              .cache = spec.cache,
                              .graph_launches = kGraphLaunchesPerSample};
@@ -94,7 +98,20 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
     for (size_t i = 0; i < arms.size(); ++i) {
       if (cancelled.load()) {
         backend.ReleaseArms();
-        return absl::CancelledError(absl::StrFormat("cancelled during rep %d", rep));
+        // The reps that completed still make rows (with fewer kept reps); the partial one
+        // is dropped so that every row covers the same reps.
+        if (rep >= 2) {
+          for (ArmSamples& s : samples) {
+            s.gu_us.resize(rep - 1);
+            s.down_us.resize(rep - 1);
+          }
+          for (const ArmRow& row : BuildRows(spec, arms, samples, reads, context)) {
+            observer.OnRow(row);
+          }
+        }
+        return absl::CancelledError(absl::StrFormat(
+            "cancelled during rep %d of %d; rows of the %d completed reps kept", rep, spec.reps,
+            std::max(0, rep - 1)));
       }
       ASSIGN_OR_RETURN(double gu_us, backend.TimeLaunch(handles[i], MoeKernel::kGateUpSilu, timing));
       ASSIGN_OR_RETURN(double down_us, backend.TimeLaunch(handles[i], MoeKernel::kDown, timing));
@@ -106,8 +123,6 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
   }
   backend.ReleaseArms();
 
-  const RowContext context{.device = backend.Description(),
-                           .calibrated_read_tbps = backend.Details().calibrated_read_tbps};
   SweepOutcome outcome{.rows = BuildRows(spec, arms, samples, reads, context)};
   if (std::optional<int> ref = ReferenceArm(spec, arms)) {
     outcome.reference_section_us = outcome.rows[*ref].section_us;

@@ -47,7 +47,8 @@ absl::Status CheckFitsBackend(const SweepSpec& spec, const Backend& backend);
 // plus 10 us of launch overhead, over all reps (and graph launches). For queue admission only.
 double EstimateDeviceSeconds(const SweepSpec& spec, const Backend& backend);
 
-// Runs the sweep. Returns CANCELLED, between launches, once `cancelled` is true.
+// Runs the sweep. Once `cancelled` is true it stops between launches, reports rows built from
+// the reps that completed (if any kept rep did), and returns CANCELLED.
 absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
                                       SweepObserver& observer, const std::atomic<bool>& cancelled);
 

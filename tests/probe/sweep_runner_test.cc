@@ -151,6 +151,45 @@ TEST(RunSweepTest, CancelStopsBetweenLaunches) {
   EXPECT_TRUE(observer.rows.empty());
 }
 
+TEST(RunSweepTest, CancelKeepsRowsOfTheCompletedRepsOnly) {
+  // Cancels in the middle of rep 3: reps 1 and 2 are kept, rep 3's partial samples are not.
+  class CancelMidRep final : public Backend {
+   public:
+    explicit CancelMidRep(std::atomic<bool>& cancelled) : cancelled_(cancelled) {}
+    std::string Name() const override { return "fake"; }
+    std::string Description() const override { return "fake"; }
+    int64_t MemoryCapacityBytes() const override { return int64_t{1} << 40; }
+    absl::Status CheckVariant(KernelVariant) const override { return absl::OkStatus(); }
+    absl::Status LoadBanks(const MoeGeometry&, uint64_t) override { return absl::OkStatus(); }
+    absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs&) override { return arms_++; }
+    absl::StatusOr<double> TimeLaunch(ArmHandle, MoeKernel, const TimingOptions&) override {
+      // 6 arms x 2 kernels per rep: launch 40 is inside rep 3.
+      if (++launches_ == 40) cancelled_ = true;
+      return launches_ > 36 ? 1e6 : 10.0;  // rep 3 samples would show as huge
+    }
+    absl::StatusOr<LaunchOutput> RunOnce(ArmHandle, MoeKernel) override {
+      return absl::UnimplementedError("");
+    }
+    void ReleaseArms() override {}
+    DeviceDetails Details() const override { return {}; }
+
+   private:
+    std::atomic<bool>& cancelled_;
+    int arms_ = 0, launches_ = 0;
+  };
+  std::atomic<bool> cancelled{false};
+  CancelMidRep backend(cancelled);
+  CountingObserver observer;
+  absl::StatusOr<SweepOutcome> outcome = RunSweep(SmallSpec(10), backend, observer, cancelled);
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_THAT(std::string(outcome.status().message()), testing::HasSubstr("2 completed reps"));
+  ASSERT_EQ(observer.rows.size(), 6u);
+  for (const ArmRow& row : observer.rows) {
+    EXPECT_EQ(row.kept_reps, 2);
+    EXPECT_EQ(row.gu.max, 10.0);
+  }
+}
+
 TEST(RunSweepTest, LaunchFailureFailsTheSweepWithItsStatus) {
   RecordingBackend backend;
   backend.fail_at_launch = 5;
