@@ -67,16 +67,15 @@ void CheckPrinter::Finished(const v1::JobFinished& f) {
   if (format_ != "table") return;
   out_ << (f.state() == v1::JOB_STATE_SUCCEEDED
                ? absl::StrFormat("all %d kernel checks passed in %.1f s\n", f.rows(), f.elapsed_s())
-               : absl::StrFormat("check %s: %s\n", v1::JobState_Name(f.state()),
-                                 f.error_message()))
+               : absl::StrFormat("check %s: %s\n", v1::JobState_Name(f.state()), f.error_message()))
        << std::flush;
 }
 
 absl::StatusOr<std::unique_ptr<CheckPrinter>> MakeCheckPrinter(std::string_view format,
                                                                std::ostream& out) {
   if (format != "table" && format != "tsv" && format != "csv" && format != "json") {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--format: \"%s\" is not one of table, tsv, csv, json", format));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--format: \"%s\" is not one of table, tsv, csv, json", format));
   }
   return std::make_unique<CheckPrinter>(format, out);
 }

@@ -60,11 +60,10 @@ int InfoCommand(const ClientContext& context) {
       context.server, info.version(), info.backend(), info.device(),
       info.device_memory_bytes() / double(1 << 30), info.queue_depth());
   for (const v1::DeviceStatus& device : info.devices()) {
-    std::cout << absl::StrFormat("device %-5d %s | %s | %d pinned queued\n", device.index(),
-                                 device.description(),
-                                 device.running_job_id().empty() ? "idle"
-                                                                 : "running " + device.running_job_id(),
-                                 device.pinned_queue_depth());
+    std::cout << absl::StrFormat(
+        "device %-5d %s | %s | %d pinned queued\n", device.index(), device.description(),
+        device.running_job_id().empty() ? "idle" : "running " + device.running_job_id(),
+        device.pinned_queue_depth());
   }
   if (d.calibrated_read_tbps() > 0) {
     std::cout << absl::StrFormat(

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
@@ -16,7 +17,6 @@
 #include "client/job_stream.h"
 #include "client/sweep_printer.h"
 #include "client/sweep_request_flags.h"
-#include "absl/flags/declare.h"
 
 ABSL_DECLARE_FLAG(std::vector<std::string>, label);
 
@@ -64,6 +64,15 @@ std::string Labels(const v1::Job& job) {
   for (const auto& [k, v] : labels) parts.push_back(k + "=" + v);
   std::sort(parts.begin(), parts.end());
   return absl::StrJoin(parts, ",");
+}
+
+grpc::Status FetchJob(const ClientContext& context, v1::ProbeService::Stub& stub,
+                      const std::string& job_id, v1::Job* job) {
+  grpc::ClientContext rpc;
+  context.Prepare(rpc);
+  v1::GetJobRequest request;
+  request.set_job_id(job_id);
+  return stub.GetJob(&rpc, request, job);
 }
 
 }  // namespace
@@ -117,18 +126,15 @@ int WaitCommand(const ClientContext& context, const std::string& job_id) {
     return kExitTimedOut;
   }
   if (!state.has_value()) return ReportRpcError(context, status);
-  if (!status.ok()) std::cerr << "gpuprobe: job " << job_id << ": " << status.error_message() << "\n";
+  if (!status.ok())
+    std::cerr << "gpuprobe: job " << job_id << ": " << status.error_message() << "\n";
   return ExitCodeOf(*state);
 }
 
 int WatchCommand(const ClientContext& context, const std::string& job_id) {
   auto stub = v1::ProbeService::NewStub(context.channel);
-  grpc::ClientContext get_rpc;
-  context.Prepare(get_rpc);
-  v1::GetJobRequest get;
-  get.set_job_id(job_id);
   v1::Job job;
-  if (grpc::Status s = stub->GetJob(&get_rpc, get, &job); !s.ok()) {
+  if (grpc::Status s = FetchJob(context, *stub, job_id, &job); !s.ok()) {
     return ReportRpcError(context, s);
   }
   grpc::ClientContext rpc;
@@ -155,12 +161,8 @@ int WatchCommand(const ClientContext& context, const std::string& job_id) {
 
 int ShowCommand(const ClientContext& context, const std::string& job_id) {
   auto stub = v1::ProbeService::NewStub(context.channel);
-  grpc::ClientContext get_rpc;
-  context.Prepare(get_rpc);
-  v1::GetJobRequest get;
-  get.set_job_id(job_id);
   v1::Job job;
-  if (grpc::Status s = stub->GetJob(&get_rpc, get, &job); !s.ok()) {
+  if (grpc::Status s = FetchJob(context, *stub, job_id, &job); !s.ok()) {
     return ReportRpcError(context, s);
   }
   std::cerr << absl::StrFormat(
@@ -188,7 +190,8 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
   (void)stream->Finish();
   absl::StatusOr<std::unique_ptr<SweepPrinter>> rows = MakeSweepPrinter(context.format, std::cout);
   if (!rows.ok()) return UsageError(rows.status());
-  absl::StatusOr<std::unique_ptr<CheckPrinter>> checks = MakeCheckPrinter(context.format, std::cout);
+  absl::StatusOr<std::unique_ptr<CheckPrinter>> checks =
+      MakeCheckPrinter(context.format, std::cout);
   if (!checks.ok()) return UsageError(checks.status());
   for (const v1::JobEvent& e : events) {
     if (e.attempt() != last_attempt && !e.has_finished()) continue;
@@ -227,9 +230,9 @@ int JobsCommand(const ClientContext& context) {
   std::cout << absl::StrFormat("%-12s %-10s %-19s %-7s %-8s %s\n", "job", "state", "submitted",
                                "results", "attempts", "labels");
   for (const v1::Job& job : response.jobs()) {
-    std::cout << absl::StrFormat("%-12s %-10s %-19s %7d %8d %s\n", job.id(),
-                                 StateName(job.state()), When(job.created_at()), job.results(),
-                                 job.attempts(), Labels(job));
+    std::cout << absl::StrFormat("%-12s %-10s %-19s %7d %8d %s\n", job.id(), StateName(job.state()),
+                                 When(job.created_at()), job.results(), job.attempts(),
+                                 Labels(job));
   }
   return kExitOk;
 }

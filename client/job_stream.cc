@@ -54,8 +54,8 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
     switch (event.event_case()) {
       case v1::JobEvent::kAccepted:
         job_id = event.accepted().job_id();
-        progress.Show(absl::StrFormat("job %s queued, %d ahead", job_id,
-                                      event.accepted().queue_position()));
+        progress.Show(
+            absl::StrFormat("job %s queued, %d ahead", job_id, event.accepted().queue_position()));
         break;
       case v1::JobEvent::kStarted:
         arms = event.started().sweep().arms_size();

@@ -3,8 +3,8 @@
 //   gpuprobe [--server HOST:PORT] [--format table|tsv|csv|json] COMMAND [flags]
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,7 +20,8 @@
 ABSL_FLAG(std::string, server, "",
           "gpuprobed address HOST:PORT (default $GPUPROBE_SERVER, else 127.0.0.1:7070)");
 ABSL_FLAG(std::string, format, "table", "table, tsv, csv or json");
-ABSL_FLAG(std::string, token, "", "bearer token for a daemon with --tokens (default $GPUPROBE_TOKEN)");
+ABSL_FLAG(std::string, token, "",
+          "bearer token for a daemon with --tokens (default $GPUPROBE_TOKEN)");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM root certificate(s): connect with TLS, trusting these (default $GPUPROBE_TLS_CA)");
 
@@ -57,7 +58,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   std::vector<std::string> storage;
   std::vector<char*> args = gpuprobe::DashesToUnderscores(argc, argv, storage);
-  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   if (positional.size() < 2 || positional.size() > 3) {
     std::cerr << "usage: " << kUsage;
     return gpuprobe::kExitUsage;
@@ -86,8 +88,8 @@ int main(int argc, char** argv) {
 
   const std::string command = positional[1];
   const std::string job = positional.size() == 3 ? positional[2] : "";
-  const bool wants_job = command == "wait" || command == "watch" || command == "show" ||
-                         command == "cancel";
+  const bool wants_job =
+      command == "wait" || command == "watch" || command == "show" || command == "cancel";
   if (wants_job != !job.empty()) {
     std::cerr << "gpuprobe: " << command << (wants_job ? " needs a JOB id" : " takes no JOB")
               << "\nusage: " << kUsage;

@@ -20,9 +20,8 @@ uint32_t TMax(const v1::ResolvedSweep& s) {
 }
 
 bool SeveralVariants(const v1::ResolvedSweep& s) {
-  return std::any_of(s.arms().begin(), s.arms().end(), [&](const v1::Arm& a) {
-    return a.variant() != s.arms(0).variant();
-  });
+  return std::any_of(s.arms().begin(), s.arms().end(),
+                     [&](const v1::Arm& a) { return a.variant() != s.arms(0).variant(); });
 }
 
 // Achieved bandwidth as a share of the calibrated read; "-" where the backend has none.
@@ -49,8 +48,16 @@ std::vector<std::string> SeedCells(const v1::Row& r) {
 }
 
 std::vector<std::string> SeedHeader(const v1::ResolvedSweep& s) {
-  return {"t",         "slots",     "union",          "gu_us",          "down_us",
-          "section_us", "gu_spread", "dn_spread", "gu_BW_vs_union", "gu_BW_vs_slots",
+  return {"t",
+          "slots",
+          "union",
+          "gu_us",
+          "down_us",
+          "section_us",
+          "gu_spread",
+          "dn_spread",
+          "gu_BW_vs_union",
+          "gu_BW_vs_slots",
           absl::StrFormat("vs_t%d_full", TMax(s))};
 }
 
@@ -122,8 +129,8 @@ class TablePrinter final : public SweepPrinter {
         "geometry experts=%d hidden=%d ff=%d selected=%d | per expert gate+up %d B, down %d B "
         "| %d arms x %d reps\n",
         started.device(), TimingName(s.timing()), CacheName(s.cache()), s.seed(), s.experts(),
-        s.hidden(), s.ff(), s.selected(), s.gu_expert_bytes(), s.down_expert_bytes(),
-        s.arms_size(), s.reps());
+        s.hidden(), s.ff(), s.selected(), s.gu_expert_bytes(), s.down_expert_bytes(), s.arms_size(),
+        s.reps());
     if (started.device().rfind("cpu", 0) == 0) {
       out_ << "note: cpu backend - reference kernels timed on the host, not GPU figures\n";
     }
@@ -233,8 +240,8 @@ absl::StatusOr<std::unique_ptr<SweepPrinter>> MakeSweepPrinter(std::string_view 
   if (format == "tsv") return std::make_unique<TsvPrinter>(out);
   if (format == "csv") return std::make_unique<CsvPrinter>(out);
   if (format == "json") return std::make_unique<JsonPrinter>(out);
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "--format: \"%s\" is not one of table, tsv, csv, json", format));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--format: \"%s\" is not one of table, tsv, csv, json", format));
 }
 
 }  // namespace gpuprobe

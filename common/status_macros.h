@@ -10,12 +10,11 @@
 #define GPUPROBE_CONCAT_INNER(a, b) a##b
 #define GPUPROBE_CONCAT(a, b) GPUPROBE_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                     \
-  do {                                            \
-    if (absl::Status gpuprobe_status_ = (expr);   \
-        !gpuprobe_status_.ok()) {                 \
-      return gpuprobe_status_;                    \
-    }                                             \
+#define RETURN_IF_ERROR(expr)                                             \
+  do {                                                                    \
+    if (absl::Status gpuprobe_status_ = (expr); !gpuprobe_status_.ok()) { \
+      return gpuprobe_status_;                                            \
+    }                                                                     \
   } while (false)
 
 #define GPUPROBE_ASSIGN_OR_RETURN_IMPL(statusor, lhs, rexpr) \

@@ -53,9 +53,8 @@ absl::Status ValidateBankGeometry(const MoeGeometry& g) {
         "experts, hidden and ff must be positive (got %d, %d, %d)", g.experts, g.hidden, g.ff));
   }
   if (g.hidden % kNvfp4BlockSize != 0 || g.ff % kNvfp4BlockSize != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("hidden (%d) and ff (%d) must be multiples of %d", g.hidden, g.ff,
-                        kNvfp4BlockSize));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "hidden (%d) and ff (%d) must be multiples of %d", g.hidden, g.ff, kNvfp4BlockSize));
   }
   return absl::OkStatus();
 }

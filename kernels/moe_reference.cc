@@ -29,8 +29,8 @@ double Nvfp4RowDot(const uint8_t* codes, const uint8_t* scales, const float* in,
 absl::Status CheckSlots(const MoeGeometry& g, absl::Span<const int32_t> sel) {
   for (size_t s = 0; s < sel.size(); ++s) {
     if (sel[s] < 0 || sel[s] >= g.experts) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "sel[%d] = %d is outside [0, experts=%d)", s, sel[s], g.experts));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("sel[%d] = %d is outside [0, experts=%d)", s, sel[s], g.experts));
     }
   }
   return absl::OkStatus();

@@ -17,11 +17,11 @@ constexpr int kWarpsPerBlock = 8;
 constexpr int kThreads = kWarpsPerBlock * 32;
 constexpr int kMinBlocksPerSm = 2;
 constexpr int kChunkElements = 32;
-constexpr int kStepsPerChunk = 8;     // mma.m16n8k16 steps that consume a chunk
+constexpr int kStepsPerChunk = 8;  // mma.m16n8k16 steps that consume a chunk
 // A staged chunk is 8 steps of 16 bytes (hi pair, hi pair, lo pair, lo pair); after every
 // 2 chunks comes 16 bytes of padding, so that the chunks q, q+2, q+4, q+6 that the four
 // column threads of a warp read at once start 17 vectors apart, in different banks.
-constexpr int kChunksPerThread = 2;   // per row per pass
+constexpr int kChunksPerThread = 2;                   // per row per pass
 constexpr int kChunksPerPass = 4 * kChunksPerThread;  // 4 column threads per row
 // Above this the shared memory of a block would not fit next to a second block on an SM.
 constexpr int kMaxDynamicSmemBytes = 200 * 1024;
@@ -34,7 +34,7 @@ struct SelParams {
   int cols;      // K
   int out_rows;  // gu: ff (j values); down: hidden
   const float* in;
-  int in_row_div;  // input row of slot s is s / in_row_div
+  int in_row_div;         // input row of slot s is s / in_row_div
   const float* global_a;  // gu: gate; down: down
   const float* global_b;  // gu: up; down: unused
   const int32_t* group_expert;
@@ -147,8 +147,8 @@ struct RowPointers {
   const uint8_t* scales_g8;
 };
 
-// One pass of one thread: chunks first_q .. first_q + kChunksPerThread - 1 of its two rows. Chunks past the end
-// of the row load as zero weights (they add nothing to the dot products).
+// One pass of one thread: chunks first_q .. first_q + kChunksPerThread - 1 of its two rows. Chunks
+// past the end of the row load as zero weights (they add nothing to the dot products).
 struct PassData {
   uint4 code_a[kChunksPerThread], code_b[kChunksPerThread];
   uint32_t scale_a[kChunksPerThread], scale_b[kChunksPerThread];
@@ -174,8 +174,8 @@ __device__ __forceinline__ PassData LoadPass(const RowPointers& r, int first_q, 
 
 // Decodes a pass's chunks of two rows to exact f16 (code * block scale) and multiplies them
 // on the tensor cores with the staged inputs, adding into d.
-__device__ __forceinline__ void ComputePass(const PassData& data, const uint4* b_rows,
-                                            int first_q, int chunks, float (&d)[4]) {
+__device__ __forceinline__ void ComputePass(const PassData& data, const uint4* b_rows, int first_q,
+                                            int chunks, float (&d)[4]) {
 #pragma unroll
   for (int j = 0; j < kChunksPerThread; ++j) {
     const uint4* b_chunk = b_rows + StagedChunkOffset(min(first_q + j, chunks - 1));
@@ -251,11 +251,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) SelNvfp4Kernel(SelP
   }
   const int chunks = p.cols / kChunkElements;
   const int64_t row_codes = p.cols / 2, row_scales = p.cols / kNvfp4BlockSize;
-  const RowPointers rows{
-      p.codes + expert * p.expert_code_bytes + row_g * row_codes,
-      p.codes + expert * p.expert_code_bytes + row_g8 * row_codes,
-      p.scales + expert * p.expert_scale_bytes + row_g * row_scales,
-      p.scales + expert * p.expert_scale_bytes + row_g8 * row_scales};
+  const RowPointers rows{p.codes + expert * p.expert_code_bytes + row_g * row_codes,
+                         p.codes + expert * p.expert_code_bytes + row_g8 * row_codes,
+                         p.scales + expert * p.expert_scale_bytes + row_g * row_scales,
+                         p.scales + expert * p.expert_scale_bytes + row_g8 * row_scales};
   // Lane group g supplies B column g: input row g of the group, or row 0 for columns past the
   // group's width (those columns are computed and never written).
   const uint4* b_rows = staged + (g < ncols ? g : 0) * StagedRowVectors(chunks);
@@ -298,8 +297,8 @@ absl::Status CheckGroups(const DeviceSlotGroups& groups) {
         absl::StrFormat("groups: %d is outside [1, 65535]", groups.groups));
   }
   if (groups.max_group_slots < 1 || groups.max_group_slots > kMaxGroupSlots) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "max_group_slots: %d is outside [1, %d]", groups.max_group_slots, kMaxGroupSlots));
+    return absl::InvalidArgumentError(absl::StrFormat("max_group_slots: %d is outside [1, %d]",
+                                                      groups.max_group_slots, kMaxGroupSlots));
   }
   if (groups.expert == nullptr || groups.slot_begin == nullptr || groups.slots == nullptr) {
     return absl::InvalidArgumentError("groups: null device pointer");
@@ -313,8 +312,8 @@ absl::Status CheckBank(const char* name, const DeviceNvfp4Bank& bank) {
   }
   if (bank.cols % kChunkElements != 0 || bank.cols < kChunkElements || bank.rows < 16) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: %d x %d rows x cols; cols must be a positive multiple of 32, rows at least 16",
-        name, bank.rows, bank.cols));
+        "%s: %d x %d rows x cols; cols must be a positive multiple of 32, rows at least 16", name,
+        bank.rows, bank.cols));
   }
   if (reinterpret_cast<uintptr_t>(bank.codes) % 16 != 0 ||
       reinterpret_cast<uintptr_t>(bank.scales) % 2 != 0) {
@@ -328,14 +327,13 @@ absl::Status Launch(const SelParams& p, int tiles, int groups, cudaStream_t stre
   static std::once_flag once;
   static cudaError_t attribute_error = cudaSuccess;
   std::call_once(once, [] {
-    attribute_error = cudaFuncSetAttribute(
-        SelNvfp4Kernel<kGateUpSilu>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-        kMaxDynamicSmemBytes);
+    attribute_error =
+        cudaFuncSetAttribute(SelNvfp4Kernel<kGateUpSilu>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxDynamicSmemBytes);
   });
   CUDA_RETURN_IF_ERROR(attribute_error);
   const dim3 grid((tiles + kWarpsPerBlock - 1) / kWarpsPerBlock, groups);
-  SelNvfp4Kernel<kGateUpSilu>
-      <<<grid, kThreads, StagedBytes(p.cols, p.staged_cols), stream>>>(p);
+  SelNvfp4Kernel<kGateUpSilu><<<grid, kThreads, StagedBytes(p.cols, p.staged_cols), stream>>>(p);
   CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }
@@ -364,8 +362,9 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
   RETURN_IF_ERROR(CheckGroups(a.groups));
   if (a.gate_up.rows % 16 != 0 || a.selected < 1 || a.x == nullptr || a.h == nullptr ||
       a.gate_global == nullptr || a.up_global == nullptr) {
-    return absl::InvalidArgumentError("sel_gu_silu: rows must be 2*ff with ff a multiple of 8, "
-                                      "selected positive, and every pointer set");
+    return absl::InvalidArgumentError(
+        "sel_gu_silu: rows must be 2*ff with ff a multiple of 8, "
+        "selected positive, and every pointer set");
   }
   const int ff = a.gate_up.rows / 2;
   const SelParams p{.codes = a.gate_up.codes,

@@ -39,7 +39,7 @@ struct DeviceSlotGroups {
 };
 
 struct SelGuSiluArgs {
-  DeviceNvfp4Bank gate_up;  // rows = 2 * ff (gate rows, then up rows), cols = hidden
+  DeviceNvfp4Bank gate_up;             // rows = 2 * ff (gate rows, then up rows), cols = hidden
   const float* gate_global = nullptr;  // [experts]
   const float* up_global = nullptr;    // [experts]
   const float* x = nullptr;            // [tokens][hidden]; slot s reads row s / selected
@@ -49,7 +49,7 @@ struct SelGuSiluArgs {
 };
 
 struct SelDownArgs {
-  DeviceNvfp4Bank down;  // rows = hidden, cols = ff
+  DeviceNvfp4Bank down;                // rows = hidden, cols = ff
   const float* down_global = nullptr;  // [experts]
   const float* h = nullptr;            // [slots][ff]
   DeviceSlotGroups groups;

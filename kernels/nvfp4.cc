@@ -11,9 +11,8 @@ namespace {
 double DecodeE4m3Unchecked(uint8_t byte) {
   const int exponent = (byte >> 3) & 0xF;
   const int mantissa = byte & 0x7;
-  const double magnitude = exponent == 0
-                               ? std::ldexp(mantissa / 8.0, -6)
-                               : std::ldexp(1.0 + mantissa / 8.0, exponent - 7);
+  const double magnitude = exponent == 0 ? std::ldexp(mantissa / 8.0, -6)
+                                         : std::ldexp(1.0 + mantissa / 8.0, exponent - 7);
   return (byte & 0x80) ? -magnitude : magnitude;
 }
 

@@ -17,9 +17,9 @@
 namespace gpuprobe {
 
 // e2m1 code -> value: bit 3 is the sign, codes 0..7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6.
-inline constexpr std::array<float, 16> kE2m1Values = {
-    0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
-    -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+inline constexpr std::array<float, 16> kE2m1Values = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,
+                                                      4.0f,  6.0f,  -0.0f, -0.5f, -1.0f, -1.5f,
+                                                      -2.0f, -3.0f, -4.0f, -6.0f};
 
 inline float E2m1Value(uint8_t code) { return kE2m1Values[code & 0xF]; }
 

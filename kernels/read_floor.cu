@@ -19,7 +19,8 @@ __device__ __forceinline__ const uint4* ChunkAddress(const ReadFloorArgs& a, uin
   // Selects with conditionals, not a run-time array index (which would go to local memory).
   const bool first = within < first_chunks;
   const uint8_t* base = first ? a.regions[0].base : a.regions[1].base;
-  const int64_t stride = first ? a.regions[0].expert_stride_bytes : a.regions[1].expert_stride_bytes;
+  const int64_t stride =
+      first ? a.regions[0].expert_stride_bytes : a.regions[1].expert_stride_bytes;
   const int64_t offset = int64_t{first ? within : within - first_chunks} * 16;
   return reinterpret_cast<const uint4*>(base + a.sel[slot] * stride + offset);
 }
@@ -37,8 +38,8 @@ __global__ void __launch_bounds__(kFloorThreads) ReadFloorKernel(ReadFloorArgs a
 #pragma unroll
     for (int k = 0; k < kLoadsInFlight; ++k) {
       const uint32_t qk = q + k * stride;
-      v[k] = qk < total ? __ldg(ChunkAddress(a, qk, per_slot, first_chunks))
-                        : make_uint4(0, 0, 0, 0);
+      v[k] =
+          qk < total ? __ldg(ChunkAddress(a, qk, per_slot, first_chunks)) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int k = 0; k < kLoadsInFlight; ++k) acc += v[k].x + v[k].y + v[k].z + v[k].w;
@@ -71,8 +72,8 @@ absl::Status LaunchReadFloor(const ReadFloorArgs& a, cudaStream_t stream) {
   }
   const int64_t total = (Chunks(a.regions[0]) + Chunks(a.regions[1])) * a.slots;
   if (total >= (int64_t{1} << 31)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "read floor: %d chunks of 16 bytes; at most 2^31 - 1 per launch", total));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("read floor: %d chunks of 16 bytes; at most 2^31 - 1 per launch", total));
   }
   ReadFloorKernel<<<a.blocks, kFloorThreads, 0, stream>>>(a);
   CUDA_RETURN_IF_ERROR(cudaGetLastError());

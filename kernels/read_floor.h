@@ -30,10 +30,10 @@ struct ReadRegion {
 };
 
 struct ReadFloorArgs {
-  ReadRegion regions[2];  // codes and scales; a region with bytes == 0 is skipped
+  ReadRegion regions[2];         // codes and scales; a region with bytes == 0 is skipped
   const int32_t* sel = nullptr;  // device: expert of each slot
   int slots = 0;
-  int blocks = 0;              // grid size: kFloorBlocksPerSm * multiprocessors
+  int blocks = 0;                // grid size: kFloorBlocksPerSm * multiprocessors
   uint32_t* partials = nullptr;  // device, [blocks]: each block's sum of the words it read
 };
 

@@ -1,9 +1,9 @@
 // gpuprobed: the daemon that owns a host's GPUs and serialises every probe job.
 #include <csignal>
-#include <optional>
-#include <fstream>
-#include <sstream>
 #include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,15 +12,15 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "common/flag_names.h"
 #include "common/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
-#include "common/flag_names.h"
 #include "server/api/probe_service.h"
 #include "server/device/backend_factory.h"
 #include "server/jobs/worker_main.h"
@@ -147,17 +147,17 @@ absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> MakeExecu
   std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>> executors;
   ASSIGN_OR_RETURN(executors.emplace_back(), MakeExecutor(devices[0]));
   // How many devices there are: the first worker counted them, where the driver is loaded.
-  const int visible = isolation == "process"
-                          ? static_cast<gpuprobe::WorkerProcessExecutor&>(*executors[0])
-                                .visible_devices()
-                          : gpuprobe::VisibleDevices(absl::GetFlag(FLAGS_backend));
+  const int visible =
+      isolation == "process"
+          ? static_cast<gpuprobe::WorkerProcessExecutor&>(*executors[0]).visible_devices()
+          : gpuprobe::VisibleDevices(absl::GetFlag(FLAGS_backend));
   if (!requested.has_value()) {
     for (int i = 1; i < visible; ++i) devices.push_back(i);
   }
   for (size_t i = 1; i < devices.size(); ++i) {
     if (devices[i] >= visible) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "devices: %d is not a device here (%d visible)", devices[i], visible));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("devices: %d is not a device here (%d visible)", devices[i], visible));
     }
     ASSIGN_OR_RETURN(executors.emplace_back(), MakeExecutor(devices[i]));
   }

@@ -46,8 +46,7 @@ absl::StatusOr<AccessControl> AccessControl::FromFile(const std::string& path) {
       role = Role::kAdmin;
     } else {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "tokens: %s line %d: role \"%s\" is not read, submit or admin", path, number,
-          fields[1]));
+          "tokens: %s line %d: role \"%s\" is not read, submit or admin", path, number, fields[1]));
     }
     access.tokens_[fields[0]] = Caller{.name = fields[2], .role = role};
   }
@@ -65,7 +64,8 @@ absl::StatusOr<Caller> AccessControl::Authorize(
   if (it == metadata.end()) {
     return absl::UnauthenticatedError(
         absl::StrFormat("%s needs a token: send \"authorization: Bearer TOKEN\" "
-                        "(gpuprobe: GPUPROBE_TOKEN)", what));
+                        "(gpuprobe: GPUPROBE_TOKEN)",
+                        what));
   }
   absl::string_view value(it->second.data(), it->second.size());
   if (!absl::ConsumePrefix(&value, "Bearer ")) {
@@ -74,9 +74,9 @@ absl::StatusOr<Caller> AccessControl::Authorize(
   auto token = tokens_.find(std::string(value));
   if (token == tokens_.end()) return absl::UnauthenticatedError("authorization: unknown token");
   if (token->second.role < needed) {
-    return absl::PermissionDeniedError(absl::StrFormat(
-        "%s needs the %s role; token \"%s\" has %s", what, RoleName(needed), token->second.name,
-        RoleName(token->second.role)));
+    return absl::PermissionDeniedError(absl::StrFormat("%s needs the %s role; token \"%s\" has %s",
+                                                       what, RoleName(needed), token->second.name,
+                                                       RoleName(token->second.role)));
   }
   return token->second;
 }

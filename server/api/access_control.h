@@ -36,9 +36,9 @@ class AccessControl {
   bool enabled() const { return !tokens_.empty(); }
 
   // UNAUTHENTICATED without a known token, PERMISSION_DENIED when its role is below `needed`.
-  absl::StatusOr<Caller> Authorize(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
-                                   const std::string& peer, Role needed,
-                                   const std::string& what) const;
+  absl::StatusOr<Caller> Authorize(
+      const std::multimap<grpc::string_ref, grpc::string_ref>& metadata, const std::string& peer,
+      Role needed, const std::string& what) const;
 
  private:
   std::map<std::string, Caller> tokens_;

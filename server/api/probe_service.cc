@@ -11,8 +11,8 @@ namespace {
 
 // Finishes a unary call with the status of `result`, copying its value into `response`.
 template <typename T>
-grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
-                                 absl::StatusOr<T> result, T* response) {
+grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context, absl::StatusOr<T> result,
+                                 T* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (result.ok()) *response = *std::move(result);
   reactor->Finish(ToGrpcStatus(result.status()));
@@ -38,19 +38,20 @@ absl::StatusOr<std::string> ProbeService::SubmitForStream(grpc::CallbackServerCo
 }
 
 grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Run(grpc::CallbackServerContext* context,
-                                                         const v1::SweepRequest* request) {
+                                                          const v1::SweepRequest* request) {
   v1::SubmitRequest submit;
   *submit.mutable_sweep() = *request;
   return new JobStreamReactor(manager_, SubmitForStream(context, std::move(submit), "Run"));
 }
 
 grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Check(grpc::CallbackServerContext* context,
-                                                           const v1::CheckRequest* request) {
+                                                            const v1::CheckRequest* request) {
   v1::SubmitRequest submit;
   *submit.mutable_check() = *request;
   if (request->variants().empty()) {
     // "Every variant" means every variant this backend implements.
-    for (KernelVariant v : {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor}) {
+    for (KernelVariant v :
+         {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor}) {
       if (manager_.backend().CheckVariant(v).ok()) {
         submit.mutable_check()->add_variants(VariantToProto(v));
       }
@@ -68,7 +69,7 @@ grpc::ServerUnaryReactor* ProbeService::Submit(grpc::CallbackServerContext* cont
 }
 
 grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Watch(grpc::CallbackServerContext* context,
-                                                           const v1::WatchRequest* request) {
+                                                            const v1::WatchRequest* request) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "Watch");
   if (!caller.ok()) return new JobStreamReactor(manager_, caller.status());
   return new JobStreamReactor(manager_, request->job_id());

@@ -47,7 +47,7 @@ using ArmHandle = int;
 
 // What one untimed launch produced, for exactness checks.
 struct LaunchOutput {
-  std::vector<float> values;        // the kernel's output; empty for the floor
+  std::vector<float> values;         // the kernel's output; empty for the floor
   std::optional<uint32_t> checksum;  // the floor's wrapping sum of every word it read
 };
 
@@ -57,7 +57,7 @@ struct DeviceDetails {
   int multiprocessors = 0;
   int64_t l2_bytes = 0;
   int64_t memory_bytes = 0;
-  int driver_version = 0;   // CUDA's encoding, e.g. 13000
+  int driver_version = 0;  // CUDA's encoding, e.g. 13000
   int runtime_version = 0;
   // Streaming read bandwidth measured at start-up, TB/s.
   double calibrated_read_tbps = 0.0;

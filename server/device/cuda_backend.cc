@@ -94,10 +94,10 @@ absl::Status CudaBackend::Init(int device) {
   details_.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
   CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&details_.driver_version));
   CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&details_.runtime_version));
-  description_ = absl::StrFormat("%s (cuda:%d, sm_%d%d, %d SMs, %d MiB L2, %.1f GiB)", prop.name,
-                                 device, prop.major, prop.minor, prop.multiProcessorCount,
-                                 prop.l2CacheSize >> 20,
-                                 static_cast<double>(prop.totalGlobalMem) / (1 << 30));
+  description_ =
+      absl::StrFormat("%s (cuda:%d, sm_%d%d, %d SMs, %d MiB L2, %.1f GiB)", prop.name, device,
+                      prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20,
+                      static_cast<double>(prop.totalGlobalMem) / (1 << 30));
   CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_RETURN_IF_ERROR(cudaEventCreate(&start_));
   CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop_));
@@ -146,10 +146,8 @@ absl::Status CudaBackend::Calibrate() {
 
 absl::Status CudaBackend::CheckVariant(KernelVariant) const { return absl::OkStatus(); }
 
-absl::Status CudaBackend::CheckCudaGeometry(const MoeGeometry& geometry,
-                                            KernelVariant variant) {
-  return CanImplementSelKernels(geometry,
-                                variant == KernelVariant::kUnion ? kMaxGroupSlots : 1);
+absl::Status CudaBackend::CheckCudaGeometry(const MoeGeometry& geometry, KernelVariant variant) {
+  return CanImplementSelKernels(geometry, variant == KernelVariant::kUnion ? kMaxGroupSlots : 1);
 }
 
 absl::Status CudaBackend::LoadBanks(const MoeGeometry& geometry, uint64_t seed) {
@@ -180,8 +178,8 @@ absl::StatusOr<ArmHandle> CudaBackend::PrepareArm(const ArmInputs& inputs) {
   arm->variant = inputs.variant;
   arm->slots = static_cast<int>(inputs.sel.size());
   // The launch plan is built here, once per arm: outside every timed region.
-  const SlotGroups plan = inputs.variant == KernelVariant::kUnion ? UnionGroups(inputs.sel)
-                                                                  : PerSlotGroups(inputs.sel);
+  const SlotGroups plan =
+      inputs.variant == KernelVariant::kUnion ? UnionGroups(inputs.sel) : PerSlotGroups(inputs.sel);
   RETURN_IF_ERROR(CanImplementSelKernels(g, plan.max_group_slots));
   ASSIGN_OR_RETURN(arm->sel, DeviceBuffer::FromHost(inputs.sel));
   ASSIGN_OR_RETURN(arm->x, DeviceBuffer::FromHost(inputs.x));
@@ -264,8 +262,7 @@ absl::StatusOr<double> CudaBackend::TimeEvents(Arm& arm, MoeKernel kernel, bool 
   return ms * 1e3;
 }
 
-absl::StatusOr<double> CudaBackend::TimeGraph(Arm& arm, MoeKernel kernel, bool cold,
-                                              int launches) {
+absl::StatusOr<double> CudaBackend::TimeGraph(Arm& arm, MoeKernel kernel, bool cold, int launches) {
   Arm::Graph& graph = arm.graphs[{kernel, cold}];
   if (graph.exec == nullptr) {
     if (cold) {
@@ -334,7 +331,8 @@ absl::StatusOr<LaunchOutput> CudaBackend::RunOnce(ArmHandle handle, MoeKernel ke
   ASSIGN_OR_RETURN(Arm * arm, Find(handle));
   LaunchOutput out;
   if (arm->variant == KernelVariant::kFloor) {
-    CUDA_RETURN_IF_ERROR(cudaMemsetAsync(arm->partials.get(), 0xFF, arm->partials.bytes(), stream_));
+    CUDA_RETURN_IF_ERROR(
+        cudaMemsetAsync(arm->partials.get(), 0xFF, arm->partials.bytes(), stream_));
     RETURN_IF_ERROR(Launch(*arm, kernel, stream_));
     std::vector<uint32_t> partials(arm->floor_blocks);
     CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(partials.data(), arm->partials.get(),

@@ -28,8 +28,8 @@ class DeviceBuffer {
   static absl::StatusOr<DeviceBuffer> FromHost(const std::vector<T>& host) {
     absl::StatusOr<DeviceBuffer> b = Allocate(static_cast<int64_t>(host.size() * sizeof(T)));
     if (!b.ok()) return b.status();
-    CUDA_RETURN_IF_ERROR(cudaMemcpy(b->ptr_, host.data(), host.size() * sizeof(T),
-                                    cudaMemcpyHostToDevice));
+    CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(b->ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
     return b;
   }
 

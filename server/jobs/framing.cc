@@ -40,10 +40,9 @@ absl::Status WriteFramed(int fd, const google::protobuf::MessageLite& message) {
   const std::string bytes = message.SerializeAsString();
   if (bytes.size() > kMaxFramedBytes) return absl::ResourceExhaustedError("message too large");
   const uint32_t size = static_cast<uint32_t>(bytes.size());
-  const unsigned char header[4] = {static_cast<unsigned char>(size),
-                                   static_cast<unsigned char>(size >> 8),
-                                   static_cast<unsigned char>(size >> 16),
-                                   static_cast<unsigned char>(size >> 24)};
+  const unsigned char header[4] = {
+      static_cast<unsigned char>(size), static_cast<unsigned char>(size >> 8),
+      static_cast<unsigned char>(size >> 16), static_cast<unsigned char>(size >> 24)};
   if (absl::Status s = WriteAll(fd, reinterpret_cast<const char*>(header), 4); !s.ok()) return s;
   return WriteAll(fd, bytes.data(), bytes.size());
 }
@@ -51,8 +50,8 @@ absl::Status WriteFramed(int fd, const google::protobuf::MessageLite& message) {
 absl::Status ReadFramed(int fd, google::protobuf::MessageLite* message) {
   unsigned char header[4];
   if (absl::Status s = ReadAll(fd, reinterpret_cast<char*>(header), 4); !s.ok()) return s;
-  const uint32_t size = header[0] | (header[1] << 8) | (header[2] << 16) |
-                        (static_cast<uint32_t>(header[3]) << 24);
+  const uint32_t size =
+      header[0] | (header[1] << 8) | (header[2] << 16) | (static_cast<uint32_t>(header[3]) << 24);
   if (size > kMaxFramedBytes) return absl::DataLossError("framed message length is corrupt");
   std::string bytes(size, '\0');
   if (absl::Status s = ReadAll(fd, bytes.data(), size); !s.ok()) return s;

@@ -29,9 +29,8 @@ class PublishingObserver final : public SweepObserver, public CheckObserver {
 
 }  // namespace
 
-JobOutcome ExecuteJob(const v1::SubmitRequest& request, const SweepLimits& limits,
-                      Backend& backend, const EventPublisher& publish,
-                      const std::atomic<bool>& cancelled) {
+JobOutcome ExecuteJob(const v1::SubmitRequest& request, const SweepLimits& limits, Backend& backend,
+                      const EventPublisher& publish, const std::atomic<bool>& cancelled) {
   JobOutcome outcome;
   absl::StatusOr<JobSpec> job = ResolveJob(request, limits);
   if (!job.ok()) {
@@ -41,8 +40,8 @@ JobOutcome ExecuteJob(const v1::SubmitRequest& request, const SweepLimits& limit
   publish(StartedEvent(backend.Description(), job->spec));
   PublishingObserver observer(publish, absl::Now());
   if (job->kind == JobKind::kCheck) {
-    absl::StatusOr<std::vector<KernelCheckResult>> checks = RunExactnessCheck(
-        job->spec, request.check().dump_dir(), backend, observer, cancelled);
+    absl::StatusOr<std::vector<KernelCheckResult>> checks =
+        RunExactnessCheck(job->spec, request.check().dump_dir(), backend, observer, cancelled);
     outcome.status = checks.status();
     if (checks.ok()) {
       outcome.results = static_cast<int>(checks->size());

@@ -99,9 +99,9 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request,
     request.mutable_check()->set_seed(FreshSeed());  // stored, so every attempt checks the same
   }
   if (request.has_device() && request.device() >= devices_.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "device: %d is not a device of this daemon (it serves 0..%d)", request.device(),
-        devices_.size() - 1));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("device: %d is not a device of this daemon (it serves 0..%d)",
+                        request.device(), devices_.size() - 1));
   }
   const Backend& device = devices_[request.has_device() ? request.device() : 0]->executor->info();
   ASSIGN_OR_RETURN(JobSpec job_spec, ResolveJob(request, limits_.sweep));
@@ -160,8 +160,8 @@ absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
     absl::MutexLock lock(&mu_);
     ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
     if (IsTerminal(job.state())) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "job_id: job %s already ended %s", job_id, v1::JobState_Name(job.state())));
+      return absl::FailedPreconditionError(absl::StrFormat("job_id: job %s already ended %s",
+                                                           job_id, v1::JobState_Name(job.state())));
     }
     auto running = std::find(running_ids_.begin(), running_ids_.end(), job_id);
     if (running != running_ids_.end()) {
@@ -175,15 +175,15 @@ absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
   }
   ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
   if (job.state() == v1::JOB_STATE_CANCELLED) {
-    Publish(job_id, FinishedEvent(absl::CancelledError("cancelled while queued"), 0, 0.0,
-                                  std::nullopt));
+    Publish(job_id,
+            FinishedEvent(absl::CancelledError("cancelled while queued"), 0, 0.0, std::nullopt));
   }
   return job;
 }
 
 void JobManager::Publish(const std::string& job_id, v1::JobEvent event) {
-  *event.mutable_stored_at() = google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(
-      absl::ToUnixMicros(absl::Now()));
+  *event.mutable_stored_at() =
+      google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(absl::Now()));
   absl::MutexLock lock(&mu_);
   if (absl::Status s = store_->AppendEvent(job_id, event); !s.ok()) {
     spdlog::error("job {}: cannot store an event: {}", job_id, s.ToString());
@@ -246,9 +246,9 @@ void JobManager::RunJob(int device, const v1::Job& job) {
       return;
     }
   }
-  const v1::JobEvent finished = FinishedEvent(outcome.status, outcome.results,
-                                              absl::ToDoubleSeconds(end - start),
-                                              outcome.reference_section_us);
+  const v1::JobEvent finished =
+      FinishedEvent(outcome.status, outcome.results, absl::ToDoubleSeconds(end - start),
+                    outcome.reference_section_us);
   if (absl::Status s = store_->MarkFinished(id, finished.finished().state(),
                                             static_cast<int>(outcome.status.code()),
                                             std::string(outcome.status.message()), end);

@@ -2,9 +2,10 @@
 // hand-taken measurement lock.
 //
 // Jobs wait in the store (priority, then submission order); each device runs one at a time on
-// its own thread (never a gRPC callback), taking the next job pinned to it or to no device. Every event is appended to the store
-// before any watcher sees it; a watcher gets the stored events first, then the live ones, with
-// no gap and no duplicate. Watchers come and go without touching the job.
+// its own thread (never a gRPC callback), taking the next job pinned to it or to no device. Every
+// event is appended to the store before any watcher sees it; a watcher gets the stored events
+// first, then the live ones, with no gap and no duplicate. Watchers come and go without touching
+// the job.
 //
 //   ASSIGN_OR_RETURN(auto manager, JobManager::Start(std::move(store), std::move(backend), {}));
 //   ASSIGN_OR_RETURN(v1::Job job, manager->Submit(request, "127.0.0.1"));
@@ -101,7 +102,7 @@ class JobManager {
   absl::Mutex mu_;
   std::map<std::string, std::vector<std::shared_ptr<JobEventSink>>> watchers_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> running_ids_ ABSL_GUARDED_BY(mu_);  // per device; "" when idle
-  int64_t submissions_ ABSL_GUARDED_BY(mu_) = 0;  // wakes the device threads
+  int64_t submissions_ ABSL_GUARDED_BY(mu_) = 0;               // wakes the device threads
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 };
 

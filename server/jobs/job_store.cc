@@ -103,29 +103,31 @@ absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& data
 absl::Status JobStore::Migrate() {
   absl::MutexLock lock(&mu_);
   // WAL: readers never block the writer; FULL: a committed event survives power loss too.
-  RETURN_IF_ERROR(db_.Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
-                           "PRAGMA foreign_keys=ON;"));
+  RETURN_IF_ERROR(
+      db_.Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
+               "PRAGMA foreign_keys=ON;"));
   ASSIGN_OR_RETURN(SqliteStatement version, db_.Prepare("PRAGMA user_version"));
   ASSIGN_OR_RETURN(bool row, version.Step());
   const int64_t current = row ? version.Int(0) : 0;
   if (current > kSchemaVersion) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "data-dir: the store has schema version %d; this gpuprobed knows up to %d", current,
-        kSchemaVersion));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("data-dir: the store has schema version %d; this gpuprobed knows up to %d",
+                        current, kSchemaVersion));
   }
   // Each step migrates one version forward, in its own transaction.
   if (current < 1) {
-    RETURN_IF_ERROR(db_.Exec(absl::StrCat("BEGIN; ", kSchemaV1, " PRAGMA user_version = 1; COMMIT;")));
+    RETURN_IF_ERROR(
+        db_.Exec(absl::StrCat("BEGIN; ", kSchemaV1, " PRAGMA user_version = 1; COMMIT;")));
   }
   if (current < 2) {
-    RETURN_IF_ERROR(db_.Exec(absl::StrCat("BEGIN; ", kSchemaV2, " PRAGMA user_version = 2; COMMIT;")));
+    RETURN_IF_ERROR(
+        db_.Exec(absl::StrCat("BEGIN; ", kSchemaV2, " PRAGMA user_version = 2; COMMIT;")));
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<JobStore::Inserted> JobStore::Insert(const v1::SubmitRequest& request,
-                                                    const std::string& submitter,
-                                                    absl::Time now) {
+                                                    const std::string& submitter, absl::Time now) {
   absl::MutexLock lock(&mu_);
   if (!request.idempotency_key().empty()) {
     ASSIGN_OR_RETURN(SqliteStatement find,
@@ -222,8 +224,9 @@ absl::StatusOr<v1::ListJobsResponse> JobStore::List(const v1::ListJobsRequest& r
   if (request.has_created_after()) absl::StrAppend(&sql, " AND created_us >= ?");
   if (request.has_created_before()) absl::StrAppend(&sql, " AND created_us < ?");
   for (size_t i = 0; i < request.labels().size(); ++i) {
-    absl::StrAppend(&sql, " AND EXISTS (SELECT 1 FROM job_labels l WHERE l.job_seq = jobs.seq "
-                          "AND l.key = ? AND l.value = ?)");
+    absl::StrAppend(&sql,
+                    " AND EXISTS (SELECT 1 FROM job_labels l WHERE l.job_seq = jobs.seq "
+                    "AND l.key = ? AND l.value = ?)");
   }
   absl::StrAppend(&sql, " ORDER BY seq DESC LIMIT ?");
 
@@ -280,7 +283,8 @@ int64_t JobStore::CountQueuedOn(int device) {
 absl::StatusOr<std::optional<v1::Job>> JobStore::NextQueued(int device) {
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(SqliteStatement st,
-                   db_.Prepare(absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE state = ? "
+                   db_.Prepare(absl::StrCat("SELECT ", kJobColumns,
+                                            " FROM jobs WHERE state = ? "
                                             "AND (pinned_device IS NULL OR pinned_device = ?) "
                                             "ORDER BY priority DESC, seq LIMIT 1")));
   st.Bind(1, int64_t{v1::JOB_STATE_QUEUED});

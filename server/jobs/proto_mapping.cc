@@ -3,22 +3,20 @@
 #include <random>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "common/seeded_rng.h"
 #include "common/status_macros.h"
-#include "absl/time/clock.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace gpuprobe {
 namespace {
 
 absl::Status UnknownEnum(std::string_view field, int value) {
-  return absl::InvalidArgumentError(
-      absl::StrFormat("%s: unknown value %d", field, value));
+  return absl::InvalidArgumentError(absl::StrFormat("%s: unknown value %d", field, value));
 }
 
 google::protobuf::Timestamp NowTimestamp() {
-  return google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(
-      absl::ToUnixMicros(absl::Now()));
+  return google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(absl::Now()));
 }
 
 template <typename Proto>
@@ -269,7 +267,7 @@ v1::JobEvent FinishedEvent(const absl::Status& status, int rows, double elapsed_
                            std::optional<double> reference_section_us) {
   v1::JobEvent event;
   v1::JobFinished* f = event.mutable_finished();
-  f->set_state(status.ok()                                ? v1::JOB_STATE_SUCCEEDED
+  f->set_state(status.ok()                                     ? v1::JOB_STATE_SUCCEEDED
                : status.code() == absl::StatusCode::kCancelled ? v1::JOB_STATE_CANCELLED
                                                                : v1::JOB_STATE_FAILED);
   f->set_error_code(static_cast<int>(status.code()));

@@ -6,11 +6,11 @@ namespace gpuprobe {
 namespace {
 
 absl::Status SqliteError(sqlite3* db, int rc, absl::string_view what) {
-  const absl::StatusCode code =
-      rc == SQLITE_CONSTRAINT ? absl::StatusCode::kAlreadyExists
-      : rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? absl::StatusCode::kUnavailable
-      : rc == SQLITE_FULL ? absl::StatusCode::kResourceExhausted
-                          : absl::StatusCode::kInternal;
+  const absl::StatusCode code = rc == SQLITE_CONSTRAINT ? absl::StatusCode::kAlreadyExists
+                                : rc == SQLITE_BUSY || rc == SQLITE_LOCKED
+                                    ? absl::StatusCode::kUnavailable
+                                : rc == SQLITE_FULL ? absl::StatusCode::kResourceExhausted
+                                                    : absl::StatusCode::kInternal;
   return absl::Status(code, absl::StrCat("sqlite: ", what, ": ",
                                          db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
 }
@@ -51,9 +51,7 @@ void SqliteStatement::Reset() {
   sqlite3_clear_bindings(stmt_.get());
 }
 
-int64_t SqliteStatement::Int(int column) const {
-  return sqlite3_column_int64(stmt_.get(), column);
-}
+int64_t SqliteStatement::Int(int column) const { return sqlite3_column_int64(stmt_.get(), column); }
 
 std::string SqliteStatement::Text(int column) const {
   const void* data = sqlite3_column_blob(stmt_.get(), column);
@@ -67,10 +65,9 @@ bool SqliteStatement::IsNull(int column) const {
 
 absl::StatusOr<SqliteDb> SqliteDb::Open(const std::string& path) {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                     SQLITE_OPEN_FULLMUTEX,
-                                 nullptr);
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &raw,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   SqliteDb db(raw);
   if (rc != SQLITE_OK) return SqliteError(raw, rc, absl::StrCat("open ", path));
   sqlite3_busy_timeout(raw, 5000);
@@ -79,8 +76,8 @@ absl::StatusOr<SqliteDb> SqliteDb::Open(const std::string& path) {
 
 absl::StatusOr<SqliteStatement> SqliteDb::Prepare(absl::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
-  const int rc = sqlite3_prepare_v2(db_.get(), sql.data(), static_cast<int>(sql.size()), &stmt,
-                                    nullptr);
+  const int rc =
+      sqlite3_prepare_v2(db_.get(), sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK) return SqliteError(db_.get(), rc, sql);
   return SqliteStatement(db_.get(), stmt, std::string(sql));
 }

@@ -34,8 +34,7 @@ class RemoteBackend final : public Backend {
     return static_cast<int64_t>(hello_.memory_capacity_bytes());
   }
   absl::Status CheckVariant(KernelVariant variant) const override {
-    if (std::find(variants_.begin(), variants_.end(), VariantToProto(variant)) !=
-        variants_.end()) {
+    if (std::find(variants_.begin(), variants_.end(), VariantToProto(variant)) != variants_.end()) {
       return absl::OkStatus();
     }
     return absl::UnimplementedError(absl::StrFormat("variant: the %s backend has no %s kernels",
@@ -142,8 +141,7 @@ std::string WorkerProcessExecutor::Reap() {
   return absl::StrFormat("exited with status %d", WEXITSTATUS(status));
 }
 
-JobOutcome WorkerProcessExecutor::Run(const std::string& job_id,
-                                      const v1::SubmitRequest& request,
+JobOutcome WorkerProcessExecutor::Run(const std::string& job_id, const v1::SubmitRequest& request,
                                       const EventPublisher& publish,
                                       const std::atomic<bool>& cancelled) {
   if (fd_ < 0) {

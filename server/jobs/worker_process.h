@@ -3,7 +3,8 @@
 // an abort or a sticky CUDA error there fails the job that was running, with the reason, and
 // the executor starts a fresh worker for the next job; the daemon keeps serving.
 //
-//   ASSIGN_OR_RETURN(auto executor, WorkerProcessExecutor::Start("/proc/self/exe", {"--backend=cuda"}));
+//   ASSIGN_OR_RETURN(auto executor, WorkerProcessExecutor::Start("/proc/self/exe",
+//   {"--backend=cuda"}));
 #pragma once
 
 #include <sys/types.h>

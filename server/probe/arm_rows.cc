@@ -35,8 +35,8 @@ std::vector<ArmRow> BuildRows(const SweepSpec& spec, const std::vector<Arm>& arm
                .cache = spec.cache,
                .device = context.device};
     if (context.calibrated_read_tbps > 0.0) {
-      row.gu_pct_of_read_bw =
-          100.0 * Tbps(static_cast<double>(reads[i].gu), row.gu.median) / context.calibrated_read_tbps;
+      row.gu_pct_of_read_bw = 100.0 * Tbps(static_cast<double>(reads[i].gu), row.gu.median) /
+                              context.calibrated_read_tbps;
       row.down_pct_of_read_bw = 100.0 * Tbps(static_cast<double>(reads[i].down), row.down.median) /
                                 context.calibrated_read_tbps;
     }

@@ -39,8 +39,8 @@ struct ArmRow {
   SampleStats gu;    // microseconds
   SampleStats down;  // microseconds
   double section_us = 0.0;
-  double gu_bw_vs_union_tbps = 0.0;  // union * gate+up bytes / gu median
-  double gu_bw_vs_slots_tbps = 0.0;  // slots * gate+up bytes / gu median
+  double gu_bw_vs_union_tbps = 0.0;    // union * gate+up bytes / gu median
+  double gu_bw_vs_slots_tbps = 0.0;    // slots * gate+up bytes / gu median
   std::optional<double> vs_reference;  // reference section / this section
   ArmReadBytes read_bytes;
   // read_bytes / median time as a percentage of the calibrated streaming read; 0 without one.

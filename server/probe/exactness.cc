@@ -75,15 +75,16 @@ ErrorStats CompareWithReference(absl::Span<const float> out, absl::Span<const do
 }
 
 absl::StatusOr<std::vector<KernelCheckResult>> RunExactnessCheck(
-    const SweepSpec& spec, const std::string& dump_dir, Backend& backend,
-    CheckObserver& observer, const std::atomic<bool>& cancelled) {
+    const SweepSpec& spec, const std::string& dump_dir, Backend& backend, CheckObserver& observer,
+    const std::atomic<bool>& cancelled) {
   RETURN_IF_ERROR(CheckFitsBackend(spec, backend));
   const MoeGeometry& g = spec.geometry;
   ASSIGN_OR_RETURN(const MoeBanks banks, SynthesizeBanks(g, spec.seed));
   if (!dump_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dump_dir, ec);
-    if (ec) return absl::PermissionDeniedError(absl::StrCat("dump_dir: ", dump_dir, ": ", ec.message()));
+    if (ec)
+      return absl::PermissionDeniedError(absl::StrCat("dump_dir: ", dump_dir, ": ", ec.message()));
     RETURN_IF_ERROR(DumpBanks(dump_dir, banks));
   }
   RETURN_IF_ERROR(backend.LoadBanks(g, spec.seed));
@@ -106,12 +107,12 @@ absl::StatusOr<std::vector<KernelCheckResult>> RunExactnessCheck(
         ASSIGN_OR_RETURN(LaunchOutput out, backend.RunOnce(handle, kernel));
         const Nvfp4Bank& bank = kernel == MoeKernel::kGateUpSilu ? banks.gate_up : banks.down;
         const uint32_t want = ExpertBytesChecksum(bank, in.sel);
-        KernelCheckResult r{.arm = arm,
-                            .kernel = kernel == MoeKernel::kGateUpSilu ? "read_floor_gu"
-                                                                       : "read_floor_down"};
+        KernelCheckResult r{
+            .arm = arm,
+            .kernel = kernel == MoeKernel::kGateUpSilu ? "read_floor_gu" : "read_floor_down"};
         r.passed = out.checksum.has_value() && *out.checksum == want;
-        r.detail = absl::StrFormat("checksum 0x%08x, expected 0x%08x", out.checksum.value_or(0),
-                                   want);
+        r.detail =
+            absl::StrFormat("checksum 0x%08x, expected 0x%08x", out.checksum.value_or(0), want);
         report(std::move(r));
       }
       continue;

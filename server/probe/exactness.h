@@ -58,7 +58,7 @@ class CheckObserver {
 
 // `dump_dir` empty: no files. Returns CANCELLED between arms once `cancelled` is set.
 absl::StatusOr<std::vector<KernelCheckResult>> RunExactnessCheck(
-    const SweepSpec& spec, const std::string& dump_dir, Backend& backend,
-    CheckObserver& observer, const std::atomic<bool>& cancelled);
+    const SweepSpec& spec, const std::string& dump_dir, Backend& backend, CheckObserver& observer,
+    const std::atomic<bool>& cancelled);
 
 }  // namespace gpuprobe

@@ -12,10 +12,11 @@ absl::Status Write(const std::string& path, const char* dtype, const void* data,
                    size_t element_bytes, const std::vector<int64_t>& shape) {
   int64_t count = 1;
   for (int64_t d : shape) count *= d;
-  const std::string shape_text =
-      shape.size() == 1 ? absl::StrCat("(", shape[0], ",)") : absl::StrCat("(", absl::StrJoin(shape, ", "), ")");
-  std::string header = absl::StrCat("{'descr': '", dtype, "', 'fortran_order': False, 'shape': ",
-                                    shape_text, ", }");
+  const std::string shape_text = shape.size() == 1
+                                     ? absl::StrCat("(", shape[0], ",)")
+                                     : absl::StrCat("(", absl::StrJoin(shape, ", "), ")");
+  std::string header =
+      absl::StrCat("{'descr': '", dtype, "', 'fortran_order': False, 'shape': ", shape_text, ", }");
   // Magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of
   // 64 bytes and ended by a newline.
   const size_t unpadded = 10 + header.size() + 1;

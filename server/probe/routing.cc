@@ -16,9 +16,9 @@ absl::StatusOr<std::vector<int32_t>> ExactUnionRouting(int experts, int selected
   }
   const int64_t slots = static_cast<int64_t>(t) * selected;
   if (union_size < selected || union_size > experts || union_size > slots) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "union: %d must be in [selected=%d, min(t*selected=%d, experts=%d)]", union_size,
-        selected, slots, experts));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("union: %d must be in [selected=%d, min(t*selected=%d, experts=%d)]",
+                        union_size, selected, slots, experts));
   }
   // Only perm[0, union_size) is used: a partial Fisher-Yates shuffle draws exactly those.
   std::vector<int32_t> perm(experts);

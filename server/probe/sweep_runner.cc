@@ -21,9 +21,8 @@ constexpr uint64_t kDownInputStream = 0x68;
 absl::StatusOr<ArmInputs> MakeArmInputs(const SweepSpec& spec, const Arm& arm) {
   const MoeGeometry& g = spec.geometry;
   ArmInputs inputs{.variant = arm.variant};
-  ASSIGN_OR_RETURN(inputs.sel,
-                   ExactUnionRouting(g.experts, g.selected, arm.t, arm.union_size,
-                                     MixSeed(spec.seed, arm.t, arm.union_size)));
+  ASSIGN_OR_RETURN(inputs.sel, ExactUnionRouting(g.experts, g.selected, arm.t, arm.union_size,
+                                                 MixSeed(spec.seed, arm.t, arm.union_size)));
   inputs.x = SynthesizeActivations(int64_t{arm.t} * g.hidden,
                                    MixSeed(spec.seed, arm.t, kActivationStream));
   inputs.h = SynthesizeActivations(int64_t{arm.slots} * g.ff,
@@ -73,8 +72,7 @@ double EstimateDeviceSeconds(const SweepSpec& spec, const Backend& backend) {
 }
 
 absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
-                                      SweepObserver& observer,
-                                      const std::atomic<bool>& cancelled) {
+                                      SweepObserver& observer, const std::atomic<bool>& cancelled) {
   RETURN_IF_ERROR(CheckFitsBackend(spec, backend));
   const std::vector<Arm> arms = ExpandArms(spec);
   RETURN_IF_ERROR(backend.LoadBanks(spec.geometry, spec.seed));
@@ -90,9 +88,8 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
 
   const RowContext context{.device = backend.Description(),
                            .calibrated_read_tbps = backend.Details().calibrated_read_tbps};
-  const TimingOptions timing{.timing = spec.timing,
-                             .cache = spec.cache,
-                             .graph_launches = kGraphLaunchesPerSample};
+  const TimingOptions timing{
+      .timing = spec.timing, .cache = spec.cache, .graph_launches = kGraphLaunchesPerSample};
   std::vector<ArmSamples> samples(arms.size());
   for (int rep = 0; rep < spec.reps; ++rep) {
     for (size_t i = 0; i < arms.size(); ++i) {
@@ -109,11 +106,12 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
             observer.OnRow(row);
           }
         }
-        return absl::CancelledError(absl::StrFormat(
-            "cancelled during rep %d of %d; rows of the %d completed reps kept", rep, spec.reps,
-            std::max(0, rep - 1)));
+        return absl::CancelledError(
+            absl::StrFormat("cancelled during rep %d of %d; rows of the %d completed reps kept",
+                            rep, spec.reps, std::max(0, rep - 1)));
       }
-      ASSIGN_OR_RETURN(double gu_us, backend.TimeLaunch(handles[i], MoeKernel::kGateUpSilu, timing));
+      ASSIGN_OR_RETURN(double gu_us,
+                       backend.TimeLaunch(handles[i], MoeKernel::kGateUpSilu, timing));
       ASSIGN_OR_RETURN(double down_us, backend.TimeLaunch(handles[i], MoeKernel::kDown, timing));
       if (rep == 0) continue;  // the warmed throwaway
       samples[i].gu_us.push_back(gu_us);

@@ -26,9 +26,9 @@ absl::StatusOr<int> Bounded(std::string_view field, const std::optional<int64_t>
 
 absl::Status MultipleOf16(std::string_view field, int value) {
   if (value % kNvfp4BlockSize != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: %d is not a multiple of %d (one NVFP4 scale covers 16 inputs)", field, value,
-        kNvfp4BlockSize));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %d is not a multiple of %d (one NVFP4 scale covers 16 inputs)", field,
+                        value, kNvfp4BlockSize));
   }
   return absl::OkStatus();
 }
@@ -81,8 +81,7 @@ absl::StatusOr<std::vector<int>> ResolveUnions(const SweepOptions& o, const Swee
   return std::vector<int>(unions.begin(), unions.end());
 }
 
-absl::Status CheckLabels(const std::map<std::string, std::string>& labels,
-                         const SweepLimits& l) {
+absl::Status CheckLabels(const std::map<std::string, std::string>& labels, const SweepLimits& l) {
   RETURN_IF_ERROR(ListLength("labels", labels.size(), l.max_labels));
   for (const auto& [key, value] : labels) {
     if (key.empty() || static_cast<int>(key.size()) > l.max_label_bytes ||
@@ -102,8 +101,7 @@ absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& o, const SweepLimits&
   MoeGeometry& g = spec.geometry;
   ASSIGN_OR_RETURN(g.experts,
                    Bounded("experts", o.experts, SweepDefaults::kExperts, 1, l.max_experts));
-  ASSIGN_OR_RETURN(g.hidden,
-                   Bounded("hidden", o.hidden, SweepDefaults::kHidden, 16, l.max_width));
+  ASSIGN_OR_RETURN(g.hidden, Bounded("hidden", o.hidden, SweepDefaults::kHidden, 16, l.max_width));
   RETURN_IF_ERROR(MultipleOf16("hidden", g.hidden));
   ASSIGN_OR_RETURN(g.ff, Bounded("ff", o.ff, SweepDefaults::kFf, 16, l.max_width));
   RETURN_IF_ERROR(MultipleOf16("ff", g.ff));
@@ -133,14 +131,13 @@ absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& o, const SweepLimits&
 
   const int64_t arms = static_cast<int64_t>(ExpandArms(spec).size());
   if (arms > l.max_arms) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("arms: the sweep has %d arms, more than the limit of %d", arms,
-                        l.max_arms));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "arms: the sweep has %d arms, more than the limit of %d", arms, l.max_arms));
   }
   if (arms * spec.reps > l.max_arm_reps) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "reps: %d arms x %d reps = %d launch pairs, more than the limit of %d", arms,
-        spec.reps, arms * spec.reps, l.max_arm_reps));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("reps: %d arms x %d reps = %d launch pairs, more than the limit of %d",
+                        arms, spec.reps, arms * spec.reps, l.max_arm_reps));
   }
   return spec;
 }
@@ -153,7 +150,8 @@ std::vector<Arm> ExpandArms(const SweepSpec& spec) {
       const int slots = t * g.selected;
       std::vector<int> unions = spec.unions;
       if (unions.empty()) {
-        for (int u = g.selected; u <= slots; u += g.selected) unions.push_back(std::min(u, g.experts));
+        for (int u = g.selected; u <= slots; u += g.selected)
+          unions.push_back(std::min(u, g.experts));
         unions.erase(std::unique(unions.begin(), unions.end()), unions.end());
       }
       for (int u : unions) arms.push_back({variant, t, slots, u});
@@ -166,7 +164,7 @@ int64_t EstimateDeviceBytes(const SweepSpec& spec, const std::vector<Arm>& arms)
   const MoeGeometry& g = spec.geometry;
   int64_t bytes = BankBytes(g);
   for (const Arm& arm : arms) {
-    bytes += int64_t{4} * arm.t * g.hidden;                 // x
+    bytes += int64_t{4} * arm.t * g.hidden;                   // x
     bytes += int64_t{4} * arm.slots * (g.ff + g.hidden + 1);  // h, y, sel
   }
   return bytes;

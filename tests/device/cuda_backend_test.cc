@@ -18,8 +18,10 @@ class CudaBackendTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     absl::StatusOr<std::unique_ptr<CudaBackend>> cuda = CudaBackend::Create(0);
-    if (cuda.ok()) backend_ = cuda->release();
-    else skip_reason_ = new std::string(cuda.status().ToString());
+    if (cuda.ok())
+      backend_ = cuda->release();
+    else
+      skip_reason_ = new std::string(cuda.status().ToString());
   }
   static void TearDownTestSuite() { delete backend_; }
 

@@ -33,8 +33,8 @@ class ChildProcess {
   static absl::StatusOr<ChildProcess> Start(const std::vector<std::string>& argv,
                                             const std::string& log_path,
                                             const std::vector<std::string>& env_additions = {});
-  ChildProcess(ChildProcess&& other) noexcept : pid_(std::exchange(other.pid_, -1)),
-                                                log_path_(std::move(other.log_path_)) {}
+  ChildProcess(ChildProcess&& other) noexcept
+      : pid_(std::exchange(other.pid_, -1)), log_path_(std::move(other.log_path_)) {}
   ~ChildProcess();  // SIGKILLs a child still running
 
   // Waits until the log holds `needle`; returns the word that follows it (up to a space or

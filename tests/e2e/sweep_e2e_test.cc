@@ -31,13 +31,14 @@ class SweepEndToEndTest : public testing::Test {
   static void SetUpTestSuite() {
     std::string tmpl = ::testing::TempDir() + "gpuprobe_e2e_XXXXXX";
     dir_ = new std::string(mkdtemp(tmpl.data()));
-    absl::StatusOr<ChildProcess> daemon = ChildProcess::Start(
-        {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--data-dir",
-         *dir_ + "/data"},
-        *dir_ + "/daemon.log");
+    absl::StatusOr<ChildProcess> daemon =
+        ChildProcess::Start({GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu",
+                             "--data-dir", *dir_ + "/data"},
+                            *dir_ + "/daemon.log");
     ASSERT_TRUE(daemon.ok()) << daemon.status();
     daemon_ = new ChildProcess(*std::move(daemon));
-    absl::StatusOr<std::string> port = daemon_->AwaitLog("listening on 127.0.0.1:", absl::Seconds(20));
+    absl::StatusOr<std::string> port =
+        daemon_->AwaitLog("listening on 127.0.0.1:", absl::Seconds(20));
     ASSERT_TRUE(port.ok()) << port.status();
     server_ = new std::string("127.0.0.1:" + *port);
   }
@@ -90,13 +91,13 @@ TEST_F(SweepEndToEndTest, TsvSweepPrintsTheSeedsTable) {
   const Tsv tsv = ParseTsv(r.out);
   EXPECT_THAT(tsv.comments,
               testing::Contains("# geometry experts=64 hidden=512 ff=128 selected=4 t=3 reps=3"));
-  EXPECT_THAT(tsv.comments, testing::Contains(HasSubstr(
-                                "# per-expert bytes gate+up=73728 (0.070 MiB) down=36864")));
+  EXPECT_THAT(
+      tsv.comments,
+      testing::Contains(HasSubstr("# per-expert bytes gate+up=73728 (0.070 MiB) down=36864")));
   EXPECT_THAT(tsv.comments, testing::Contains(HasSubstr("cpu (reference kernels)")));
-  EXPECT_EQ(tsv.header,
-            (std::vector<std::string>{"t", "slots", "union", "gu_us", "down_us", "section_us",
-                                      "gu_spread", "dn_spread", "gu_BW_vs_union",
-                                      "gu_BW_vs_slots", "vs_t3_full"}));
+  EXPECT_EQ(tsv.header, (std::vector<std::string>{
+                            "t", "slots", "union", "gu_us", "down_us", "section_us", "gu_spread",
+                            "dn_spread", "gu_BW_vs_union", "gu_BW_vs_slots", "vs_t3_full"}));
   const std::vector<std::vector<std::string>> arms = {{"1", "4", "4"},  {"2", "8", "4"},
                                                       {"2", "8", "8"},  {"3", "12", "4"},
                                                       {"3", "12", "8"}, {"3", "12", "12"}};
@@ -131,9 +132,8 @@ TEST_F(SweepEndToEndTest, HiddenNotMultipleOf16IsRefusedNamingTheField) {
 
 TEST_F(SweepEndToEndTest, SeedEnvironmentVariablesAreDefaults) {
   const CommandResult r = Cli({"--format", "tsv", "sweep", "--reps", "2"},
-                              {"MEMRA_MOEU_EXPERTS=32", "MEMRA_MOEU_HIDDEN=256",
-                               "MEMRA_MOEU_FF=64", "MEMRA_MOEU_SELECTED=2", "MEMRA_MOEU_T=2",
-                               "MEMRA_MOEU_REPS=50"});
+                              {"MEMRA_MOEU_EXPERTS=32", "MEMRA_MOEU_HIDDEN=256", "MEMRA_MOEU_FF=64",
+                               "MEMRA_MOEU_SELECTED=2", "MEMRA_MOEU_T=2", "MEMRA_MOEU_REPS=50"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Tsv tsv = ParseTsv(r.out);
   EXPECT_THAT(tsv.comments,
@@ -143,9 +143,9 @@ TEST_F(SweepEndToEndTest, SeedEnvironmentVariablesAreDefaults) {
 }
 
 TEST_F(SweepEndToEndTest, JsonAndCsvCarryOneRecordPerArm) {
-  const std::vector<std::string> sweep = {"sweep", "--experts", "32", "--hidden", "256",
-                                          "--ff", "64", "--selected", "2", "--t-values", "1,2",
-                                          "--reps", "2", "--label", "ci=yes"};
+  const std::vector<std::string> sweep = {
+      "sweep", "--experts",  "32",  "--hidden", "256", "--ff",    "64",    "--selected",
+      "2",     "--t-values", "1,2", "--reps",   "2",   "--label", "ci=yes"};
   std::vector<std::string> args = {"--format", "json"};
   args.insert(args.end(), sweep.begin(), sweep.end());
   const CommandResult json = Cli(args);
@@ -178,8 +178,8 @@ TEST_F(SweepEndToEndTest, BadFlagValuesAreUsageErrors) {
 }
 
 TEST_F(SweepEndToEndTest, UnreachableServerIsReportedWithItsOwnExitCode) {
-  absl::StatusOr<CommandResult> r = RunCommand(
-      {GPUPROBE_PATH, "--server", "127.0.0.1:1", "sweep", "--reps", "2"}, {}, *dir_);
+  absl::StatusOr<CommandResult> r =
+      RunCommand({GPUPROBE_PATH, "--server", "127.0.0.1:1", "sweep", "--reps", "2"}, {}, *dir_);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 4);
   EXPECT_THAT(r->err, HasSubstr("cannot reach gpuprobed at 127.0.0.1:1"));
@@ -201,8 +201,8 @@ TEST_F(SweepEndToEndTest, CheckPassesAndItsDumpVerifiesOfflineWithNumpy) {
 }
 
 TEST_F(SweepEndToEndTest, CheckOfAVariantTheBackendLacksIsRefused) {
-  const CommandResult r = Cli({"check", "--variant", "union", "--experts", "32", "--hidden",
-                               "256", "--ff", "64", "--selected", "4", "--t", "2"});
+  const CommandResult r = Cli({"check", "--variant", "union", "--experts", "32", "--hidden", "256",
+                               "--ff", "64", "--selected", "4", "--t", "2"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("variant"));
 }
@@ -216,9 +216,9 @@ TEST_F(SweepEndToEndTest, SubmitWaitShowJobsAndCancel) {
   ASSERT_FALSE(lines.empty());
   const std::string job = lines.back();
   EXPECT_EQ(Cli({"wait", job, "--timeout", "60s"}).exit_code, 0);
-  const CommandResult again = Cli({"submit", "--experts", "32", "--hidden", "256", "--ff", "64",
-                                   "--selected", "4", "--t", "2", "--reps", "3",
-                                   "--idempotency-key", "e2e-1"});
+  const CommandResult again =
+      Cli({"submit", "--experts", "32", "--hidden", "256", "--ff", "64", "--selected", "4", "--t",
+           "2", "--reps", "3", "--idempotency-key", "e2e-1"});
   EXPECT_EQ(absl::StripSuffix(again.out, "\n"), job);  // the same job, not a new one
 
   const CommandResult shown = Cli({"--format", "tsv", "show", job});
@@ -231,8 +231,8 @@ TEST_F(SweepEndToEndTest, SubmitWaitShowJobsAndCancel) {
   EXPECT_THAT(jobs.out, HasSubstr(job));
   EXPECT_THAT(jobs.out, HasSubstr("succeeded"));
 
-  const CommandResult long_job = Cli({"submit", "--experts", "32", "--hidden", "256", "--ff",
-                                      "64", "--selected", "4", "--t", "2", "--reps", "10000"});
+  const CommandResult long_job = Cli({"submit", "--experts", "32", "--hidden", "256", "--ff", "64",
+                                      "--selected", "4", "--t", "2", "--reps", "10000"});
   const std::string long_id =
       std::vector<std::string>(absl::StrSplit(long_job.out, '\n', absl::SkipEmpty())).back();
   EXPECT_EQ(Cli({"wait", long_id, "--timeout", "200ms"}).exit_code, 5);
@@ -252,8 +252,8 @@ TEST_F(SweepEndToEndTest, HealthReportsServingAndReflectionListsTheService) {
   EXPECT_EQ(health.status(), grpc::health::v1::HealthCheckResponse::SERVING);
 
   grpc::ClientContext reflection_context;
-  auto stream = grpc::reflection::v1alpha::ServerReflection::NewStub(channel)
-                    ->ServerReflectionInfo(&reflection_context);
+  auto stream = grpc::reflection::v1alpha::ServerReflection::NewStub(channel)->ServerReflectionInfo(
+      &reflection_context);
   grpc::reflection::v1alpha::ServerReflectionRequest request;
   request.set_list_services("");
   ASSERT_TRUE(stream->Write(request));
@@ -286,8 +286,8 @@ namespace {
 TEST(RestartEndToEndTest, JobsSurviveKillNine) {
   std::string tmpl = ::testing::TempDir() + "gpuprobe_restart_XXXXXX";
   const std::string dir = mkdtemp(tmpl.data());
-  const std::vector<std::string> daemon_argv = {GPUPROBED_PATH, "--listen", "127.0.0.1:0",
-                                                "--backend", "cpu", "--data-dir", dir + "/data"};
+  const std::vector<std::string> daemon_argv = {
+      GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--data-dir", dir + "/data"};
   auto start = [&](const std::string& log) -> std::pair<ChildProcess, std::string> {
     absl::StatusOr<ChildProcess> d = ChildProcess::Start(daemon_argv, dir + "/" + log);
     EXPECT_TRUE(d.ok());
@@ -335,20 +335,19 @@ namespace {
 TEST(SecureEndToEndTest, TlsAndTokens) {
   std::string tmpl = ::testing::TempDir() + "gpuprobe_tls_XXXXXX";
   const std::string dir = mkdtemp(tmpl.data());
-  absl::StatusOr<CommandResult> cert = RunCommand(
-      {"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-       "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-       "-keyout", dir + "/key.pem", "-out", dir + "/cert.pem"},
-      {}, dir);
+  absl::StatusOr<CommandResult> cert =
+      RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                  "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                  "-keyout", dir + "/key.pem", "-out", dir + "/cert.pem"},
+                 {}, dir);
   ASSERT_TRUE(cert.ok() && cert->exit_code == 0) << (cert.ok() ? cert->err : "");
   {
     std::ofstream tokens(dir + "/tokens");
     tokens << "# token role name\nreader-secret read dashboard\nci-secret submit ci\n";
   }
   absl::StatusOr<ChildProcess> daemon = ChildProcess::Start(
-      {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--data-dir",
-       dir + "/data", "--tokens", dir + "/tokens", "--tls-cert", dir + "/cert.pem", "--tls-key",
-       dir + "/key.pem"},
+      {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--data-dir", dir + "/data",
+       "--tokens", dir + "/tokens", "--tls-cert", dir + "/cert.pem", "--tls-key", dir + "/key.pem"},
       dir + "/daemon.log");
   ASSERT_TRUE(daemon.ok());
   absl::StatusOr<std::string> port = daemon->AwaitLog("listening on 127.0.0.1:", absl::Seconds(20));
@@ -361,8 +360,9 @@ TEST(SecureEndToEndTest, TlsAndTokens) {
     return r.ok() ? *r : CommandResult{};
   };
   const std::string ca = "GPUPROBE_TLS_CA=" + dir + "/cert.pem";
-  const std::vector<std::string> sweep = {"submit", "--experts", "32", "--hidden", "256", "--ff",
-                                          "64", "--selected", "4", "--t", "1", "--reps", "2"};
+  const std::vector<std::string> sweep = {"submit", "--experts", "32",         "--hidden", "256",
+                                          "--ff",   "64",        "--selected", "4",        "--t",
+                                          "1",      "--reps",    "2"};
 
   CommandResult r = cli({"info"}, {ca, "GPUPROBE_TOKEN=reader-secret"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -377,7 +377,7 @@ TEST(SecureEndToEndTest, TlsAndTokens) {
   const std::string job =
       std::vector<std::string>(absl::StrSplit(r.out, '\n', absl::SkipEmpty())).back();
   r = cli({"show", job}, {ca, "GPUPROBE_TOKEN=reader-secret"});
-  EXPECT_THAT(r.err, HasSubstr("by ci"));  // the submitter is the token's name
+  EXPECT_THAT(r.err, HasSubstr("by ci"));               // the submitter is the token's name
   r = cli({"info"}, {"GPUPROBE_TOKEN=reader-secret"});  // plaintext against a TLS port
   EXPECT_EQ(r.exit_code, 4);
 }
@@ -394,8 +394,7 @@ TEST(WorkerIsolationEndToEndTest, AWorkerCrashFailsOneJobAndTheNextSucceeds) {
   std::string tmpl = ::testing::TempDir() + "gpuprobe_crash_XXXXXX";
   const std::string dir = mkdtemp(tmpl.data());
   absl::StatusOr<ChildProcess> daemon = ChildProcess::Start(
-      {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--data-dir",
-       dir + "/data"},
+      {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--data-dir", dir + "/data"},
       dir + "/daemon.log", {"GPUPROBE_ALLOW_FAULTS=1"});
   ASSERT_TRUE(daemon.ok());
   absl::StatusOr<std::string> port = daemon->AwaitLog("listening on 127.0.0.1:", absl::Seconds(20));
@@ -406,8 +405,8 @@ TEST(WorkerIsolationEndToEndTest, AWorkerCrashFailsOneJobAndTheNextSucceeds) {
     EXPECT_TRUE(r.ok());
     return r.ok() ? *r : CommandResult{};
   };
-  const std::vector<std::string> small = {"--experts", "32", "--hidden", "256", "--ff", "64",
-                                          "--selected", "4", "--t", "2", "--reps", "3"};
+  const std::vector<std::string> small = {"--experts",  "32", "--hidden", "256", "--ff",   "64",
+                                          "--selected", "4",  "--t",      "2",   "--reps", "3"};
   std::vector<std::string> crash = {"submit", "--label", "gpuprobe.fault=abort"};
   crash.insert(crash.end(), small.begin(), small.end());
   const CommandResult crashed = cli(crash);

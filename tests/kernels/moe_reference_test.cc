@@ -74,8 +74,8 @@ TEST(SelDownReferenceTest, EachSlotReadsItsOwnExpertAndInput) {
   }();
   std::vector<double> y(32);
   ASSERT_TRUE(SelDownReference(banks, h, std::vector<int32_t>{0, 1}, absl::MakeSpan(y)).ok());
-  EXPECT_DOUBLE_EQ(y[0], 16 * 1.0 * 1.0 * 0.25);   // slot 0: expert 0, h = 1
-  EXPECT_DOUBLE_EQ(y[16], 16 * 1.0 * 2.0 * 4.0);   // slot 1: expert 1, h = 2
+  EXPECT_DOUBLE_EQ(y[0], 16 * 1.0 * 1.0 * 0.25);  // slot 0: expert 0, h = 1
+  EXPECT_DOUBLE_EQ(y[16], 16 * 1.0 * 2.0 * 4.0);  // slot 1: expert 1, h = 2
 }
 
 // An independent path: decode each weight to a dense float64 matrix, then multiply.
@@ -110,10 +110,12 @@ TEST(SelGuSiluReferenceTest, MatchesDenseDecodeOnRandomBanks) {
 TEST(SelGuSiluReferenceTest, RefusesBadShapesAndExperts) {
   const MoeBanks banks = UniformBanks(0x22, 1.0f, 1.0f, 1.0f);
   std::vector<double> h(16);
-  EXPECT_FALSE(SelGuSiluReference(banks, std::vector<float>(15), std::vector<int32_t>{0},
-                                  absl::MakeSpan(h)).ok());
-  EXPECT_FALSE(SelGuSiluReference(banks, std::vector<float>(16), std::vector<int32_t>{2},
-                                  absl::MakeSpan(h)).ok());
+  EXPECT_FALSE(
+      SelGuSiluReference(banks, std::vector<float>(15), std::vector<int32_t>{0}, absl::MakeSpan(h))
+          .ok());
+  EXPECT_FALSE(
+      SelGuSiluReference(banks, std::vector<float>(16), std::vector<int32_t>{2}, absl::MakeSpan(h))
+          .ok());
 }
 
 }  // namespace

@@ -18,13 +18,13 @@ TEST(E2m1Test, AllSixteenCodes) {
 }
 
 TEST(E4m3Test, Normals) {
-  EXPECT_EQ(*DecodeE4m3(0x38), 1.0);         // exponent 7 = bias
-  EXPECT_EQ(*DecodeE4m3(0x3C), 1.5);         // mantissa 4/8
+  EXPECT_EQ(*DecodeE4m3(0x38), 1.0);  // exponent 7 = bias
+  EXPECT_EQ(*DecodeE4m3(0x3C), 1.5);  // mantissa 4/8
   EXPECT_EQ(*DecodeE4m3(0x40), 2.0);
-  EXPECT_EQ(*DecodeE4m3(0xB8), -1.0);        // sign bit
-  EXPECT_EQ(*DecodeE4m3(0x7E), 448.0);       // largest finite: 2^8 * 1.75
+  EXPECT_EQ(*DecodeE4m3(0xB8), -1.0);                 // sign bit
+  EXPECT_EQ(*DecodeE4m3(0x7E), 448.0);                // largest finite: 2^8 * 1.75
   EXPECT_EQ(*DecodeE4m3(0x08), std::ldexp(1.0, -6));  // smallest normal
-  EXPECT_EQ(*DecodeE4m3(0x77), 240.0);       // 2^7 * 1.875
+  EXPECT_EQ(*DecodeE4m3(0x77), 240.0);                // 2^7 * 1.875
 }
 
 TEST(E4m3Test, Subnormals) {

@@ -13,8 +13,7 @@ TEST(BuildRowsTest, BandwidthColumnsFollowTheSeedsFormulas) {
   ASSERT_TRUE(spec.ok());
   const std::vector<Arm> arms = ExpandArms(*spec);
   ASSERT_EQ(arms.size(), 2u);
-  const std::vector<ArmSamples> samples = {{{30.0, 32.0, 31.0}, {15.0, 16.0}},
-                                           {{40.0}, {20.0}}};
+  const std::vector<ArmSamples> samples = {{{30.0, 32.0, 31.0}, {15.0, 16.0}}, {{40.0}, {20.0}}};
   const std::vector<ArmReadBytes> reads = {{10 * 1843200, 0}, {60 * 1843200, 0}};
   const std::vector<ArmRow> rows =
       BuildRows(*spec, arms, samples, reads, {.device = "dev", .calibrated_read_tbps = 2.0});

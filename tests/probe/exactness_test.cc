@@ -112,7 +112,8 @@ TEST(ExactnessTest, CorrectKernelsPassEveryArmAndKernel) {
 }
 
 TEST(ExactnessTest, APerturbedElementFails) {
-  for (const KernelCheckResult& r : RunCheck(Fault::kPerturbOneElement, {KernelVariant::kPerSlot})) {
+  for (const KernelCheckResult& r :
+       RunCheck(Fault::kPerturbOneElement, {KernelVariant::kPerSlot})) {
     EXPECT_FALSE(r.passed) << r.kernel;
     EXPECT_GT(r.error.max_rel, kExactnessTolerance);
   }

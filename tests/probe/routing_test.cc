@@ -35,8 +35,7 @@ TEST_P(ExactUnionTest, NamesExactlyUnionDistinctExpertsAndDistinctWithinEachToke
 INSTANTIATE_TEST_SUITE_P(Geometries, ExactUnionTest,
                          testing::Values(Case{512, 10, 6, 60}, Case{512, 10, 6, 10},
                                          Case{512, 10, 6, 37}, Case{64, 4, 3, 4},
-                                         Case{64, 4, 3, 12}, Case{12, 4, 8, 12},
-                                         Case{8, 8, 1, 8}));
+                                         Case{64, 4, 3, 12}, Case{12, 4, 8, 12}, Case{8, 8, 1, 8}));
 
 TEST(ExactUnionRoutingTest, SameSeedSameRoutingOtherSeedOther) {
   EXPECT_EQ(*ExactUnionRouting(512, 10, 6, 30, 7), *ExactUnionRouting(512, 10, 6, 30, 7));
@@ -44,9 +43,9 @@ TEST(ExactUnionRoutingTest, SameSeedSameRoutingOtherSeedOther) {
 }
 
 TEST(ExactUnionRoutingTest, RefusesImpossibleUnions) {
-  EXPECT_FALSE(ExactUnionRouting(512, 10, 6, 9, 1).ok());    // union < selected: repeats
-  EXPECT_FALSE(ExactUnionRouting(512, 10, 6, 61, 1).ok());   // union > slots
-  EXPECT_FALSE(ExactUnionRouting(32, 10, 6, 40, 1).ok());    // union > experts
+  EXPECT_FALSE(ExactUnionRouting(512, 10, 6, 9, 1).ok());   // union < selected: repeats
+  EXPECT_FALSE(ExactUnionRouting(512, 10, 6, 61, 1).ok());  // union > slots
+  EXPECT_FALSE(ExactUnionRouting(32, 10, 6, 40, 1).ok());   // union > experts
   EXPECT_FALSE(ExactUnionRouting(512, 0, 6, 10, 1).ok());
   const absl::Status s = ExactUnionRouting(512, 10, 6, 61, 1).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);

@@ -44,12 +44,10 @@ TEST(ResolveSweepTest, DefaultLadderIsSelectedStepsUpToSlots) {
   absl::StatusOr<SweepSpec> spec = ResolveSweep(Small(), SweepLimits{});
   ASSERT_TRUE(spec.ok());
   const std::vector<Arm> arms = ExpandArms(*spec);
-  const std::vector<Arm> expected = {{KernelVariant::kPerSlot, 1, 4, 4},
-                                     {KernelVariant::kPerSlot, 2, 8, 4},
-                                     {KernelVariant::kPerSlot, 2, 8, 8},
-                                     {KernelVariant::kPerSlot, 3, 12, 4},
-                                     {KernelVariant::kPerSlot, 3, 12, 8},
-                                     {KernelVariant::kPerSlot, 3, 12, 12}};
+  const std::vector<Arm> expected = {
+      {KernelVariant::kPerSlot, 1, 4, 4},  {KernelVariant::kPerSlot, 2, 8, 4},
+      {KernelVariant::kPerSlot, 2, 8, 8},  {KernelVariant::kPerSlot, 3, 12, 4},
+      {KernelVariant::kPerSlot, 3, 12, 8}, {KernelVariant::kPerSlot, 3, 12, 12}};
   EXPECT_EQ(arms, expected);
 }
 
