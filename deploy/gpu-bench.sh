@@ -22,11 +22,11 @@ if [[ -x "$bundle/tests/cuda_backend_test" ]]; then
   echo "cuda_backend_test exit $?" >>"$out/tests.txt"
 fi
 
-gpuprobed --listen 127.0.0.1:0 --backend cuda --data-dir "$(mktemp -d)" >"$out/daemon.log" 2>&1 &
+gpuprobed --listen 127.0.0.1:0 --backend cuda --http 127.0.0.1:0 --data-dir "$(mktemp -d)" >"$out/daemon.log" 2>&1 &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null' EXIT
 for _ in $(seq 1 600); do
-  address=$(grep -o 'listening on [^ ]*' "$out/daemon.log" | head -n1 | cut -d' ' -f3)
+  address=$(grep -o 'gpuprobed [^ ]* listening on [^ ]*' "$out/daemon.log" | head -n1 | cut -d' ' -f5)
   [[ -n "$address" ]] && break
   kill -0 $daemon 2>/dev/null || { echo "gpuprobed died"; cat "$out/daemon.log"; exit 1; }
   sleep 0.1

@@ -8,6 +8,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libsqlite3-dev
   libgtest-dev libgmock-dev
+  libcpp-httplib-dev
   patchelf python3-numpy grpc-proto openssl
 )
 

@@ -11,14 +11,14 @@ deploy/build.sh >/dev/null
 bin=build
 
 workdir=$(mktemp -d)
-"$bin/server/gpuprobed" --listen 127.0.0.1:0 --backend auto --data-dir "$workdir/data" \
+"$bin/server/gpuprobed" --listen 127.0.0.1:0 --backend auto --http 127.0.0.1:0 --data-dir "$workdir/data" \
   >"$workdir/gpuprobed.log" 2>&1 &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null; rm -rf "$workdir"' EXIT
 
 address=""
 for _ in $(seq 1 100); do
-  address=$(grep -o 'listening on [^ ]*' "$workdir/gpuprobed.log" | head -n1 | cut -d' ' -f3 || true)
+  address=$(grep -o 'gpuprobed [^ ]* listening on [^ ]*' "$workdir/gpuprobed.log" | head -n1 | cut -d' ' -f5 || true)
   [[ -n "$address" ]] && break
   kill -0 $daemon 2>/dev/null || { cat "$workdir/gpuprobed.log" >&2; exit 1; }
   sleep 0.1

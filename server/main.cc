@@ -25,6 +25,7 @@
 #include "server/device/backend_factory.h"
 #include "server/jobs/worker_main.h"
 #include "server/jobs/worker_process.h"
+#include "server/web/http_api.h"
 #include "spdlog/spdlog.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
@@ -35,6 +36,8 @@ ABSL_FLAG(std::string, data_dir, "",
           "$XDG_STATE_HOME/gpuprobed, else $HOME/.local/state/gpuprobed");
 ABSL_FLAG(int, max_queued_jobs, gpuprobe::QueueLimits{}.max_queued_jobs,
           "jobs that may wait in the queue; more are refused with RESOURCE_EXHAUSTED");
+ABSL_FLAG(std::string, http, "127.0.0.1:7071",
+          "HTTP address HOST:PORT of the JSON API and /metrics; port 0 picks one; empty: none");
 ABSL_FLAG(std::string, tokens, "",
           "file of \"TOKEN ROLE NAME\" lines (roles read, submit, admin); empty: no tokens, "
           "every caller is admin");
@@ -233,6 +236,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool tokens_on = access.enabled();
+  gpuprobe::HttpApi http(**manager, access, GPUPROBE_VERSION);
   gpuprobe::ProbeService service(**manager, std::move(access), GPUPROBE_VERSION);
 
   // Standard endpoints: grpc.health.v1 (for load balancers and Kubernetes probes) and server
@@ -255,10 +259,26 @@ int main(int argc, char** argv) {
   spdlog::info("gpuprobed {} listening on {}:{} ({}, {})", GPUPROBE_VERSION, HostOf(listen), port,
                absl::GetFlag(FLAGS_tls_cert).empty() ? "plaintext" : "tls",
                tokens_on ? "tokens required" : "no tokens");
+  if (const std::string http_address = absl::GetFlag(FLAGS_http); !http_address.empty()) {
+    const size_t colon = http_address.rfind(':');
+    int http_port = -1;
+    if (colon == std::string::npos ||
+        !absl::SimpleAtoi(http_address.substr(colon + 1), &http_port)) {
+      spdlog::error("http: \"{}\" is not HOST:PORT", http_address);
+      return 2;
+    }
+    absl::StatusOr<int> bound = http.Start(http_address.substr(0, colon), http_port);
+    if (!bound.ok()) {
+      spdlog::error("{}", bound.status().ToString());
+      return 1;
+    }
+    spdlog::info("http listening on {}:{}", http_address.substr(0, colon), *bound);
+  }
 
   const int signal = WaitForShutdownSignal(signals);
   spdlog::info("received {}, shutting down", strsignal(signal));
   server->GetHealthCheckService()->SetServingStatus(false);
+  http.Stop();
   (*manager)->Stop();  // interrupts the running job; it runs again at the next start
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   spdlog::info("stopped");

@@ -115,14 +115,7 @@ grpc::ServerUnaryReactor* ProbeService::GetServerInfo(grpc::CallbackServerContex
                                                       v1::ServerInfo* response) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "GetServerInfo");
   if (!caller.ok()) return Answer<v1::ServerInfo>(context, caller.status(), response);
-  const Backend& backend = manager_.backend();
-  response->set_version(version_);
-  response->set_backend(backend.Name());
-  response->set_device(backend.Description());
-  response->set_device_memory_bytes(backend.MemoryCapacityBytes());
-  response->set_queue_depth(static_cast<uint32_t>(manager_.QueueDepth()));
-  *response->mutable_details() = DeviceDetailsToProto(backend.Details());
-  for (v1::DeviceStatus& device : manager_.Devices()) *response->add_devices() = std::move(device);
+  *response = manager_.Info(version_);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;

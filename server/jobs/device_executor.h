@@ -20,6 +20,8 @@ class DeviceExecutor {
   // Runs the job to its end on the calling thread; `cancelled` may be set from any thread.
   virtual JobOutcome Run(const std::string& job_id, const gpuprobe::v1::SubmitRequest& request,
                          const EventPublisher& publish, const std::atomic<bool>& cancelled) = 0;
+  // Times the device's worker was replaced (0 without worker processes).
+  virtual int restarts() const { return 0; }
 };
 
 class InProcessExecutor final : public DeviceExecutor {

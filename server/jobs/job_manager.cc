@@ -78,6 +78,31 @@ int64_t JobManager::QueueDepth() {
   return store_->CountQueued() + running;
 }
 
+v1::ServerInfo JobManager::Info(const std::string& version) {
+  v1::ServerInfo info;
+  const Backend& device0 = backend();
+  info.set_version(version);
+  info.set_backend(device0.Name());
+  info.set_device(device0.Description());
+  info.set_device_memory_bytes(device0.MemoryCapacityBytes());
+  info.set_queue_depth(static_cast<uint32_t>(QueueDepth()));
+  *info.mutable_details() = DeviceDetailsToProto(device0.Details());
+  for (v1::DeviceStatus& device : Devices()) *info.add_devices() = std::move(device);
+  return info;
+}
+
+absl::StatusOr<std::vector<v1::JobEvent>> JobManager::Results(const std::string& job_id) {
+  ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
+  ASSIGN_OR_RETURN(std::vector<v1::JobEvent> events, store_->Events(job_id));
+  std::vector<v1::JobEvent> results;
+  for (v1::JobEvent& e : events) {
+    if ((e.has_row() || e.has_check()) && e.attempt() == job.attempts()) {
+      results.push_back(std::move(e));
+    }
+  }
+  return results;
+}
+
 std::vector<v1::DeviceStatus> JobManager::Devices() {
   absl::MutexLock lock(&mu_);
   std::vector<v1::DeviceStatus> out;
@@ -89,6 +114,8 @@ std::vector<v1::DeviceStatus> JobManager::Devices() {
     *d.mutable_details() = DeviceDetailsToProto(info.Details());
     d.set_running_job_id(running_ids_[i]);
     d.set_pinned_queue_depth(static_cast<uint32_t>(store_->CountQueuedOn(static_cast<int>(i))));
+    d.set_busy_seconds(devices_[i]->busy_seconds.load());
+    d.set_worker_restarts(static_cast<uint32_t>(devices_[i]->executor->restarts()));
   }
   return out;
 }
@@ -237,6 +264,7 @@ void JobManager::RunJob(int device, const v1::Job& job) {
   spdlog::info("job {} started (attempt {}) on device {}: {}", id, *attempt, device, description);
   const JobOutcome outcome = d.executor->Run(id, job.request(), publish, d.cancel);
   const absl::Time end = absl::Now();
+  d.busy_seconds = d.busy_seconds.load() + absl::ToDoubleSeconds(end - start);
   {
     absl::MutexLock lock(&mu_);
     if (stopping_ && outcome.status.code() == absl::StatusCode::kCancelled) {

@@ -76,7 +76,11 @@ class JobManager {
 
   // Jobs queued or running, on every device.
   int64_t QueueDepth();
-  std::vector<v1::DeviceStatus> Devices();
+  // The daemon, its devices and its queue, as GetServerInfo and /api/v1/info report them.
+  v1::ServerInfo Info(const std::string& version);
+  absl::StatusOr<JobStore::Totals> Totals() { return store_->CountTotals(); }
+  // The rows (sweeps) or checks of the job's last attempt, in order.
+  absl::StatusOr<std::vector<v1::JobEvent>> Results(const std::string& job_id);
   // What device 0 is and can do (const use only); all devices of a daemon share a backend kind.
   const Backend& backend() const { return devices_[0]->executor->info(); }
 
@@ -84,8 +88,11 @@ class JobManager {
   struct Device {
     std::unique_ptr<DeviceExecutor> executor;
     std::atomic<bool> cancel{false};  // stops the running job between launches
+    std::atomic<double> busy_seconds{0.0};
     std::thread thread;
   };
+
+  std::vector<v1::DeviceStatus> Devices();
 
   JobManager(std::unique_ptr<JobStore> store, QueueLimits limits)
       : store_(std::move(store)), limits_(limits) {}

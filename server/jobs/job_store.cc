@@ -269,6 +269,20 @@ int64_t JobStore::CountQueued() {
   return row.ok() && *row ? st->Int(0) : 0;
 }
 
+absl::StatusOr<JobStore::Totals> JobStore::CountTotals() {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(SqliteStatement st, db_.Prepare("SELECT state, COUNT(*), SUM(results) FROM "
+                                                   "jobs GROUP BY state"));
+  Totals totals;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    totals.jobs_by_state[static_cast<v1::JobState>(st.Int(0))] = st.Int(1);
+    totals.results += st.Int(2);
+  }
+  return totals;
+}
+
 int64_t JobStore::CountQueuedOn(int device) {
   absl::MutexLock lock(&mu_);
   absl::StatusOr<SqliteStatement> st =

@@ -10,6 +10,7 @@
 //   ASSIGN_OR_RETURN(JobStore::Inserted in, store->Insert(request, "127.0.0.1", absl::Now()));
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,13 @@ class JobStore {
   absl::StatusOr<v1::Job> Get(const std::string& id);
   absl::StatusOr<v1::ListJobsResponse> List(const v1::ListJobsRequest& request);
   int64_t CountQueued();
+
+  // For metrics: jobs per state, and rows and checks stored over all jobs.
+  struct Totals {
+    std::map<v1::JobState, int64_t> jobs_by_state;
+    int64_t results = 0;
+  };
+  absl::StatusOr<Totals> CountTotals();
 
   // The queued job that runs next on `device`: among those pinned to it or to no device,
   // highest priority, then oldest.

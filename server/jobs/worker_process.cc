@@ -115,6 +115,7 @@ absl::Status WorkerProcessExecutor::Spawn() {
     _exit(127);
   }
   close(fds[1]);
+  ++spawns_;
   pid_ = pid;
   fd_ = fds[0];
   v1::WorkerReport report;

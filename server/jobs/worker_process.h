@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@ class WorkerProcessExecutor final : public DeviceExecutor {
 
   // Devices of its kind the worker sees (from its hello).
   int visible_devices() const { return visible_devices_; }
+  int restarts() const override { return spawns_ - 1; }
 
  private:
   WorkerProcessExecutor(std::string binary, std::vector<std::string> worker_args)
@@ -46,6 +48,7 @@ class WorkerProcessExecutor final : public DeviceExecutor {
   int fd_ = -1;
   std::unique_ptr<Backend> info_;
   int visible_devices_ = 1;
+  std::atomic<int> spawns_{0};
 };
 
 }  // namespace gpuprobe

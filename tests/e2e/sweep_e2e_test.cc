@@ -33,12 +33,12 @@ class SweepEndToEndTest : public testing::Test {
     dir_ = new std::string(mkdtemp(tmpl.data()));
     absl::StatusOr<ChildProcess> daemon =
         ChildProcess::Start({GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu",
-                             "--data-dir", *dir_ + "/data"},
+                             "--http", "127.0.0.1:0", "--data-dir", *dir_ + "/data"},
                             *dir_ + "/daemon.log");
     ASSERT_TRUE(daemon.ok()) << daemon.status();
     daemon_ = new ChildProcess(*std::move(daemon));
     absl::StatusOr<std::string> port =
-        daemon_->AwaitLog("listening on 127.0.0.1:", absl::Seconds(20));
+        daemon_->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
     ASSERT_TRUE(port.ok()) << port.status();
     server_ = new std::string("127.0.0.1:" + *port);
   }
@@ -265,6 +265,8 @@ TEST_F(SweepEndToEndTest, HealthReportsServingAndReflectionListsTheService) {
   EXPECT_THAT(services, testing::Contains("gpuprobe.v1.ProbeService"));
   EXPECT_THAT(services, testing::Contains("grpc.health.v1.Health"));
   (void)stream->Finish();
+  // The HTTP side is up too, on the port it logged.
+  EXPECT_TRUE(daemon_->AwaitLog("http listening on 127.0.0.1:", absl::Seconds(1)).ok());
 }
 
 // Runs last in this suite: stops the shared daemon.
@@ -286,12 +288,13 @@ namespace {
 TEST(RestartEndToEndTest, JobsSurviveKillNine) {
   std::string tmpl = ::testing::TempDir() + "gpuprobe_restart_XXXXXX";
   const std::string dir = mkdtemp(tmpl.data());
-  const std::vector<std::string> daemon_argv = {
-      GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--data-dir", dir + "/data"};
+  const std::vector<std::string> daemon_argv = {GPUPROBED_PATH, "--listen",   "127.0.0.1:0",
+                                                "--backend",    "cpu",        "--http",
+                                                "127.0.0.1:0",  "--data-dir", dir + "/data"};
   auto start = [&](const std::string& log) -> std::pair<ChildProcess, std::string> {
     absl::StatusOr<ChildProcess> d = ChildProcess::Start(daemon_argv, dir + "/" + log);
     EXPECT_TRUE(d.ok());
-    absl::StatusOr<std::string> port = d->AwaitLog("listening on 127.0.0.1:", absl::Seconds(20));
+    absl::StatusOr<std::string> port = d->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
     EXPECT_TRUE(port.ok()) << port.status();
     return {*std::move(d), "127.0.0.1:" + *port};
   };
@@ -345,12 +348,13 @@ TEST(SecureEndToEndTest, TlsAndTokens) {
     std::ofstream tokens(dir + "/tokens");
     tokens << "# token role name\nreader-secret read dashboard\nci-secret submit ci\n";
   }
-  absl::StatusOr<ChildProcess> daemon = ChildProcess::Start(
-      {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--data-dir", dir + "/data",
-       "--tokens", dir + "/tokens", "--tls-cert", dir + "/cert.pem", "--tls-key", dir + "/key.pem"},
-      dir + "/daemon.log");
+  absl::StatusOr<ChildProcess> daemon =
+      ChildProcess::Start({GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--http",
+                           "127.0.0.1:0", "--data-dir", dir + "/data", "--tokens", dir + "/tokens",
+                           "--tls-cert", dir + "/cert.pem", "--tls-key", dir + "/key.pem"},
+                          dir + "/daemon.log");
   ASSERT_TRUE(daemon.ok());
-  absl::StatusOr<std::string> port = daemon->AwaitLog("listening on 127.0.0.1:", absl::Seconds(20));
+  absl::StatusOr<std::string> port = daemon->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
   ASSERT_TRUE(port.ok()) << port.status();
   const std::string server = "127.0.0.1:" + *port;
   auto cli = [&](std::vector<std::string> args, std::vector<std::string> env) {
@@ -393,11 +397,12 @@ namespace {
 TEST(WorkerIsolationEndToEndTest, AWorkerCrashFailsOneJobAndTheNextSucceeds) {
   std::string tmpl = ::testing::TempDir() + "gpuprobe_crash_XXXXXX";
   const std::string dir = mkdtemp(tmpl.data());
-  absl::StatusOr<ChildProcess> daemon = ChildProcess::Start(
-      {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--data-dir", dir + "/data"},
-      dir + "/daemon.log", {"GPUPROBE_ALLOW_FAULTS=1"});
+  absl::StatusOr<ChildProcess> daemon =
+      ChildProcess::Start({GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--http",
+                           "127.0.0.1:0", "--data-dir", dir + "/data"},
+                          dir + "/daemon.log", {"GPUPROBE_ALLOW_FAULTS=1"});
   ASSERT_TRUE(daemon.ok());
-  absl::StatusOr<std::string> port = daemon->AwaitLog("listening on 127.0.0.1:", absl::Seconds(20));
+  absl::StatusOr<std::string> port = daemon->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
   ASSERT_TRUE(port.ok()) << port.status();
   auto cli = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {GPUPROBE_PATH, "--server", "127.0.0.1:" + *port});

@@ -1,0 +1,191 @@
+#include "server/web/http_api.h"
+
+#include <httplib.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/time_util.h"
+#include "server/web/prometheus_metrics.h"
+
+namespace gpuprobe {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+std::string ToJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  return json;
+}
+
+int HttpStatusOf(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kInvalidArgument:
+      return 400;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+void Fail(httplib::Response& res, const absl::Status& status) {
+  res.status = HttpStatusOf(status.code());
+  google::protobuf::Value message;
+  message.set_string_value(std::string(status.message()));
+  res.set_content(absl::StrCat("{\"error\":", ToJson(message), "}"), "application/json");
+}
+
+void Reply(httplib::Response& res, const std::string& json) {
+  res.set_content(json, "application/json");
+}
+
+absl::Status ParseTime(const std::string& name, const std::string& text,
+                       google::protobuf::Timestamp* out) {
+  if (!TimeUtil::FromString(text, out)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": \"", text, "\" is not an RFC 3339 time like 2026-11-30T09:00:00Z"));
+  }
+  return absl::OkStatus();
+}
+
+// The ListJobs filters, from query parameters; INVALID_ARGUMENT names the parameter.
+absl::StatusOr<v1::ListJobsRequest> ListRequest(const httplib::Request& req) {
+  v1::ListJobsRequest request;
+  for (size_t i = 0; i < req.get_param_value_count("state"); ++i) {
+    const std::string name = req.get_param_value("state", i);
+    v1::JobState state;
+    if (!v1::JobState_Parse("JOB_STATE_" + absl::AsciiStrToUpper(name), &state)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "state: \"", name, "\" is not one of queued, running, succeeded, failed, cancelled"));
+    }
+    request.add_states(state);
+  }
+  // label.KEY=VALUE: one parameter per label (no '=' inside a value to escape).
+  for (const auto& [name, value] : req.params) {
+    if (name.rfind("label.", 0) != 0) continue;
+    const std::string key = name.substr(std::string("label.").size());
+    if (key.empty())
+      return absl::InvalidArgumentError("label.: a label needs a key, label.KEY=VALUE");
+    (*request.mutable_labels())[key] = value;
+  }
+  if (req.has_param("created_after")) {
+    if (absl::Status s = ParseTime("created_after", req.get_param_value("created_after"),
+                                   request.mutable_created_after());
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (req.has_param("created_before")) {
+    if (absl::Status s = ParseTime("created_before", req.get_param_value("created_before"),
+                                   request.mutable_created_before());
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (req.has_param("page_size")) {
+    uint32_t size = 0;
+    if (!absl::SimpleAtoi(req.get_param_value("page_size"), &size) || size == 0 || size > 1000) {
+      return absl::InvalidArgumentError("page_size: must be a number in [1, 1000]");
+    }
+    request.set_page_size(size);
+  }
+  if (req.has_param("page_token")) request.set_page_token(req.get_param_value("page_token"));
+  return request;
+}
+
+}  // namespace
+
+HttpApi::HttpApi(JobManager& manager, AccessControl access, std::string version)
+    : manager_(manager),
+      access_(std::move(access)),
+      version_(std::move(version)),
+      server_(std::make_unique<httplib::Server>()) {
+  Route();
+}
+
+HttpApi::~HttpApi() { Stop(); }
+
+void HttpApi::Route() {
+  // Every request: the read role when tokens are on.
+  server_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    std::multimap<grpc::string_ref, grpc::string_ref> metadata;
+    const std::string authorization = req.get_header_value("Authorization");
+    if (!authorization.empty()) metadata.emplace("authorization", authorization);
+    absl::StatusOr<Caller> caller =
+        access_.Authorize(metadata, req.remote_addr, Role::kRead, "GET " + req.path);
+    if (caller.ok()) return httplib::Server::HandlerResponse::Unhandled;
+    Fail(res, caller.status());
+    return httplib::Server::HandlerResponse::Handled;
+  });
+
+  server_->Get("/api/v1/info", [this](const httplib::Request&, httplib::Response& res) {
+    Reply(res, ToJson(manager_.Info(version_)));
+  });
+
+  server_->Get("/api/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<v1::ListJobsRequest> request = ListRequest(req);
+    if (!request.ok()) return Fail(res, request.status());
+    absl::StatusOr<v1::ListJobsResponse> jobs = manager_.List(*request);
+    if (!jobs.ok()) return Fail(res, jobs.status());
+    Reply(res, ToJson(*jobs));
+  });
+
+  server_->Get(R"(/api/v1/jobs/([^/]+))",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 absl::StatusOr<v1::Job> job = manager_.Get(req.matches[1]);
+                 if (!job.ok()) return Fail(res, job.status());
+                 Reply(res, ToJson(*job));
+               });
+
+  server_->Get(
+      R"(/api/v1/jobs/([^/]+)/rows)", [this](const httplib::Request& req, httplib::Response& res) {
+        absl::StatusOr<std::vector<v1::JobEvent>> results = manager_.Results(req.matches[1]);
+        if (!results.ok()) return Fail(res, results.status());
+        std::vector<std::string> rows, checks;
+        for (const v1::JobEvent& e : *results) {
+          if (e.has_row()) rows.push_back(ToJson(e.row()));
+          if (e.has_check()) checks.push_back(ToJson(e.check()));
+        }
+        Reply(res, absl::StrCat("{\"rows\":[", absl::StrJoin(rows, ","), "],\"checks\":[",
+                                absl::StrJoin(checks, ","), "]}"));
+      });
+
+  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    absl::StatusOr<JobStore::Totals> totals = manager_.Totals();
+    if (!totals.ok()) return Fail(res, totals.status());
+    res.set_content(PrometheusMetrics(manager_.Info(version_), *totals),
+                    "text/plain; version=0.0.4; charset=utf-8");
+  });
+}
+
+absl::StatusOr<int> HttpApi::Start(const std::string& host, int port) {
+  const int bound = port == 0                           ? server_->bind_to_any_port(host)
+                    : server_->bind_to_port(host, port) ? port
+                                                        : -1;
+  if (bound <= 0) {
+    return absl::UnavailableError(absl::StrCat("http: cannot listen on ", host, ":", port));
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  return bound;
+}
+
+void HttpApi::Stop() {
+  server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace gpuprobe

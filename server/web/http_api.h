@@ -1,0 +1,49 @@
+// The daemon's HTTP side, for dashboards: a JSON API (protobuf's JSON mapping of the gRPC
+// messages) and Prometheus metrics.
+//   GET /api/v1/info                  ServerInfo
+//   GET /api/v1/jobs?state=&label.KEY=VALUE&created_after=&created_before=&page_size=
+//       &page_token=                  ListJobsResponse (times in RFC 3339; state repeats)
+//   GET /api/v1/jobs/{id}             Job
+//   GET /api/v1/jobs/{id}/rows        {"rows": [Row...]} (or "checks") of the last attempt
+//   GET /metrics                      Prometheus text format
+// Bad parameters get 400 and unknown jobs 404, each with {"error": "..."}. With tokens, every
+// request needs "Authorization: Bearer TOKEN" of at least the read role (401 / 403).
+//
+//   HttpApi http(manager, access, "0.1.0");
+//   ASSIGN_OR_RETURN(int port, http.Start("127.0.0.1", 0));
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "server/api/access_control.h"
+#include "server/jobs/job_manager.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace gpuprobe {
+
+class HttpApi {
+ public:
+  HttpApi(JobManager& manager, AccessControl access, std::string version);
+  ~HttpApi();  // Stop()
+
+  // Binds (port 0 picks one) and serves on a thread of its own; returns the bound port.
+  absl::StatusOr<int> Start(const std::string& host, int port);
+  void Stop();
+
+ private:
+  void Route();
+
+  JobManager& manager_;
+  const AccessControl access_;
+  const std::string version_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+};
+
+}  // namespace gpuprobe

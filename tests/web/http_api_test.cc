@@ -1,0 +1,190 @@
+// The HTTP side against an in-process daemon on the cpu backend: every endpoint's JSON shape,
+// the filters, 400 and 404, tokens, and the Prometheus text format.
+#include "server/web/http_api.h"
+
+#include <httplib.h>
+#include <stdlib.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "server/device/cpu_backend.h"
+
+namespace gpuprobe {
+namespace {
+
+using testing::HasSubstr;
+
+class HttpApiTest : public testing::Test {
+ protected:
+  void Start(AccessControl access = {}) {
+    std::string tmpl = ::testing::TempDir() + "gpuprobe_http_XXXXXX";
+    absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(mkdtemp(tmpl.data()));
+    ASSERT_TRUE(store.ok());
+    std::vector<std::unique_ptr<DeviceExecutor>> executors;
+    executors.push_back(
+        std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), SweepLimits{}));
+    absl::StatusOr<std::unique_ptr<JobManager>> manager =
+        JobManager::Start(*std::move(store), std::move(executors), QueueLimits{});
+    ASSERT_TRUE(manager.ok());
+    manager_ = *std::move(manager);
+    http_ = std::make_unique<HttpApi>(*manager_, access, "test");
+    absl::StatusOr<int> port = http_->Start("127.0.0.1", 0);
+    ASSERT_TRUE(port.ok()) << port.status();
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", *port);
+  }
+
+  void TearDown() override {
+    if (http_) http_->Stop();
+    if (manager_) manager_->Stop();
+  }
+
+  // A finished three-arm sweep labelled team=perf.
+  std::string FinishedJob() {
+    v1::SubmitRequest request;
+    v1::SweepRequest* sweep = request.mutable_sweep();
+    sweep->mutable_geometry()->set_experts(32);
+    sweep->mutable_geometry()->set_hidden(256);
+    sweep->mutable_geometry()->set_ff(64);
+    sweep->mutable_geometry()->set_selected(4);
+    sweep->set_t_max(2);
+    sweep->set_reps(2);
+    (*sweep->mutable_labels())["team"] = "perf";
+    absl::StatusOr<v1::Job> job = manager_->Submit(request, "test");
+    EXPECT_TRUE(job.ok()) << job.status();
+    for (int i = 0; i < 500 && manager_->Get(job->id())->state() != v1::JOB_STATE_SUCCEEDED; ++i) {
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    return job->id();
+  }
+
+  template <typename Message>
+  Message Json(const std::string& path, int want_status = 200) {
+    httplib::Result res = client_->Get(path);
+    EXPECT_TRUE(res) << path;
+    Message message;
+    if (!res) return message;
+    EXPECT_EQ(res->status, want_status) << path << " " << res->body;
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(res->body, &message).ok()) << res->body;
+    return message;
+  }
+
+  std::unique_ptr<JobManager> manager_;
+  std::unique_ptr<HttpApi> http_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(HttpApiTest, InfoJobsJobAndRowsAreTheProtosInJson) {
+  Start();
+  const std::string id = FinishedJob();
+  const v1::ServerInfo info = Json<v1::ServerInfo>("/api/v1/info");
+  EXPECT_EQ(info.backend(), "cpu");
+  ASSERT_EQ(info.devices_size(), 1);
+
+  const v1::ListJobsResponse all = Json<v1::ListJobsResponse>("/api/v1/jobs");
+  ASSERT_EQ(all.jobs_size(), 1);
+  EXPECT_EQ(all.jobs(0).id(), id);
+
+  const v1::Job job = Json<v1::Job>("/api/v1/jobs/" + id);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(job.results(), 3u);
+
+  httplib::Result rows = client_->Get("/api/v1/jobs/" + id + "/rows");
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(rows->status, 200);
+  google::protobuf::Struct body;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(rows->body, &body).ok());
+  ASSERT_EQ(body.fields().at("rows").list_value().values_size(), 3);
+  v1::Row row;
+  std::string first;
+  (void)google::protobuf::util::MessageToJsonString(body.fields().at("rows").list_value().values(0),
+                                                    &first);
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(first, &row).ok());
+  EXPECT_GT(row.gu_us(), 0.0);
+}
+
+TEST_F(HttpApiTest, FiltersApplyAndBadParametersAre400UnknownJobs404) {
+  Start();
+  FinishedJob();
+  EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?state=succeeded").jobs_size(), 1);
+  EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?state=queued").jobs_size(), 0);
+  EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?label.team=perf").jobs_size(), 1);
+  EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?label.team=infra").jobs_size(), 0);
+  EXPECT_EQ(
+      Json<v1::ListJobsResponse>("/api/v1/jobs?created_after=2000-01-01T00:00:00Z").jobs_size(), 1);
+  EXPECT_EQ(
+      Json<v1::ListJobsResponse>("/api/v1/jobs?created_before=2000-01-01T00:00:00Z").jobs_size(),
+      0);
+  for (const char* bad : {"/api/v1/jobs?state=bogus", "/api/v1/jobs?created_after=yesterday",
+                          "/api/v1/jobs?page_size=0", "/api/v1/jobs?label.=x"}) {
+    httplib::Result res = client_->Get(bad);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 400) << bad;
+    EXPECT_THAT(res->body, HasSubstr("\"error\"")) << bad;
+  }
+  httplib::Result missing = client_->Get("/api/v1/jobs/job-999");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_THAT(missing->body, HasSubstr("job-999"));
+}
+
+TEST_F(HttpApiTest, MetricsAreValidPrometheusText) {
+  Start();
+  FinishedJob();
+  httplib::Result res = client_->Get("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_THAT(res->get_header_value("Content-Type"), HasSubstr("text/plain; version=0.0.4"));
+  const std::regex sample(
+      R"(^(gpuprobe_[a-z_]+)(\{([a-z_]+="([^"\\]|\\.)*",?)+\})? -?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$)");
+  const std::regex help(R"(^# (HELP|TYPE) (gpuprobe_[a-z_]+) .+$)");
+  std::set<std::string> typed;
+  std::istringstream lines(res->body);
+  std::string line;
+  int samples = 0;
+  while (std::getline(lines, line)) {
+    std::smatch m;
+    if (std::regex_match(line, m, help)) {
+      if (m[1] == "TYPE") typed.insert(m[2]);
+      continue;
+    }
+    ASSERT_TRUE(std::regex_match(line, m, sample)) << "not a sample line: " << line;
+    EXPECT_TRUE(typed.count(m[1])) << m[1] << " has no TYPE line before it";
+    ++samples;
+  }
+  EXPECT_GT(samples, 8);
+  EXPECT_THAT(res->body, HasSubstr("gpuprobe_jobs{state=\"succeeded\"} 1\n"));
+  EXPECT_THAT(res->body, HasSubstr("gpuprobe_rows_total 3\n"));
+  EXPECT_THAT(res->body, HasSubstr("gpuprobe_queue_depth{device=\"0\"} 0\n"));
+  EXPECT_THAT(res->body, HasSubstr("gpuprobe_build_info{version=\"test\",backend=\"cpu\"} 1\n"));
+}
+
+TEST_F(HttpApiTest, TokensAreRequiredWhenConfigured) {
+  const std::string path = ::testing::TempDir() + "gpuprobe_http_tokens";
+  {
+    std::ofstream out(path);
+    out << "dash-secret read dashboard\n";
+  }
+  absl::StatusOr<AccessControl> access = AccessControl::FromFile(path);
+  ASSERT_TRUE(access.ok());
+  Start(*access);
+  httplib::Result anonymous = client_->Get("/api/v1/info");
+  ASSERT_TRUE(anonymous);
+  EXPECT_EQ(anonymous->status, 401);
+  EXPECT_THAT(anonymous->body, HasSubstr("token"));
+  httplib::Result wrong = client_->Get("/metrics", {{"Authorization", "Bearer nope"}});
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  httplib::Result ok = client_->Get("/api/v1/info", {{"Authorization", "Bearer dash-secret"}});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+}
+
+}  // namespace
+}  // namespace gpuprobe
