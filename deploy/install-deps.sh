@@ -9,6 +9,7 @@ packages=(
   libabsl-dev libspdlog-dev libsqlite3-dev
   libgtest-dev libgmock-dev
   libcpp-httplib-dev
+  chromium
   patchelf python3-numpy grpc-proto openssl
 )
 

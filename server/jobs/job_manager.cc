@@ -45,6 +45,7 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
   {
     absl::MutexLock lock(&manager->mu_);
     manager->running_ids_.assign(executors.size(), "");
+    manager->running_progress_.assign(executors.size(), v1::JobProgress());
   }
   for (auto& executor : executors) {
     manager->devices_.push_back(std::make_unique<Device>());
@@ -115,6 +116,8 @@ std::vector<v1::DeviceStatus> JobManager::Devices() {
     d.set_running_job_id(running_ids_[i]);
     d.set_pinned_queue_depth(static_cast<uint32_t>(store_->CountQueuedOn(static_cast<int>(i))));
     d.set_busy_seconds(devices_[i]->busy_seconds.load());
+    d.set_running_reps_done(running_progress_[i].reps_done());
+    d.set_running_reps_total(running_progress_[i].reps_total());
     d.set_worker_restarts(static_cast<uint32_t>(devices_[i]->executor->restarts()));
   }
   return out;
@@ -255,10 +258,15 @@ void JobManager::RunJob(int device, const v1::Job& job) {
   {
     absl::MutexLock lock(&mu_);
     running_ids_[device] = id;
+    running_progress_[device].Clear();
     d.cancel = stopping_;
   }
-  auto publish = [this, &id, a = *attempt](v1::JobEvent event) {
+  auto publish = [this, &id, device, a = *attempt](v1::JobEvent event) {
     event.set_attempt(a);
+    if (event.has_progress()) {
+      absl::MutexLock lock(&mu_);
+      running_progress_[device] = event.progress();
+    }
     Publish(id, std::move(event));
   };
   spdlog::info("job {} started (attempt {}) on device {}: {}", id, *attempt, device, description);
@@ -271,6 +279,7 @@ void JobManager::RunJob(int device, const v1::Job& job) {
       // Interrupted by shutdown, not by a user: left RUNNING, so the next start queues it again.
       spdlog::warn("job {} interrupted by shutdown; it runs again at the next start", id);
       running_ids_[device].clear();
+      running_progress_[device].Clear();
       return;
     }
   }
@@ -292,6 +301,7 @@ void JobManager::RunJob(int device, const v1::Job& job) {
   }
   absl::MutexLock lock(&mu_);
   running_ids_[device].clear();
+  running_progress_[device].Clear();
 }
 
 }  // namespace gpuprobe

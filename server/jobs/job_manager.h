@@ -109,6 +109,8 @@ class JobManager {
   absl::Mutex mu_;
   std::map<std::string, std::vector<std::shared_ptr<JobEventSink>>> watchers_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> running_ids_ ABSL_GUARDED_BY(mu_);  // per device; "" when idle
+  // Per device: the running job's last progress event.
+  std::vector<v1::JobProgress> running_progress_ ABSL_GUARDED_BY(mu_);
   int64_t submissions_ ABSL_GUARDED_BY(mu_) = 0;               // wakes the device threads
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -10,6 +10,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/web/prometheus_metrics.h"
+#include "server/web/web_assets.h"
 
 namespace gpuprobe {
 namespace {
@@ -120,8 +121,18 @@ HttpApi::HttpApi(JobManager& manager, AccessControl access, std::string version)
 HttpApi::~HttpApi() { Stop(); }
 
 void HttpApi::Route() {
-  // Every request: the read role when tokens are on.
+  // The page's own files hold no data: served to anyone, so that it can ask for a token.
+  for (const WebAsset& asset : WebAssets()) {
+    server_->Get(asset.path, [asset](const httplib::Request&, httplib::Response& res) {
+      res.set_content(asset.body, asset.content_type);
+    });
+  }
+
+  // Every other request: the read role when tokens are on.
   server_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    for (const WebAsset& asset : WebAssets()) {
+      if (req.path == asset.path) return httplib::Server::HandlerResponse::Unhandled;
+    }
     std::multimap<grpc::string_ref, grpc::string_ref> metadata;
     const std::string authorization = req.get_header_value("Authorization");
     if (!authorization.empty()) metadata.emplace("authorization", authorization);

@@ -1,5 +1,6 @@
-// The daemon's HTTP side, for dashboards: a JSON API (protobuf's JSON mapping of the gRPC
-// messages) and Prometheus metrics.
+// The daemon's HTTP side, for dashboards: the page, a JSON API (protobuf's JSON mapping of the
+// gRPC messages) and Prometheus metrics.
+//   GET /, /app.js                    the dashboard (web_assets.h)
 //   GET /api/v1/info                  ServerInfo
 //   GET /api/v1/jobs?state=&label.KEY=VALUE&created_after=&created_before=&page_size=
 //       &page_token=                  ListJobsResponse (times in RFC 3339; state repeats)

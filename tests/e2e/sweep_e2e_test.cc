@@ -41,6 +41,10 @@ class SweepEndToEndTest : public testing::Test {
         daemon_->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
     ASSERT_TRUE(port.ok()) << port.status();
     server_ = new std::string("127.0.0.1:" + *port);
+    absl::StatusOr<std::string> http_port =
+        daemon_->AwaitLog("http listening on 127.0.0.1:", absl::Seconds(5));
+    ASSERT_TRUE(http_port.ok()) << http_port.status();
+    http_ = new std::string("127.0.0.1:" + *http_port);
   }
 
   // A daemon that did not start fails every test of the suite (never skips it).
@@ -49,6 +53,7 @@ class SweepEndToEndTest : public testing::Test {
   static void TearDownTestSuite() {
     delete daemon_;  // SIGKILLs it if a test did not stop it
     delete server_;
+    delete http_;
     delete dir_;
   }
 
@@ -61,6 +66,7 @@ class SweepEndToEndTest : public testing::Test {
 
   static inline std::string* dir_ = nullptr;
   static inline std::string* server_ = nullptr;
+  static inline std::string* http_ = nullptr;
   static inline ChildProcess* daemon_ = nullptr;
 };
 
@@ -267,6 +273,55 @@ TEST_F(SweepEndToEndTest, HealthReportsServingAndReflectionListsTheService) {
   (void)stream->Finish();
   // The HTTP side is up too, on the port it logged.
   EXPECT_TRUE(daemon_->AwaitLog("http listening on 127.0.0.1:", absl::Seconds(1)).ok());
+}
+
+// Debian's Chromium, headless, as the probe of this machine kind ran it (deploy/install-deps.sh
+// installs it): what a person's browser would show, after the page's scripts ran.
+CommandResult Chromium(const std::string& dir, std::vector<std::string> extra,
+                       const std::string& url) {
+  std::vector<std::string> argv = {
+      "/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+      "--no-first-run", "--disable-background-networking", "--disable-component-update",
+      "--disable-sync", "--user-data-dir=" + dir + "/chromium-" + std::to_string(rand()),
+      "--window-size=1280,1000", "--virtual-time-budget=5000"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back(url);
+  absl::StatusOr<CommandResult> r = RunCommand(argv, {}, dir, absl::Seconds(120));
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : CommandResult{};
+}
+
+TEST_F(SweepEndToEndTest, DashboardShowsAJobsRowsAndOnePlottedSeriesPerT) {
+  const CommandResult sweep = Cli({"submit", "--wait", "--experts", "32", "--hidden", "256",
+                                   "--ff", "64", "--selected", "4", "--t", "3", "--reps", "3",
+                                   "--label", "page=test"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  const std::string job =
+      std::vector<std::string>(absl::StrSplit(sweep.out, '\n', absl::SkipEmpty())).back();
+  const std::string url = "http://" + *http_ + "/#/jobs/" + job;
+  const CommandResult dom = Chromium(*dir_, {"--dump-dom"}, url);
+  ASSERT_EQ(dom.exit_code, 0) << dom.err;
+  auto count = [&](const std::string& needle) {
+    int n = 0;
+    for (size_t at = dom.out.find(needle); at != std::string::npos;
+         at = dom.out.find(needle, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(count("<tr class=\"row"), 6) << dom.out;  // one per arm: 1 + 2 + 3
+  // The section plot: one series per t, the reference row circled.
+  const std::string plot = dom.out.substr(dom.out.find("id=\"plot-section\""));
+  EXPECT_THAT(plot, HasSubstr("data-series=\"t=1\""));
+  EXPECT_THAT(plot, HasSubstr("data-series=\"t=2\""));
+  EXPECT_THAT(plot, HasSubstr("data-series=\"t=3\""));
+  EXPECT_EQ(count("class=\"series\""), 3);
+  EXPECT_EQ(count("class=\"reference\""), 1);
+  EXPECT_THAT(dom.out, HasSubstr("page=test"));
+  // Kept for people to look at: the build tree's tests folder.
+  const CommandResult shot =
+      Chromium(*dir_, {"--screenshot=" + std::string(SCREENSHOT_PATH)}, url);
+  EXPECT_EQ(shot.exit_code, 0) << shot.err;
 }
 
 // Runs last in this suite: stops the shared daemon.

@@ -1,0 +1,185 @@
+// gpuprobe's dashboard: the queue, recent jobs, and a job's rows with plots. Reads the daemon's
+// JSON API (protobuf's JSON mapping, snake_case fields) and polls while anything runs. No
+// dependencies: the plots are hand-drawn SVG.
+'use strict';
+
+const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#4d7c0f',
+                '#be185d', '#475569', '#b45309'];
+const TERMINAL = ['JOB_STATE_SUCCEEDED', 'JOB_STATE_FAILED', 'JOB_STATE_CANCELLED'];
+let timer = null;
+
+// A token given as ?token=... is kept for the session and sent with every request.
+const token = new URLSearchParams(location.search).get('token') || sessionStorage.getItem('token');
+if (token) sessionStorage.setItem('token', token);
+
+async function api(path) {
+  const res = await fetch(path, token ? {headers: {Authorization: 'Bearer ' + token}} : {});
+  const body = await res.json();
+  if (!res.ok) throw new Error(body.error || res.statusText);
+  return body;
+}
+
+const esc = (s) => String(s ?? '').replace(/[&<>"]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]));
+const state = (s) => (s || '').replace('JOB_STATE_', '').toLowerCase();
+const variant = (v) => ({KERNEL_VARIANT_UNION: 'union', KERNEL_VARIANT_FLOOR: 'floor'}[v] || 'per-slot');
+const fixed = (x, d) => (x === undefined || x === null ? '-' : Number(x).toFixed(d));
+const when = (t) => (t ? new Date(t).toLocaleString() : '-');
+const seconds = (a, b) => (a && b ? ((new Date(b) - new Date(a)) / 1000).toFixed(1) + ' s' : '-');
+
+function labels(job) {
+  const req = job.request || {};
+  const l = (req.sweep || req.check || {}).labels || {};
+  return Object.entries(l).map(([k, v]) => `${esc(k)}=${esc(v)}`).join(' ');
+}
+
+function progressBar(done, total) {
+  const pct = total ? Math.round((100 * done) / total) : 0;
+  return `<span class="progress"><span style="width:${pct}%"></span></span> ${done}/${total} reps`;
+}
+
+async function renderDevices() {
+  const info = await api('/api/v1/info');
+  document.getElementById('devices').innerHTML = (info.devices || []).map((d) => {
+    const bw = d.details && d.details.calibrated_read_tbps
+        ? ` · read ${fixed(d.details.calibrated_read_tbps, 2)} TB/s` : '';
+    const run = d.running_job_id
+        ? ` · running <a href="#/jobs/${esc(d.running_job_id)}">${esc(d.running_job_id)}</a> ${progressBar(d.running_reps_done || 0, d.running_reps_total || 0)}`
+        : ' · idle';
+    return `<span>device ${d.index}: ${esc(d.description)}${bw}${run}</span>`;
+  }).join('<br>') + ` · queue ${info.queue_depth || 0}`;
+  return info;
+}
+
+function jobsTable(jobs) {
+  if (!jobs.length) return '<p class="muted">none</p>';
+  return `<table><tr><th>job</th><th class="text">state</th><th class="text">labels</th>
+    <th class="text">submitter</th><th>submitted</th><th>duration</th><th>results</th>
+    <th class="text">device</th></tr>` + jobs.map((j) => `<tr>
+    <td><a href="#/jobs/${esc(j.id)}">${esc(j.id)}</a></td>
+    <td class="text state-${state(j.state)}">${state(j.state)}${j.queue_position ? ` (${j.queue_position} ahead)` : ''}</td>
+    <td class="text">${labels(j)}</td><td class="text">${esc(j.submitter)}</td>
+    <td>${when(j.created_at)}</td><td>${seconds(j.started_at, j.finished_at)}</td>
+    <td>${j.results || 0}</td><td class="text">${esc(j.device)}</td></tr>`).join('') + '</table>';
+}
+
+async function renderHome() {
+  const view = document.getElementById('view');
+  const [live, recent] = await Promise.all([
+    api('/api/v1/jobs?state=running&state=queued&page_size=100'),
+    api('/api/v1/jobs?page_size=25'),
+  ]);
+  view.innerHTML = `<section><h2>Running and queued</h2>${jobsTable(live.jobs || [])}</section>
+    <section><h2>Recent jobs</h2>${jobsTable(recent.jobs || [])}</section>`;
+  return true;  // keep polling
+}
+
+// One SVG line plot: series of points {x, y, lo, hi, ref}, min-max error bars, a marked reference.
+function plot({title, xLabel, yLabel, series}) {
+  const W = 620, H = 340, L = 64, R = 150, T = 28, B = 44;
+  const pts = series.flatMap((s) => s.points);
+  if (!pts.length) return '';
+  const xs = pts.map((p) => p.x), ys = pts.flatMap((p) => [p.lo ?? p.y, p.hi ?? p.y]);
+  const x0 = Math.min(...xs), x1 = Math.max(...xs) === x0 ? x0 + 1 : Math.max(...xs);
+  const y1 = Math.max(...ys) * 1.08 || 1, y0 = 0;
+  const sx = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
+  const sy = (y) => H - B - ((y - y0) / (y1 - y0)) * (H - T - B);
+  let svg = `<svg viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${esc(title)}">`;
+  svg += `<text x="${L}" y="16" style="font-size:13px;fill:#1d2330">${esc(title)}</text>`;
+  for (let i = 0; i <= 4; ++i) {
+    const y = y0 + ((y1 - y0) * i) / 4;
+    svg += `<line x1="${L}" x2="${W - R}" y1="${sy(y)}" y2="${sy(y)}" stroke="#eef0f4"/>`;
+    svg += `<text x="${L - 6}" y="${sy(y) + 4}" text-anchor="end">${y >= 100 ? y.toFixed(0) : y.toPrecision(3)}</text>`;
+  }
+  for (const x of [...new Set(xs)].sort((a, b) => a - b)) {
+    svg += `<text x="${sx(x)}" y="${H - B + 16}" text-anchor="middle">${x}</text>`;
+  }
+  svg += `<text x="${(L + W - R) / 2}" y="${H - 6}" text-anchor="middle">${esc(xLabel)}</text>`;
+  svg += `<text transform="translate(14 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">${esc(yLabel)}</text>`;
+  series.forEach((s, i) => {
+    const c = s.color || COLORS[i % COLORS.length];
+    const ordered = [...s.points].sort((a, b) => a.x - b.x);
+    const d = ordered.map((p, k) => `${k ? 'L' : 'M'}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join('');
+    svg += `<path class="series" data-series="${esc(s.name)}" d="${d}" fill="none" stroke="${c}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>`;
+    for (const p of ordered) {
+      if (p.lo !== undefined) {
+        svg += `<line x1="${sx(p.x)}" x2="${sx(p.x)}" y1="${sy(p.lo)}" y2="${sy(p.hi)}" stroke="${c}" stroke-width="1"/>`;
+      }
+      svg += p.ref
+        ? `<circle class="reference" cx="${sx(p.x)}" cy="${sy(p.y)}" r="6" fill="none" stroke="#111" stroke-width="2"><title>reference row</title></circle>`
+        : `<circle cx="${sx(p.x)}" cy="${sy(p.y)}" r="3" fill="${c}"/>`;
+    }
+    svg += `<g class="legend"><line x1="${W - R + 12}" x2="${W - R + 32}" y1="${T + 8 + i * 18}" y2="${T + 8 + i * 18}" stroke="${c}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>
+      <text x="${W - R + 38}" y="${T + 12 + i * 18}">${esc(s.name)}</text></g>`;
+  });
+  return svg + '</svg>';
+}
+
+// Groups rows into series: one per t, and per variant when a job has several.
+function seriesOf(rows, y, opts = {}) {
+  const several = new Set(rows.map((r) => r.arm.variant)).size > 1;
+  const groups = new Map();
+  for (const r of rows) {
+    const name = `t=${r.arm.t}${several ? ' ' + variant(r.arm.variant) : ''}${opts.suffix || ''}`;
+    if (!groups.has(name)) groups.set(name, {name, dashed: opts.dashed, points: []});
+    groups.get(name).points.push({x: r.arm.union_size, ...y(r)});
+  }
+  return [...groups.values()];
+}
+
+function isReference(r, tMax) {
+  return variant(r.arm.variant) === 'per-slot' && r.arm.t === tMax && r.arm.union_size === r.arm.slots;
+}
+
+async function renderJob(id) {
+  const view = document.getElementById('view');
+  const [job, results] = await Promise.all([api(`/api/v1/jobs/${id}`), api(`/api/v1/jobs/${id}/rows`)]);
+  const rows = results.rows || [];
+  const tMax = Math.max(0, ...rows.map((r) => r.arm.t));
+  const table = rows.length ? `<table><tr><th class="text">variant</th><th>t</th><th>slots</th><th>union</th>
+      <th>gu_us</th><th>down_us</th><th>section_us</th><th>gu_spread</th><th>dn_spread</th>
+      <th>gu_BW_vs_union</th><th>gu_BW_vs_slots</th><th>vs_t${tMax}_full</th><th>gu %bw</th><th>dn %bw</th>
+      <th class="text">mode</th></tr>` + rows.map((r) => `<tr class="row${isReference(r, tMax) ? ' reference' : ''}">
+      <td class="text">${variant(r.arm.variant)}</td><td>${r.arm.t}</td><td>${r.arm.slots}</td><td>${r.arm.union_size}</td>
+      <td>${fixed(r.gu_us, 1)}</td><td>${fixed(r.down_us, 1)}</td><td>${fixed(r.section_us, 1)}</td>
+      <td>${fixed(r.gu_spread, 4)}</td><td>${fixed(r.dn_spread, 4)}</td>
+      <td>${fixed(r.gu_bw_vs_union_tbps, 3)}</td><td>${fixed(r.gu_bw_vs_slots_tbps, 3)}</td>
+      <td>${r.vs_reference === undefined ? '-' : fixed(r.vs_reference, 4) + 'x'}</td>
+      <td>${r.gu_pct_of_read_bw ? fixed(r.gu_pct_of_read_bw, 1) + '%' : '-'}</td>
+      <td>${r.down_pct_of_read_bw ? fixed(r.down_pct_of_read_bw, 1) + '%' : '-'}</td>
+      <td class="text">${(r.timing || '').replace('TIMING_MODE_', '').toLowerCase()}, ${(r.cache || '').replace('CACHE_MODE_', '').toLowerCase()}</td></tr>`).join('') + '</table>'
+    : '<p class="muted">no rows yet</p>';
+  const sections = seriesOf(rows, (r) => ({
+    y: r.section_us, lo: r.gu_min_us + r.down_min_us, hi: r.gu_max_us + r.down_max_us, ref: isReference(r, tMax),
+  }));
+  const calibrated = rows.some((r) => r.gu_pct_of_read_bw > 0);
+  const bandwidth = calibrated
+    ? [...seriesOf(rows, (r) => ({y: r.gu_pct_of_read_bw}), {suffix: ' gate+up'}),
+       ...seriesOf(rows, (r) => ({y: r.down_pct_of_read_bw}), {suffix: ' down', dashed: true})]
+    : [];
+  view.innerHTML = `<section><h2>Job ${esc(job.id)} · <span class="state-${state(job.state)}">${state(job.state)}</span></h2>
+      <div class="muted">${labels(job)} · submitted ${when(job.created_at)} by ${esc(job.submitter)} ·
+      ${esc(job.device)} · attempts ${job.attempts || 0}${job.error_message ? ' · ' + esc(job.error_message) : ''}</div></section>
+    <section class="plots"><div id="plot-section">${plot({title: 'Section time against union (median; bars: min-max; circled: reference row)',
+      xLabel: 'union (distinct experts)', yLabel: 'section (us)', series: sections})}</div>
+      <div id="plot-bandwidth">${calibrated ? plot({title: 'Achieved bandwidth, % of the calibrated streaming read',
+      xLabel: 'union (distinct experts)', yLabel: '% of read bandwidth', series: bandwidth})
+      : '<p class="muted">No bandwidth plot: this backend has no calibrated read bandwidth (cpu).</p>'}</div></section>
+    <section><h2>Rows</h2>${table}</section>`;
+  return !TERMINAL.includes(job.state);
+}
+
+async function route() {
+  clearTimeout(timer);
+  const match = location.hash.match(/^#\/jobs\/([^/]+)$/);
+  try {
+    await renderDevices();
+    const again = match ? await renderJob(match[1]) : await renderHome();
+    if (again) timer = setTimeout(route, 2000);
+  } catch (e) {
+    document.getElementById('view').innerHTML = `<section><h2>Cannot load</h2><p>${esc(e.message)}</p>
+      <p class="muted">With tokens, open this page as /?token=TOKEN.</p></section>`;
+  }
+}
+
+window.addEventListener('hashchange', route);
+route();
