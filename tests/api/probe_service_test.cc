@@ -303,7 +303,7 @@ TEST_F(ProbeServiceTest, CancelQueuedAndRunningJobs) {
   const v1::Job running = Submit(Small(5000));
   const v1::Job queued = Submit(Small(3));
   // Wait until the first one runs.
-  for (int i = 0; i < 200 && Get(running.id()).state() != v1::JOB_STATE_RUNNING; ++i) {
+  for (int i = 0; i < 500 && Get(running.id()).state() != v1::JOB_STATE_RUNNING; ++i) {
     absl::SleepFor(absl::Milliseconds(10));
   }
   grpc::ClientContext c1;
@@ -374,8 +374,8 @@ TEST_F(ProbeServiceTest, AFullQueueRefusesWithResourceExhausted) {
   QueueLimits limits;
   limits.max_queued_jobs = 1;
   StartDaemon(limits);
-  Submit(Small(5000));  // runs
-  for (int i = 0; i < 200 && manager_->QueueDepth() != 1; ++i) {
+  const v1::Job running = Submit(Small(5000));
+  for (int i = 0; i < 500 && Get(running.id()).state() != v1::JOB_STATE_RUNNING; ++i) {
     absl::SleepFor(absl::Milliseconds(10));
   }
   Submit(Small(3));  // queued: the queue is full now
@@ -390,14 +390,14 @@ TEST_F(ProbeServiceTest, AFullQueueRefusesWithResourceExhausted) {
 
 TEST_F(ProbeServiceTest, RestartRequeuesTheInterruptedJobOnceThenFailsIt) {
   const v1::Job job = Submit(Small(10000));
-  for (int i = 0; i < 200 && Get(job.id()).state() != v1::JOB_STATE_RUNNING; ++i) {
+  for (int i = 0; i < 500 && Get(job.id()).state() != v1::JOB_STATE_RUNNING; ++i) {
     absl::SleepFor(absl::Milliseconds(10));
   }
   const v1::Job queued = Submit(Small(2));
   StopDaemon();  // interrupts the running job
   StartDaemon();
   // Attempt 2 runs; interrupt it too.
-  for (int i = 0; i < 200 && Get(job.id()).attempts() != 2; ++i) {
+  for (int i = 0; i < 500 && Get(job.id()).attempts() != 2; ++i) {
     absl::SleepFor(absl::Milliseconds(10));
   }
   EXPECT_EQ(Get(job.id()).attempts(), 2u);
