@@ -184,9 +184,12 @@ void HttpApi::Route() {
 }
 
 absl::StatusOr<int> HttpApi::Start(const std::string& host, int port) {
-  const int bound = port == 0                           ? server_->bind_to_any_port(host)
-                    : server_->bind_to_port(host, port) ? port
-                                                        : -1;
+  int bound = -1;
+  if (port == 0) {
+    bound = server_->bind_to_any_port(host);
+  } else if (server_->bind_to_port(host, port)) {
+    bound = port;
+  }
   if (bound <= 0) {
     return absl::UnavailableError(absl::StrCat("http: cannot listen on ", host, ":", port));
   }
