@@ -1,6 +1,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "common/status_macros.h"
@@ -12,17 +13,24 @@
 namespace gpuprobe {
 namespace {
 
-// 8 warps share one staging of the inputs; two blocks per SM cap registers at 128 per thread.
+// 8 warps share one staging of the inputs.
 constexpr int kWarpsPerBlock = 8;
 constexpr int kThreads = kWarpsPerBlock * 32;
-constexpr int kMinBlocksPerSm = 2;
 constexpr int kChunkElements = 32;
 constexpr int kStepsPerChunk = 8;  // mma.m16n8k16 steps that consume a chunk
 // A staged chunk is 8 steps of 16 bytes (hi pair, hi pair, lo pair, lo pair); after every
-// 2 chunks comes 16 bytes of padding, so that the chunks q, q+2, q+4, q+6 that the four
-// column threads of a warp read at once start 17 vectors apart, in different banks.
-constexpr int kChunksPerThread = 2;                   // per row per pass
-constexpr int kChunksPerPass = 4 * kChunksPerThread;  // 4 column threads per row
+// `per_thread` chunks comes 16 bytes of padding, so that the chunks the four column threads of
+// a warp read at once (q, q + per_thread, ...) start 8 * per_thread + 1 vectors apart, in
+// different banks.
+// Measured on the H200 (docs/PERF.md): the long gate+up rows stream fastest with 2 chunks per
+// thread per pass (more bytes in flight per warp; 128 registers, 2 blocks per SM), the short
+// down rows with 1 chunk and 4 blocks per SM (64 registers, more warps).
+template <bool kGateUpSilu>
+struct Tuning {
+  static constexpr int kChunksPerThread = kGateUpSilu ? 2 : 1;  // per row per pass
+  static constexpr int kChunksPerPass = 4 * kChunksPerThread;   // 4 column threads per row
+  static constexpr int kMinBlocksPerSm = kGateUpSilu ? 2 : 4;
+};
 // Above this the shared memory of a block would not fit next to a second block on an SM.
 constexpr int kMaxDynamicSmemBytes = 200 * 1024;
 
@@ -44,17 +52,17 @@ struct SelParams {
   float* out;       // [slots][out_rows]
 };
 
-__host__ __device__ __forceinline__ int StagedChunkOffset(int q) {
-  return q * kStepsPerChunk + q / kChunksPerThread;
+__host__ __device__ __forceinline__ int StagedChunkOffset(int q, int per_thread) {
+  return q * kStepsPerChunk + q / per_thread;
 }
 
 // 16-byte vectors of one staged input row.
-__host__ __device__ __forceinline__ int StagedRowVectors(int chunks) {
-  return StagedChunkOffset(chunks) + 1;
+__host__ __device__ __forceinline__ int StagedRowVectors(int chunks, int per_thread) {
+  return StagedChunkOffset(chunks, per_thread) + 1;
 }
 
-int64_t StagedBytes(int cols, int staged_cols) {
-  return 64 + int64_t{staged_cols} * StagedRowVectors(cols / kChunkElements) * 16;
+int64_t StagedBytes(int cols, int staged_cols, int per_thread) {
+  return 64 + int64_t{staged_cols} * StagedRowVectors(cols / kChunkElements, per_thread) * 16;
 }
 
 __device__ __forceinline__ uint32_t E4m3PairToHalf2(uint16_t pair) {
@@ -97,6 +105,7 @@ __device__ __forceinline__ uint32_t PackHalf2(__half lo, __half hi) {
 // steps consume them. Each row is first scaled by a power of two so its largest magnitude is
 // below 2^14 (f16 has range for it; f32 precision survives in hi + lo); out_scale[n] undoes
 // that scaling and the 2^-6 of the weight decode.
+template <int kPerThread>
 __device__ void StageInputs(const SelParams& p, int group_begin, int ncols, uint4* staged,
                             float* out_scale, float* in_scale) {
   __shared__ float warp_max[kWarpsPerBlock][kMaxGroupSlots];
@@ -132,7 +141,7 @@ __device__ void StageInputs(const SelParams& p, int group_begin, int ncols, uint
       hi[slot] = __float2half_rn(v);
       lo[slot] = __float2half_rn(v - __half2float(hi[slot]));
     }
-    staged[n * StagedRowVectors(chunks) + StagedChunkOffset(q) + step] =
+    staged[n * StagedRowVectors(chunks, kPerThread) + StagedChunkOffset(q, kPerThread) + step] =
         make_uint4(PackHalf2(hi[0], hi[1]), PackHalf2(hi[2], hi[3]), PackHalf2(lo[0], lo[1]),
                    PackHalf2(lo[2], lo[3]));
   }
@@ -147,17 +156,20 @@ struct RowPointers {
   const uint8_t* scales_g8;
 };
 
-// One pass of one thread: chunks first_q .. first_q + kChunksPerThread - 1 of its two rows. Chunks
+// One pass of one thread: chunks first_q .. first_q + kChunks - 1 of its two rows. Chunks
 // past the end of the row load as zero weights (they add nothing to the dot products).
+template <int kChunks>
 struct PassData {
-  uint4 code_a[kChunksPerThread], code_b[kChunksPerThread];
-  uint32_t scale_a[kChunksPerThread], scale_b[kChunksPerThread];
+  uint4 code_a[kChunks], code_b[kChunks];
+  uint32_t scale_a[kChunks], scale_b[kChunks];
 };
 
-__device__ __forceinline__ PassData LoadPass(const RowPointers& r, int first_q, int chunks) {
-  PassData data;
+template <int kChunks>
+__device__ __forceinline__ PassData<kChunks> LoadPass(const RowPointers& r, int first_q,
+                                                      int chunks) {
+  PassData<kChunks> data;
 #pragma unroll
-  for (int j = 0; j < kChunksPerThread; ++j) {
+  for (int j = 0; j < kChunks; ++j) {
     const int q = first_q + j;
     if (q < chunks) {
       data.code_a[j] = __ldg(reinterpret_cast<const uint4*>(r.codes_g) + q);
@@ -174,11 +186,12 @@ __device__ __forceinline__ PassData LoadPass(const RowPointers& r, int first_q, 
 
 // Decodes a pass's chunks of two rows to exact f16 (code * block scale) and multiplies them
 // on the tensor cores with the staged inputs, adding into d.
-__device__ __forceinline__ void ComputePass(const PassData& data, const uint4* b_rows, int first_q,
-                                            int chunks, float (&d)[4]) {
+template <int kChunks>
+__device__ __forceinline__ void ComputePass(const PassData<kChunks>& data, const uint4* b_rows,
+                                            int first_q, int chunks, float (&d)[4]) {
 #pragma unroll
-  for (int j = 0; j < kChunksPerThread; ++j) {
-    const uint4* b_chunk = b_rows + StagedChunkOffset(min(first_q + j, chunks - 1));
+  for (int j = 0; j < kChunks; ++j) {
+    const uint4* b_chunk = b_rows + StagedChunkOffset(min(first_q + j, chunks - 1), kChunks);
     const uint32_t words_a[4] = {data.code_a[j].x, data.code_a[j].y, data.code_a[j].z,
                                  data.code_a[j].w};
     const uint32_t words_b[4] = {data.code_b[j].x, data.code_b[j].y, data.code_b[j].z,
@@ -221,7 +234,10 @@ __device__ __forceinline__ void ComputePass(const PassData& data, const uint4* b
 // kGateUpSilu: rows 0..7 are gate rows j0..j0+7 and rows 8..15 the matching up rows, so one
 // thread ends with both gate and up of its j and fuses silu(gate) * up.
 template <bool kGateUpSilu>
-__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) SelNvfp4Kernel(SelParams p) {
+__global__ void __launch_bounds__(kThreads, Tuning<kGateUpSilu>::kMinBlocksPerSm)
+    SelNvfp4Kernel(SelParams p) {
+  constexpr int kChunks = Tuning<kGateUpSilu>::kChunksPerThread;
+  constexpr int kChunksPerPass = Tuning<kGateUpSilu>::kChunksPerPass;
   // Dynamic shared memory: out_scale[8], in_scale[8] (64 bytes), then the staged inputs.
   extern __shared__ uint4 smem[];
   float* out_scale = reinterpret_cast<float*>(smem);
@@ -232,7 +248,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) SelNvfp4Kernel(SelP
   const int begin = p.group_begin[group];
   const int ncols = p.group_begin[group + 1] - begin;
   const int expert = p.group_expert[group];
-  StageInputs(p, begin, ncols, staged, out_scale, in_scale);
+  StageInputs<kChunks>(p, begin, ncols, staged, out_scale, in_scale);
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, c = lane % 4;
@@ -257,18 +273,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) SelNvfp4Kernel(SelP
                          p.scales + expert * p.expert_scale_bytes + row_g8 * row_scales};
   // Lane group g supplies B column g: input row g of the group, or row 0 for columns past the
   // group's width (those columns are computed and never written).
-  const uint4* b_rows = staged + (g < ncols ? g : 0) * StagedRowVectors(chunks);
+  const uint4* b_rows = staged + (g < ncols ? g : 0) * StagedRowVectors(chunks, kChunks);
 
   // Software pipeline, two passes per iteration so the buffers swap roles without copies: the
   // next pass's codes are in flight while this pass is computed.
-  const int mine = kChunksPerThread * c;  // this thread's first chunk within a pass
+  const int mine = kChunks * c;  // this thread's first chunk within a pass
   float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  PassData even = LoadPass(rows, mine, chunks);
+  PassData<kChunks> even = LoadPass<kChunks>(rows, mine, chunks);
   for (int pass = 0; pass < chunks; pass += 2 * kChunksPerPass) {
-    const PassData odd = LoadPass(rows, pass + kChunksPerPass + mine, chunks);
+    const PassData<kChunks> odd = LoadPass<kChunks>(rows, pass + kChunksPerPass + mine, chunks);
     ComputePass(even, b_rows, pass + mine, chunks, d);
     if (pass + kChunksPerPass >= chunks) break;
-    even = LoadPass(rows, pass + 2 * kChunksPerPass + mine, chunks);
+    even = LoadPass<kChunks>(rows, pass + 2 * kChunksPerPass + mine, chunks);
     ComputePass(odd, b_rows, pass + kChunksPerPass + mine, chunks, d);
   }
 
@@ -333,7 +349,9 @@ absl::Status Launch(const SelParams& p, int tiles, int groups, cudaStream_t stre
   });
   CUDA_RETURN_IF_ERROR(attribute_error);
   const dim3 grid((tiles + kWarpsPerBlock - 1) / kWarpsPerBlock, groups);
-  SelNvfp4Kernel<kGateUpSilu><<<grid, kThreads, StagedBytes(p.cols, p.staged_cols), stream>>>(p);
+  SelNvfp4Kernel<kGateUpSilu>
+      <<<grid, kThreads, StagedBytes(p.cols, p.staged_cols, Tuning<kGateUpSilu>::kChunksPerThread),
+         stream>>>(p);
   CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }
@@ -347,7 +365,9 @@ absl::Status CanImplementSelKernels(const MoeGeometry& g, int max_group_slots) {
           "%s: %d is not a multiple of 32, which the cuda kernels' 16-byte loads need", name,
           cols));
     }
-    if (StagedBytes(cols, max_group_slots) > kMaxDynamicSmemBytes) {
+    if (std::max(StagedBytes(cols, max_group_slots, Tuning<true>::kChunksPerThread),
+                 StagedBytes(cols, max_group_slots, Tuning<false>::kChunksPerThread)) >
+        kMaxDynamicSmemBytes) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: %d inputs x %d slots per group do not fit the %d KiB of shared memory the "
           "cuda kernels stage inputs in",
