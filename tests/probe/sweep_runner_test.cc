@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/probe/small_sweep.h"
 
 namespace gpuprobe {
 namespace {
@@ -70,12 +71,7 @@ class CountingObserver final : public SweepObserver {
 };
 
 SweepSpec SmallSpec(int reps = 4) {
-  SweepOptions o;
-  o.experts = 64;
-  o.hidden = 512;
-  o.ff = 128;
-  o.selected = 4;
-  o.t_max = 3;
+  SweepOptions o = SmallSweepOptions();
   o.reps = reps;
   o.seed = 9;
   return *ResolveSweep(o, SweepLimits{});

@@ -2,6 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/probe/small_sweep.h"
 
 namespace gpuprobe {
 namespace {
@@ -9,16 +10,7 @@ namespace {
 using testing::AllOf;
 using testing::HasSubstr;
 
-SweepOptions Small() {
-  SweepOptions o;
-  o.experts = 64;
-  o.hidden = 512;
-  o.ff = 128;
-  o.selected = 4;
-  o.t_max = 3;
-  o.reps = 3;
-  return o;
-}
+SweepOptions Small() { return SmallSweepOptions(); }
 
 std::string Refusal(const SweepOptions& o) {
   absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
