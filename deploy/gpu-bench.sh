@@ -5,8 +5,12 @@
 #   check.txt   `gpuprobe check` at the serving geometry, every variant and union
 #   info.txt    the daemon's device and calibrated read bandwidth
 #   targets.tsv serving geometry, t = 6, unions 10 and 60, all variants, graph timing, warm
+#   geometries.csv  per-slot and floor, graph timing, warm: the serving geometry at t = 1, 3, 6,
+#               8 and experts 256 / hidden 4096 / ff 1024 / selected 8 at t = 4 (% of read)
 #   sweeps.tsv  the full default sweep, all variants, in events/graph x warm/cold
 #   daemon.log  gpuprobed's log
+# --quick stops after the first targets.tsv sweep; --compare stops after geometries.csv (for a
+# second bundle, e.g. an earlier commit's kernels, measured in the same session).
 # usage: deploy/gpu-bench.sh BUNDLE_DIR OUT_DIR [--quick]
 set -uo pipefail
 bundle=$(cd "$1" && pwd)
@@ -42,6 +46,13 @@ gpuprobe --format tsv sweep --t-values 6 --unions 10,60 --variant all --timing g
 [[ "$quick" == "--quick" ]] && exit 0
 gpuprobe --format tsv sweep --t-values 6 --unions 10,60 --variant all --timing graph \
   --cache warm --reps 20 --label run=targets-repeat >>"$out/targets.tsv" 2>&1
+
+gpuprobe --format csv sweep --t-values 1,3,6,8 --variant per-slot,floor --timing graph \
+  --cache warm --reps 20 --label run=geometries >"$out/geometries.csv" 2>&1
+gpuprobe --format csv sweep --experts 256 --hidden 4096 --ff 1024 --selected 8 --t-values 4 \
+  --variant per-slot,floor --timing graph --cache warm --reps 20 --label run=geometries \
+  >>"$out/geometries.csv" 2>&1
+[[ "$quick" == "--compare" ]] && exit 0
 
 : >"$out/sweeps.tsv"
 for timing in events graph; do

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <vector>
 
 #include "common/status_macros.h"
 #include "kernels/cuda_status.h"
@@ -13,34 +14,96 @@
 namespace gpuprobe {
 namespace {
 
-// 8 warps share one staging of the inputs.
-constexpr int kWarpsPerBlock = 8;
-constexpr int kThreads = kWarpsPerBlock * 32;
-constexpr int kChunkElements = 32;
-constexpr int kStepsPerChunk = 8;  // mma.m16n8k16 steps that consume a chunk
-// A staged chunk is 8 steps of 16 bytes (hi pair, hi pair, lo pair, lo pair); after every
-// `per_thread` chunks comes 16 bytes of padding, so that the chunks the four column threads of
-// a warp read at once (q, q + per_thread, ...) start 8 * per_thread + 1 vectors apart, in
-// different banks.
-// Measured on the H200 (docs/PERF.md): the long gate+up rows stream fastest with 2 chunks per
-// thread per pass (more bytes in flight per warp; 128 registers, 2 blocks per SM), the short
-// down rows with 1 chunk and 4 blocks per SM (64 registers, more warps).
-template <bool kGateUpSilu>
+constexpr int kChunkElements = 32;  // 16 code bytes of one row: 4 words, 2 scale blocks
+constexpr int kMaxSplits = 8;
+// A warp's partial results when a tile's K is split across warps: 4 floats per lane.
+constexpr int kPartialFloatsPerWarp = 32 * 4;
+// The most shared memory a block may opt in to on the H100/H200.
+constexpr int kMaxDynamicSmemBytes = 227 * 1024;
+
+// Chunks per thread per row and pass, and the ring of passes a warp keeps in flight. Once the
+// decode is cheap the kernels are bound by latency (ncu: long-scoreboard stalls lead), so codes
+// travel in a shared-memory ring filled by cp.async: bytes in flight cost no registers. Gate+up
+// rows (80 chunks at the serving geometry) take passes of 2 chunks per thread, the short down
+// rows (20 chunks) passes of 1; per-slot plans keep up to 8 chunks per row in flight, wider
+// groups (whose staged inputs fill shared memory) fewer. One block per SM of up to 16 warps (the
+// launcher sizes it to the work, see PlanLaunch): the register cap that follows (128 per
+// thread: 4 warps per SM sub-partition) has no spills.
+template <bool kGateUpSilu, bool kOneSlot>
 struct Tuning {
-  static constexpr int kChunksPerThread = kGateUpSilu ? 2 : 1;  // per row per pass
-  static constexpr int kChunksPerPass = 4 * kChunksPerThread;   // 4 column threads per row
-  static constexpr int kMinBlocksPerSm = kGateUpSilu ? 2 : 4;
+  static constexpr int kChunksPerThread = kGateUpSilu ? 2 : 1;
+  static constexpr int kChunksPerPass = 4 * kChunksPerThread;  // 4 column threads per row
+  static constexpr int kStages = (kOneSlot ? 8 : 4) / kChunksPerThread;
 };
-// Above this the shared memory of a block would not fit next to a second block on an SM.
-constexpr int kMaxDynamicSmemBytes = 200 * 1024;
+constexpr int kMaxWarps = 16;
+
+// One ring stage of one warp, for rows g and g + 8 of each lane group: codes [row][j][lane]
+// (16 bytes each), then scales [row][j][lane] (the 4-byte word holding the lane's scale pair).
+__host__ __device__ constexpr int StageBytes(int chunks_per_thread) {
+  return chunks_per_thread * 2 * 32 * (16 + 4);
+}
+
+// Shared-memory layout of the staged inputs, in 16-byte vectors. Every input row is scaled by a
+// power of two and split into f16 hi + lo parts (fp32-level precision on f16 tensor cores).
+//
+// Column thread c reads chunks 4j + c of a pass, so the four column threads read consecutive
+// chunks at once; one vector of padding per chunk puts them in different banks.
+//
+// Per-slot (one-column) groups: a row is its hi halves, then its lo halves, in element order;
+// chunk q's 4 vectors start at 5q, and the lo part starts 4 vectors past a multiple of 8, so a
+// hi, a lo and the zero row's vectors of one phase (8 lanes) never share banks.
+//
+// Wider groups: each slot's row holds, per mma step (4 elements), one vector (hi pair, hi pair,
+// lo pair, lo pair); chunk q's 8 vectors start at 9q; rows are 4 vectors past a multiple of 8
+// apart.
+struct StagedLayout {
+  int row_vectors;  // stride between staged rows
+  int lo_offset;    // per-slot: where a row's lo halves start
+};
+
+__host__ __device__ inline int RoundUp8(int v) { return (v + 7) / 8 * 8; }
+
+__host__ __device__ inline int OneSlotChunkOffset(int q) { return 5 * q; }
+__host__ __device__ inline int GroupChunkOffset(int q) { return 9 * q; }
+
+__host__ __device__ inline StagedLayout MakeStagedLayout(bool one_slot, int chunks) {
+  if (one_slot) {
+    const int part = OneSlotChunkOffset(chunks);
+    const int lo = RoundUp8(part) + 4;
+    return {RoundUp8(lo + part), lo};
+  }
+  return {RoundUp8(GroupChunkOffset(chunks)) + 4, 0};
+}
+
+// How a launch splits its work: tiles of 16 weight rows of one group, `splits` warps per tile
+// (each a contiguous K range), blocks of `warps` warps, each block a contiguous range of tiles.
+struct LaunchPlan {
+  int blocks = 0;
+  int warps = 0;
+  int splits = 1;
+  int chunks_per_split = 0;
+  int groups_per_block = 0;  // the most groups one block's tile range touches
+  int staged_rows = 0;  // per block: groups_per_block x the plan's group width, or every input
+                        // row where there are fewer
+  bool all_input_rows = false;
+  int64_t smem_bytes = 0;
+};
 
 struct SelParams {
-  const uint8_t* codes;
+  const uint8_t* codes;  // sel layout
   const uint8_t* scales;
   int64_t expert_code_bytes;
   int64_t expert_scale_bytes;
-  int cols;      // K
-  int out_rows;  // gu: ff (j values); down: hidden
+  int cols;            // K
+  int out_rows;        // gu: ff (j values); down: hidden
+  int tiles_per_group;  // gu: ff / 8; down: hidden / 16
+  int tiles;            // groups * tiles_per_group
+  int splits;
+  int chunks_per_split;
+  int staged_cols;       // the plan's widest group
+  int groups_per_block;  // the most groups one block's tile range touches
+  int staged_rows;       // rows of staged inputs per block
+  int all_input_rows;  // > 0: every block stages all input rows (fewer than its groups' slots)
   const float* in;
   int in_row_div;         // input row of slot s is s / in_row_div
   const float* global_a;  // gu: gate; down: down
@@ -48,44 +111,8 @@ struct SelParams {
   const int32_t* group_expert;
   const int32_t* group_begin;
   const int32_t* group_slots;
-  int staged_cols;  // input rows staged per block: the plan's widest group
-  float* out;       // [slots][out_rows]
+  float* out;  // [slots][out_rows]
 };
-
-__host__ __device__ __forceinline__ int StagedChunkOffset(int q, int per_thread) {
-  return q * kStepsPerChunk + q / per_thread;
-}
-
-// 16-byte vectors of one staged input row.
-__host__ __device__ __forceinline__ int StagedRowVectors(int chunks, int per_thread) {
-  return StagedChunkOffset(chunks, per_thread) + 1;
-}
-
-int64_t StagedBytes(int cols, int staged_cols, int per_thread) {
-  return 64 + int64_t{staged_cols} * StagedRowVectors(cols / kChunkElements, per_thread) * 16;
-}
-
-__device__ __forceinline__ uint32_t E4m3PairToHalf2(uint16_t pair) {
-  uint32_t out;
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(out) : "h"(pair));
-  return out;
-}
-
-// Four e4m3 bytes to two f16 pairs: bytes 0-1 to `lo`, bytes 2-3 to `hi`. Unpacking the
-// register into 16-bit halves in PTX lets the conversion read the upper half directly instead
-// of shifting it down first.
-__device__ __forceinline__ void E4m3QuadToHalf2Pair(uint32_t quad, uint32_t& lo, uint32_t& hi) {
-  asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %2;\n\t"
-      "cvt.rn.f16x2.e4m3x2 %0, l;\n\tcvt.rn.f16x2.e4m3x2 %1, h;\n\t}"
-      : "=r"(lo), "=r"(hi)
-      : "r"(quad));
-}
-
-__device__ __forceinline__ uint32_t MulHalf2(uint32_t a, uint32_t b) {
-  uint32_t out;
-  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(out) : "r"(a), "r"(b));
-  return out;
-}
 
 __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
                                          uint32_t a3, uint32_t b0, uint32_t b1) {
@@ -96,221 +123,707 @@ __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+// The two e4m3 block scales of one chunk row (byte 0: block 0), as an f16 pair (exact).
+__device__ __forceinline__ uint32_t ScalePairHalf2(uint32_t pair) {
+  uint32_t h2;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(static_cast<uint16_t>(pair)));
+  return h2;
+}
+
+// The same as f32.
+__device__ __forceinline__ float2 ChunkScales(uint32_t pair) {
+  const uint32_t h2 = ScalePairHalf2(pair);
+  return __half22float2(*reinterpret_cast<const __half2*>(&h2));
+}
+
 __device__ __forceinline__ uint32_t PackHalf2(__half lo, __half hi) {
   return static_cast<uint32_t>(__half_as_ushort(lo)) |
          (static_cast<uint32_t>(__half_as_ushort(hi)) << 16);
 }
 
-// Stages the input rows of a group in shared memory as f16 hi + lo pairs in the order the mma
-// steps consume them. Each row is first scaled by a power of two so its largest magnitude is
-// below 2^14 (f16 has range for it; f32 precision survives in hi + lo); out_scale[n] undoes
-// that scaling and the 2^-6 of the weight decode.
-template <int kPerThread>
-__device__ void StageInputs(const SelParams& p, int group_begin, int ncols, uint4* staged,
-                            float* out_scale, float* in_scale) {
-  __shared__ float warp_max[kWarpsPerBlock][kMaxGroupSlots];
-  const int chunks = p.cols / kChunkElements;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  for (int n = 0; n < ncols; ++n) {
-    const float* row = p.in + int64_t{p.group_slots[group_begin + n] / p.in_row_div} * p.cols;
-    float m = 0.0f;
-    for (int i = threadIdx.x; i < p.cols; i += kThreads) m = fmaxf(m, fabsf(row[i]));
-    for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
-    if (lane == 0) warp_max[warp][n] = m;
-  }
-  __syncthreads();
-  if (threadIdx.x < ncols) {
-    float m = 0.0f;
-    for (int w = 0; w < kWarpsPerBlock; ++w) m = fmaxf(m, warp_max[w][threadIdx.x]);
-    int exponent = 0;
-    frexpf(m, &exponent);  // m < 2^exponent
-    const int shift = m > 0.0f ? exponent - 14 : 0;
-    out_scale[threadIdx.x] = ldexpf(kE4m3FromE2m1Scale, shift);
-    in_scale[threadIdx.x] = ldexpf(1.0f, -shift);
-  }
-  __syncthreads();
-  const int units = ncols * chunks * kStepsPerChunk;
-  for (int u = threadIdx.x; u < units; u += kThreads) {
-    const int step = u % kStepsPerChunk;
-    const int q = (u / kStepsPerChunk) % chunks;
-    const int n = u / (kStepsPerChunk * chunks);
-    const float* row = p.in + int64_t{p.group_slots[group_begin + n] / p.in_row_div} * p.cols;
-    __half hi[4], lo[4];
-    for (int slot = 0; slot < 4; ++slot) {
-      const float v = row[q * kChunkElements + ChunkElementOfStepSlot(step, slot)] * in_scale[n];
-      hi[slot] = __float2half_rn(v);
-      lo[slot] = __float2half_rn(v - __half2float(hi[slot]));
+// The tiles one block owns: [first, last), balanced to within one tile across blocks.
+struct BlockTiles {
+  int first, last;
+  int first_group;
+};
+
+__device__ __forceinline__ BlockTiles MyTiles(const SelParams& p) {
+  const int first = static_cast<int>(int64_t{blockIdx.x} * p.tiles / gridDim.x);
+  const int last = static_cast<int>(int64_t{blockIdx.x + 1} * p.tiles / gridDim.x);
+  return {first, last, first / p.tiles_per_group};
+}
+
+// What a block needs of the groups its tiles touch, copied to shared memory before the codes
+// start streaming: later lookups in global memory would wait behind the block's own code
+// traffic (ncu: a quarter of the stall samples sat at block start and tile ends before this).
+struct BlockGroups {
+  int* expert;      // [groups_per_block]
+  int* width;       // [groups_per_block]: slots in the group
+  int* slot;        // [groups_per_block * staged_cols]: slot n of each group
+  float* global_a;  // [groups_per_block]
+  float* global_b;  // [groups_per_block] (gate+up only)
+};
+
+__host__ __device__ inline int BlockGroupsWords(int groups_per_block, int staged_cols) {
+  return groups_per_block * (4 + staged_cols);
+}
+
+__device__ __forceinline__ BlockGroups CarveBlockGroups(int* words, int groups_per_block) {
+  return {words, words + groups_per_block, words + 4 * groups_per_block,
+          reinterpret_cast<float*>(words + 2 * groups_per_block),
+          reinterpret_cast<float*>(words + 3 * groups_per_block)};
+}
+
+// Stages the input rows of every group the block's tiles touch (row r: group first_group +
+// r / staged_cols, slot column r % staged_cols). Each row is scaled by a power of two so its
+// largest magnitude is below 2^14 (f16 has range for it; f32 precision survives in hi + lo);
+// out_scale[r] undoes that and the 2^-14 of the code decode. Per-slot plans also zero the zero
+// row that the non-owner threads read. Loads go out kStageBatch at a time: staging sits between
+// a block's start and its first mma, so its latency is paid once per block.
+constexpr int kStageBatch = 8;
+
+template <bool kOneSlot, typename Prologue>
+__device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
+                            uint4* staged, uint4* zero, float* out_scale, float* row_max,
+                            int* row_input, Prologue&& issue_prologue) {
+  const int groups = p.tiles / p.tiles_per_group;
+  const int last_group = min(groups, (bt.last - 1) / p.tiles_per_group + 1);
+  const int rows =
+      p.all_input_rows > 0 ? p.all_input_rows : (last_group - bt.first_group) * p.staged_cols;
+  const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
+  for (int t = threadIdx.x; t < p.groups_per_block * p.staged_cols; t += blockDim.x) {
+    const int local = t / p.staged_cols, n = t % p.staged_cols;
+    const int group = bt.first_group + local;
+    if (group >= groups) continue;
+    const int begin = p.group_begin[group];
+    const int width = p.group_begin[group + 1] - begin;
+    bg.slot[t] = n < width ? p.group_slots[begin + n] : -1;
+    if (n == 0) {
+      const int expert = p.group_expert[group];
+      bg.expert[local] = expert;
+      bg.width[local] = width;
+      bg.global_a[local] = p.global_a[expert];
+      if (p.global_b != nullptr) bg.global_b[local] = p.global_b[expert];
     }
-    staged[n * StagedRowVectors(chunks, kPerThread) + StagedChunkOffset(q, kPerThread) + step] =
-        make_uint4(PackHalf2(hi[0], hi[1]), PackHalf2(hi[2], hi[3]), PackHalf2(lo[0], lo[1]),
-                   PackHalf2(lo[2], lo[3]));
+  }
+  __syncthreads();
+  for (int r = threadIdx.x; r < rows; r += blockDim.x) {
+    // The input row of staged row r (StagedRow), or -1 where a group is narrower than
+    // staged_cols.
+    if (p.all_input_rows > 0) {
+      row_input[r] = r;
+    } else {
+      row_input[r] = bg.slot[r] < 0 ? -1 : bg.slot[r] / p.in_row_div;
+    }
+    row_max[r] = 0.0f;
+  }
+  if (kOneSlot) {
+    for (int v = threadIdx.x; v < layout.row_vectors; v += blockDim.x) {
+      zero[v] = make_uint4(0, 0, 0, 0);
+    }
+  }
+  __syncthreads();
+  // Units of 4 elements; a warp's 32 units may straddle two rows.
+  const int units_per_row = p.cols / 4;
+  const int units = rows * units_per_row;
+  const int lane = threadIdx.x % 32;
+  const int stride = blockDim.x;
+  auto load_batch = [&](int base, float4 (&v)[kStageBatch]) {
+#pragma unroll
+    for (int k = 0; k < kStageBatch; ++k) {
+      const int u = base + k * stride + lane;
+      const int in_row = u < units ? row_input[u / units_per_row] : -1;
+      v[k] = in_row < 0 ? make_float4(0.0f, 0.0f, 0.0f, 0.0f)
+                        : __ldg(reinterpret_cast<const float4*>(p.in + int64_t{in_row} * p.cols) +
+                                u % units_per_row);
+    }
+  };
+  const int warp_base = threadIdx.x - lane;
+  // Where one batch covers the rows (per-slot plans, short rows), the conversion below reuses
+  // it instead of loading the inputs again: one round trip less before the first mma.
+  const bool one_batch = units <= kStageBatch * stride;
+  float4 v[kStageBatch];
+  // The inputs' first batch goes out before the codes' first passes, which would otherwise
+  // queue ahead of it.
+  bool prologue_issued = false;
+  for (int base = warp_base; base < units; base += kStageBatch * stride) {
+    load_batch(base, v);
+    if (!prologue_issued) {
+      issue_prologue();
+      prologue_issued = true;
+    }
+#pragma unroll
+    for (int k = 0; k < kStageBatch; ++k) {
+      if (base + k * stride >= units) break;  // the same for the whole warp
+      const int r = min(base + k * stride + lane, units - 1) / units_per_row;
+      const float m =
+          fmaxf(fmaxf(fabsf(v[k].x), fabsf(v[k].y)), fmaxf(fabsf(v[k].z), fabsf(v[k].w)));
+      // Non-negative floats order as their bit patterns.
+      const unsigned peers = __match_any_sync(0xFFFFFFFFu, r);
+      const unsigned peers_max = __reduce_max_sync(peers, __float_as_uint(m));
+      if (lane == __ffs(peers) - 1) {
+        atomicMax(reinterpret_cast<unsigned*>(row_max + r), peers_max);
+      }
+    }
+  }
+  if (!prologue_issued) issue_prologue();
+  __syncthreads();
+  for (int r = threadIdx.x; r < rows; r += blockDim.x) {
+    int exponent = 0;
+    frexpf(row_max[r], &exponent);  // max < 2^exponent
+    const int shift = row_max[r] > 0.0f ? exponent - 14 : 0;
+    out_scale[r] = ldexpf(kSelDecodeScale, shift);
+    row_max[r] = ldexpf(1.0f, -shift);  // from here on: the input scale
+  }
+  __syncthreads();
+  for (int base = warp_base; base < units; base += kStageBatch * stride) {
+    if (!one_batch) load_batch(base, v);
+#pragma unroll
+    for (int k = 0; k < kStageBatch; ++k) {
+      const int u = base + k * stride + lane;
+      if (u >= units) break;
+      const int r = u / units_per_row, first = 4 * (u % units_per_row);
+      const float scale = row_max[r];
+      const float x[4] = {v[k].x * scale, v[k].y * scale, v[k].z * scale, v[k].w * scale};
+      __half hi[4], lo[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        hi[e] = __float2half_rn(x[e]);
+        lo[e] = __float2half_rn(x[e] - __half2float(hi[e]));
+      }
+      const int q = first / kChunkElements, within = first % kChunkElements;
+      uint4* row_base = staged + r * layout.row_vectors;
+      if (kOneSlot) {
+        // 8 elements per vector: this unit is half (.xy or .zw) of one hi and one lo vector.
+        uint2* hi_out = reinterpret_cast<uint2*>(row_base + OneSlotChunkOffset(q));
+        uint2* lo_out = reinterpret_cast<uint2*>(row_base + layout.lo_offset +
+                                                 OneSlotChunkOffset(q));
+        hi_out[within / 4] = make_uint2(PackHalf2(hi[0], hi[1]), PackHalf2(hi[2], hi[3]));
+        lo_out[within / 4] = make_uint2(PackHalf2(lo[0], lo[1]), PackHalf2(lo[2], lo[3]));
+      } else {
+        row_base[GroupChunkOffset(q) + within / 4] =
+            make_uint4(PackHalf2(hi[0], hi[1]), PackHalf2(hi[2], hi[3]), PackHalf2(lo[0], lo[1]),
+                       PackHalf2(lo[2], lo[3]));
+      }
+    }
   }
   __syncthreads();
 }
 
-// The two weight rows a thread reads: codes and block scales of rows g and g + 8.
-struct RowPointers {
-  const uint8_t* codes_g;
-  const uint8_t* codes_g8;
-  const uint8_t* scales_g;
-  const uint8_t* scales_g8;
+// One work item of a warp: 16 weight rows (rows g and g + 8 of each lane group) of one tile,
+// over chunks [chunk_begin, chunk_end) of K.
+struct Item {
+  int tile;
+  int split;
+  int chunk_begin, chunk_end;
 };
 
-// One pass of one thread: chunks first_q .. first_q + kChunks - 1 of its two rows. Chunks
-// past the end of the row load as zero weights (they add nothing to the dot products).
+__device__ __forceinline__ Item MakeItem(const SelParams& p, const BlockTiles& bt, int index) {
+  const int chunks = p.cols / kChunkElements;
+  const int split = index % p.splits;
+  const int begin = split * p.chunks_per_split;
+  return {bt.first + index / p.splits, split, begin, min(chunks, begin + p.chunks_per_split)};
+}
+
+// The weight rows a lane reads for a tile (rows g and g + 8 of the mma tile).
+template <bool kGateUpSilu>
+__device__ __forceinline__ void TileRows(const SelParams& p, int tile, int g, int& group,
+                                         int& out_row, int& row_g, int& row_g8) {
+  group = tile / p.tiles_per_group;
+  const int row_tile = tile % p.tiles_per_group;
+  if (kGateUpSilu) {  // gate row j and up row j
+    out_row = row_tile * 8 + g;
+    row_g = out_row;
+    row_g8 = p.out_rows + out_row;
+  } else {
+    out_row = row_tile * 16 + g;
+    row_g = out_row;
+    row_g8 = out_row + 8;
+  }
+}
+
+// Where a lane loads from: the octets (sel layout) holding code and scale rows g and g + 8 of
+// its item.
+struct LoadCursor {
+  int index;  // item index within the block
+  int q;      // first chunk of the current pass
+  int chunk_end;
+  const uint4* codes_g;
+  const uint4* codes_g8;
+  const uint16_t* scales_g;
+  const uint16_t* scales_g8;
+};
+
+template <bool kGateUpSilu>
+__device__ __forceinline__ LoadCursor StartLoad(const SelParams& p, const BlockTiles& bt,
+                                                const int* expert_of, int index, int g) {
+  const Item item = MakeItem(p, bt, index);
+  int group, out_row, row_g, row_g8;
+  TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
+  const int64_t expert = expert_of[group - bt.first_group];
+  const int64_t octet_chunks = 8 * (p.cols / kChunkElements);
+  const uint4* codes = reinterpret_cast<const uint4*>(p.codes + expert * p.expert_code_bytes);
+  const uint16_t* scales =
+      reinterpret_cast<const uint16_t*>(p.scales + expert * p.expert_scale_bytes);
+  return {index,
+          item.chunk_begin,
+          item.chunk_end,
+          codes + row_g / 8 * octet_chunks,
+          codes + row_g8 / 8 * octet_chunks,
+          scales + row_g / 8 * octet_chunks,
+          scales + row_g8 / 8 * octet_chunks};
+}
+
+// One pass of one lane: chunks q + 4j + c of its two rows (row g of each octet).
 template <int kChunks>
 struct PassData {
-  uint4 code_a[kChunks], code_b[kChunks];
-  uint32_t scale_a[kChunks], scale_b[kChunks];
+  uint4 code_g[kChunks], code_g8[kChunks];
+  uint32_t scale_g[kChunks], scale_g8[kChunks];
 };
 
+__device__ __forceinline__ void CopyAsync16(void* smem_to, const void* global_from, bool valid) {
+  // src-size 0 fills the 16 bytes with zeros and reads nothing.
+  const uint32_t to = static_cast<uint32_t>(__cvta_generic_to_shared(smem_to));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(global_from),
+               "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void CommitCopies() { asm volatile("cp.async.commit_group;\n"); }
+
+template <int kPending>
+__device__ __forceinline__ void WaitCopies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+__device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_from, bool valid) {
+  const uint32_t to = static_cast<uint32_t>(__cvta_generic_to_shared(smem_to));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(to), "l"(global_from),
+               "r"(valid ? 4 : 0));
+}
+
+// Requests one pass into a ring stage: each lane its own code chunks and the 4-byte words
+// holding its scales, so that a lane reads back only what it copied itself (no warp barrier
+// between the ring's reads and its refills). Chunks past the item's end arrive as zero codes
+// and zero scales, so they add nothing.
 template <int kChunks>
-__device__ __forceinline__ PassData<kChunks> LoadPass(const RowPointers& r, int first_q,
-                                                      int chunks) {
+__device__ __forceinline__ void IssuePass(const LoadCursor& at, int chunks, int lane,
+                                          uint8_t* stage) {
+  const int g = lane / 4, c = lane % 4;
+  uint4* codes = reinterpret_cast<uint4*>(stage);
+  uint32_t* scales = reinterpret_cast<uint32_t*>(stage + kChunks * 2 * 32 * 16);
+#pragma unroll
+  for (int j = 0; j < kChunks; ++j) {
+    const int quad = at.q + 4 * j;
+    const bool valid = quad + c < at.chunk_end;
+    // SelChunkIndex: lane 4g + c of a full quad; rows closer together in a narrower last one.
+    const int place = !valid ? 0 : quad + 4 <= chunks ? 8 * quad + lane
+                                                      : 8 * quad + g * (chunks - quad) + c;
+    CopyAsync16(codes + j * 32 + lane, at.codes_g + place, valid);
+    CopyAsync16(codes + (kChunks + j) * 32 + lane, at.codes_g8 + place, valid);
+    CopyAsync4(scales + j * 32 + lane, at.scales_g + (place & ~1), valid);
+    CopyAsync4(scales + (kChunks + j) * 32 + lane, at.scales_g8 + (place & ~1), valid);
+  }
+}
+
+// Reads one lane's pass back from its ring stage.
+template <int kChunks>
+__device__ __forceinline__ PassData<kChunks> ReadPass(const uint8_t* stage, int q, int chunks,
+                                                      int lane) {
+  const int g = lane / 4, c = lane % 4;
+  const uint4* codes = reinterpret_cast<const uint4*>(stage);
+  const uint32_t* scales = reinterpret_cast<const uint32_t*>(stage + kChunks * 2 * 32 * 16);
   PassData<kChunks> data;
 #pragma unroll
   for (int j = 0; j < kChunks; ++j) {
-    const int q = first_q + j;
-    if (q < chunks) {
-      data.code_a[j] = __ldg(reinterpret_cast<const uint4*>(r.codes_g) + q);
-      data.code_b[j] = __ldg(reinterpret_cast<const uint4*>(r.codes_g8) + q);
-      data.scale_a[j] = __ldg(reinterpret_cast<const uint16_t*>(r.scales_g) + q);
-      data.scale_b[j] = __ldg(reinterpret_cast<const uint16_t*>(r.scales_g8) + q);
-    } else {
-      data.code_a[j] = data.code_b[j] = make_uint4(0, 0, 0, 0);
-      data.scale_a[j] = data.scale_b[j] = 0;
-    }
+    const int quad = q + 4 * j;
+    const int place = quad + 4 <= chunks ? lane : g * max(1, chunks - quad) + c;
+    const int half = 16 * (place & 1);  // which half of the copied word is this lane's pair
+    data.code_g[j] = codes[j * 32 + lane];
+    data.code_g8[j] = codes[(kChunks + j) * 32 + lane];
+    data.scale_g[j] = scales[j * 32 + lane] >> half;
+    data.scale_g8[j] = scales[(kChunks + j) * 32 + lane] >> half;
   }
   return data;
 }
 
-// Decodes a pass's chunks of two rows to exact f16 (code * block scale) and multiplies them
-// on the tensor cores with the staged inputs, adding into d.
-template <int kChunks>
-__device__ __forceinline__ void ComputePass(const PassData<kChunks>& data, const uint4* b_rows,
-                                            int first_q, int chunks, float (&d)[4]) {
+__device__ __forceinline__ uint32_t MulHalf2(uint32_t a, uint32_t b) {
+  uint32_t out;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(out) : "r"(a), "r"(b));
+  return out;
+}
+
+// Multiplies one pass's chunks with the staged inputs and adds them into acc. Tensor-core f32
+// accumulation truncates, so every chain into one accumulator is short (one 16-element block
+// per-slot, one chunk otherwise) and chains are summed with ordinary f32 adds (docs/PERF.md).
+//
+// kOneSlot: B columns 2c and 2c + 1 hold the hi and lo parts of the input at the K positions
+// of column thread c and are zero elsewhere, so column c's two D values are the hi and lo sums
+// of c's own elements; the block scale is applied to them in f32 (acc[0]: row g, acc[1]: row
+// g + 8, summed across the four column threads at the end). `b` points at this lane's hi row,
+// lo row or the zero row.
+// Otherwise: B column n is slot n of the group, and one mma's K mixes the chunks (and block
+// scales) of all four column threads, so the weights are scaled before the mma: code * 2^-14 *
+// e4m3 scale is exact in f16 (the smallest product, 0.5 * 2^-9 * 2^-14, is f16's 2^-24).
+// acc[0..3] are D's rows g, g + 8 x columns 2c, 2c + 1, hi and lo in separate chains.
+template <bool kOneSlot, int kChunks>
+__device__ __forceinline__ void ComputePass(const PassData<kChunks>& data, const uint4* b, int q0,
+                                            int chunk_end, int c, float (&acc)[4]) {
 #pragma unroll
   for (int j = 0; j < kChunks; ++j) {
-    const uint4* b_chunk = b_rows + StagedChunkOffset(min(first_q + j, chunks - 1), kChunks);
-    const uint32_t words_a[4] = {data.code_a[j].x, data.code_a[j].y, data.code_a[j].z,
-                                 data.code_a[j].w};
-    const uint32_t words_b[4] = {data.code_b[j].x, data.code_b[j].y, data.code_b[j].z,
-                                 data.code_b[j].w};
-    // Fresh accumulators per chunk, hi and lo apart: the tensor cores' f32 accumulation
-    // truncates, so long chains into one accumulator drift (measured 1e-5 in norm over
-    // K = 2560 on the H200); short chains summed with ordinary f32 adds do not. Separate
-    // chains also let the chunks' mma sequences overlap.
-    float hi[4] = {0.0f, 0.0f, 0.0f, 0.0f}, lo[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    // The chunk's two scale bytes (blocks 0 and 1) in one conversion, then each broadcast to
-    // both halves: words 0-1 of a chunk use block 0, words 2-3 block 1.
-    const uint32_t scales_a = E4m3PairToHalf2(static_cast<uint16_t>(data.scale_a[j]));
-    const uint32_t scales_b = E4m3PairToHalf2(static_cast<uint16_t>(data.scale_b[j]));
+    const int q = min(q0 + 4 * j + c, chunk_end - 1);
+    const uint32_t words_g[4] = {data.code_g[j].x, data.code_g[j].y, data.code_g[j].z,
+                                 data.code_g[j].w};
+    const uint32_t words_g8[4] = {data.code_g8[j].x, data.code_g8[j].y, data.code_g8[j].z,
+                                  data.code_g8[j].w};
+    if (kOneSlot) {
+      const float2 scales_g = ChunkScales(data.scale_g[j]);
+      const float2 scales_g8 = ChunkScales(data.scale_g8[j]);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const uint32_t sa = __byte_perm(scales_a, 0, i < 2 ? 0x1010 : 0x3232);
-      const uint32_t sb = __byte_perm(scales_b, 0, i < 2 ? 0x1010 : 0x3232);
+      for (int block = 0; block < 2; ++block) {
+        float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-      for (int parity = 0; parity < 2; ++parity) {
-        const uint32_t ra = parity ? OddNibblesToE4m3(words_a[i]) : EvenNibblesToE4m3(words_a[i]);
-        const uint32_t rb = parity ? OddNibblesToE4m3(words_b[i]) : EvenNibblesToE4m3(words_b[i]);
-        uint32_t a0, a1, a2, a3;
-        E4m3QuadToHalf2Pair(ra, a0, a2);
-        E4m3QuadToHalf2Pair(rb, a1, a3);
-        a0 = MulHalf2(a0, sa);
-        a2 = MulHalf2(a2, sa);
-        a1 = MulHalf2(a1, sb);
-        a3 = MulHalf2(a3, sb);
-        const uint4 b = b_chunk[2 * i + parity];
-        Mma16816(hi, a0, a1, a2, a3, b.x, b.y);
-        Mma16816(lo, a0, a1, a2, a3, b.z, b.w);
+        for (int w = 2 * block; w < 2 * block + 2; ++w) {
+          uint32_t ag[4], ag8[4];
+          DecodeSelWord(words_g[w], ag);
+          DecodeSelWord(words_g8[w], ag8);
+          const uint4 bv = b[OneSlotChunkOffset(q) + w];
+          Mma16816(d, ag[0], ag8[0], ag[1], ag8[1], bv.x, bv.y);
+          Mma16816(d, ag[2], ag8[2], ag[3], ag8[3], bv.z, bv.w);
+        }
+        acc[0] = fmaf(d[0] + d[1], block == 0 ? scales_g.x : scales_g.y, acc[0]);
+        acc[1] = fmaf(d[2] + d[3], block == 0 ? scales_g8.x : scales_g8.y, acc[1]);
       }
-    }
+    } else {
+      const uint32_t scales_g = ScalePairHalf2(data.scale_g[j]);
+      const uint32_t scales_g8 = ScalePairHalf2(data.scale_g8[j]);
+      float hi[4] = {0.0f, 0.0f, 0.0f, 0.0f}, lo[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-    for (int k = 0; k < 4; ++k) d[k] += hi[k] + lo[k];
+      for (int w = 0; w < 4; ++w) {
+        // Words 0-1 are block 0, words 2-3 block 1: broadcast that scale to both halves.
+        const uint32_t sg = __byte_perm(scales_g, 0, w < 2 ? 0x1010 : 0x3232);
+        const uint32_t sg8 = __byte_perm(scales_g8, 0, w < 2 ? 0x1010 : 0x3232);
+        uint32_t ag[4], ag8[4];
+        DecodeSelWord(words_g[w], ag);
+        DecodeSelWord(words_g8[w], ag8);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          ag[i] = MulHalf2(ag[i], sg);
+          ag8[i] = MulHalf2(ag8[i], sg8);
+        }
+        const uint4 even = b[GroupChunkOffset(q) + 2 * w];
+        const uint4 odd = b[GroupChunkOffset(q) + 2 * w + 1];
+        Mma16816(hi, ag[0], ag8[0], ag[1], ag8[1], even.x, even.y);
+        Mma16816(lo, ag[0], ag8[0], ag[1], ag8[1], even.z, even.w);
+        Mma16816(hi, ag[2], ag8[2], ag[3], ag8[3], odd.x, odd.y);
+        Mma16816(lo, ag[2], ag8[2], ag[3], ag8[3], odd.z, odd.w);
+      }
+#pragma unroll
+      for (int k = 0; k < 4; ++k) acc[k] += hi[k] + lo[k];
+    }
   }
 }
 
-// One warp computes 16 weight rows of one group: rows (row_g, row_g8) for lane group g.
-// kGateUpSilu: rows 0..7 are gate rows j0..j0+7 and rows 8..15 the matching up rows, so one
-// thread ends with both gate and up of its j and fuses silu(gate) * up.
-template <bool kGateUpSilu>
-__global__ void __launch_bounds__(kThreads, Tuning<kGateUpSilu>::kMinBlocksPerSm)
-    SelNvfp4Kernel(SelParams p) {
-  constexpr int kChunks = Tuning<kGateUpSilu>::kChunksPerThread;
-  constexpr int kChunksPerPass = Tuning<kGateUpSilu>::kChunksPerPass;
-  // Dynamic shared memory: out_scale[8], in_scale[8] (64 bytes), then the staged inputs.
-  extern __shared__ uint4 smem[];
-  float* out_scale = reinterpret_cast<float*>(smem);
-  float* in_scale = out_scale + kMaxGroupSlots;
-  uint4* staged = smem + 4;
+// Where a lane computes: its item, pass and staged B row.
+struct ComputeCursor {
+  int index;
+  int q;
+  int chunk_end;
+  const uint4* b;
+};
 
-  const int group = blockIdx.y;
-  const int begin = p.group_begin[group];
-  const int ncols = p.group_begin[group + 1] - begin;
-  const int expert = p.group_expert[group];
-  StageInputs<kChunks>(p, begin, ncols, staged, out_scale, in_scale);
+// The staged row of slot column n of a group: by input row when the block stages every input
+// row, else by the group's place in the block's range.
+__device__ __forceinline__ int StagedRow(const SelParams& p, const BlockTiles& bt,
+                                         const BlockGroups& bg, int group, int n) {
+  const int t = (group - bt.first_group) * p.staged_cols + n;
+  return p.all_input_rows > 0 ? bg.slot[t] / p.in_row_div : t;
+}
 
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int g = lane / 4, c = lane % 4;
-  const int tile = blockIdx.x * kWarpsPerBlock + warp;
-  int out_row, row_g, row_g8;
-  if constexpr (kGateUpSilu) {
-    if (tile * 8 >= p.out_rows) return;
-    out_row = tile * 8 + g;  // j
-    row_g = out_row;
-    row_g8 = p.out_rows + out_row;
+template <bool kGateUpSilu, bool kOneSlot, int kChunks>
+__device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const BlockTiles& bt,
+                                                      const BlockGroups& bg, int index,
+                                                      const uint4* staged, const uint4* zero,
+                                                      int g, int c) {
+  const Item item = MakeItem(p, bt, index);
+  int group, out_row, row_g, row_g8;
+  TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
+  const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
+  const uint4* b;
+  if (kOneSlot) {
+    const uint4* row = staged + StagedRow(p, bt, bg, group, 0) * layout.row_vectors;
+    b = g == 2 * c ? row : g == 2 * c + 1 ? row + layout.lo_offset : zero;
   } else {
-    if (tile * 16 >= p.out_rows) return;
-    out_row = tile * 16 + g;
-    row_g = out_row;
-    row_g8 = out_row + 8;
+    // Columns past the group's width read slot 0's row; they are computed and never written.
+    const int ncols = bg.width[group - bt.first_group];
+    b = staged + StagedRow(p, bt, bg, group, g < ncols ? g : 0) * layout.row_vectors;
   }
-  const int chunks = p.cols / kChunkElements;
-  const int64_t row_codes = p.cols / 2, row_scales = p.cols / kNvfp4BlockSize;
-  const RowPointers rows{p.codes + expert * p.expert_code_bytes + row_g * row_codes,
-                         p.codes + expert * p.expert_code_bytes + row_g8 * row_codes,
-                         p.scales + expert * p.expert_scale_bytes + row_g * row_scales,
-                         p.scales + expert * p.expert_scale_bytes + row_g8 * row_scales};
-  // Lane group g supplies B column g: input row g of the group, or row 0 for columns past the
-  // group's width (those columns are computed and never written).
-  const uint4* b_rows = staged + (g < ncols ? g : 0) * StagedRowVectors(chunks, kChunks);
+  return {index, item.chunk_begin, item.chunk_end, b};
+}
 
-  // Software pipeline, two passes per iteration so the buffers swap roles without copies: the
-  // next pass's codes are in flight while this pass is computed.
-  const int mine = kChunks * c;  // this thread's first chunk within a pass
-  float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  PassData<kChunks> even = LoadPass<kChunks>(rows, mine, chunks);
-  for (int pass = 0; pass < chunks; pass += 2 * kChunksPerPass) {
-    const PassData<kChunks> odd = LoadPass<kChunks>(rows, pass + kChunksPerPass + mine, chunks);
-    ComputePass(even, b_rows, pass + mine, chunks, d);
-    if (pass + kChunksPerPass >= chunks) break;
-    even = LoadPass<kChunks>(rows, pass + 2 * kChunksPerPass + mine, chunks);
-    ComputePass(odd, b_rows, pass + kChunksPerPass + mine, chunks, d);
-  }
-
-  // d[0], d[1]: row g, columns 2c and 2c+1; d[2], d[3]: row g+8, same columns.
+// Writes one tile's results. kOneSlot: every lane holds the sums of all K (after the column
+// reduction) for rows g and g + 8; lanes of column 0 write. Otherwise lane (g, c) holds rows
+// g, g + 8 x columns 2c, 2c + 1.
+template <bool kGateUpSilu, bool kOneSlot>
+__device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& bt,
+                                          const BlockGroups& bg, int tile,
+                                          const float* out_scale, const float (&acc)[4], int g,
+                                          int c) {
+  int group, out_row, row_g, row_g8;
+  TileRows<kGateUpSilu>(p, tile, g, group, out_row, row_g, row_g8);
+  const int local = group - bt.first_group;
+  const int ncols = bg.width[local];
 #pragma unroll
   for (int parity = 0; parity < 2; ++parity) {
-    const int n = 2 * c + parity;
-    if (n >= ncols) continue;
-    const int slot = p.group_slots[begin + n];
-    const float scale = out_scale[n];
-    if constexpr (kGateUpSilu) {
-      const float gate = d[parity] * scale * p.global_a[expert];
-      const float up = d[2 + parity] * scale * p.global_b[expert];
-      p.out[int64_t{slot} * p.out_rows + out_row] = gate / (1.0f + expf(-gate)) * up;
+    const int n = kOneSlot ? 0 : 2 * c + parity;
+    if (kOneSlot ? (c != 0 || parity != 0) : n >= ncols) continue;
+    const float v_g = kOneSlot ? acc[0] : acc[parity];
+    const float v_g8 = kOneSlot ? acc[1] : acc[2 + parity];
+    const int slot = bg.slot[local * p.staged_cols + n];
+    const float scale = out_scale[StagedRow(p, bt, bg, group, n)];
+    float* out = p.out + int64_t{slot} * p.out_rows + out_row;
+    if (kGateUpSilu) {
+      const float gate = v_g * scale * bg.global_a[local];
+      const float up = v_g8 * scale * bg.global_b[local];
+      out[0] = gate / (1.0f + expf(-gate)) * up;
     } else {
-      const float global = scale * p.global_a[expert];
-      p.out[int64_t{slot} * p.out_rows + out_row] = d[parity] * global;
-      p.out[int64_t{slot} * p.out_rows + out_row + 8] = d[2 + parity] * global;
+      const float global = scale * bg.global_a[local];
+      out[0] = v_g * global;
+      out[8] = v_g8 * global;
     }
   }
+}
+
+// Per-slot: the four column threads of a lane group hold partial sums over their own chunks.
+__device__ __forceinline__ void SumColumnThreads(float (&acc)[4]) {
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    acc[k] += __shfl_xor_sync(0xFFFFFFFFu, acc[k], 1);
+    acc[k] += __shfl_xor_sync(0xFFFFFFFFu, acc[k], 2);
+  }
+}
+
+// A persistent block of warps streams a contiguous range of tiles: item i of the block (tile
+// first + i / splits, K split i % splits) belongs to warp i % warps. A warp's items form one
+// software pipeline through its ring of kStages passes: while one pass is computed the next
+// kStages - 1 are in flight, across tile boundaries too; the first are requested before the
+// inputs are staged.
+template <bool kGateUpSilu, bool kOneSlot>
+__global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
+  constexpr int kChunks = Tuning<kGateUpSilu, kOneSlot>::kChunksPerThread;
+  constexpr int kChunksPerPass = Tuning<kGateUpSilu, kOneSlot>::kChunksPerPass;
+  constexpr int kStages = Tuning<kGateUpSilu, kOneSlot>::kStages;
+  extern __shared__ uint4 smem[];
+  const int warps = blockDim.x / 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, c = lane % 4;
+  // Layout: out_scale, row_max and row_input, staged_rows each, the block's groups (16-byte
+  // aligned), partial results (split plans), the zero row (per-slot plans), the staged rows,
+  // the warps' rings.
+  float* out_scale = reinterpret_cast<float*>(smem);
+  float* row_max = out_scale + p.staged_rows;
+  int* row_input = reinterpret_cast<int*>(row_max + p.staged_rows);
+  const BlockGroups bg = CarveBlockGroups(row_input + p.staged_rows, p.groups_per_block);
+  const int scale_vectors =
+      (3 * p.staged_rows + BlockGroupsWords(p.groups_per_block, p.staged_cols) + 3) / 4;
+  float* partials = reinterpret_cast<float*>(smem + scale_vectors);
+  const int partial_vectors = p.splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0;
+  uint4* zero = smem + scale_vectors + partial_vectors;
+  const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
+  uint4* staged = zero + (kOneSlot ? layout.row_vectors : 0);
+  uint8_t* ring = reinterpret_cast<uint8_t*>(staged + p.staged_rows * layout.row_vectors) +
+                  warp * kStages * StageBytes(kChunks);
+
+  const BlockTiles bt = MyTiles(p);
+  const int chunks = p.cols / kChunkElements;
+  const int items = (bt.last - bt.first) * p.splits;
+
+  // The load cursor runs kStages - 1 passes ahead of the compute cursor. Every step commits
+  // one copy group, empty past the end, so that "all but the newest kStages - 1 groups are
+  // done" always means "the pass about to be computed has landed".
+  LoadCursor load{};
+  bool loading = warp < items;
+  auto issue_next = [&](int stage) {
+    if (loading) {
+      IssuePass<kChunks>(load, chunks, lane, ring + stage * StageBytes(kChunks));
+      if (load.q + kChunksPerPass < load.chunk_end) {
+        load.q += kChunksPerPass;
+      } else if (load.index + warps < items) {
+        load = StartLoad<kGateUpSilu>(p, bt, bg.expert, load.index + warps, g);
+      } else {
+        loading = false;
+      }
+    }
+    CommitCopies();
+  };
+  StageInputs<kOneSlot>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
+    if (loading) load = StartLoad<kGateUpSilu>(p, bt, bg.expert, warp, g);
+    for (int stage = 0; stage < kStages - 1; ++stage) issue_next(stage);
+  });
+
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (warp < items) {
+    ComputeCursor at =
+        StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, warp, staged, zero, g, c);
+    for (int stage = 0;; stage = (stage + 1) % kStages) {
+      // The ring stage before this one is free again: refill it.
+      issue_next((stage + kStages - 1) % kStages);
+      WaitCopies<kStages - 1>();  // all but the newest kStages - 1 groups: this pass landed
+      const PassData<kChunks> data =
+          ReadPass<kChunks>(ring + stage * StageBytes(kChunks), at.q, chunks, lane);
+      ComputePass<kOneSlot, kChunks>(data, at.b, at.q, at.chunk_end, c, acc);
+      if (at.q + kChunksPerPass < at.chunk_end) {
+        at.q += kChunksPerPass;
+        continue;
+      }
+      // The item is done: write its tile, or (split plans) leave its partial sums.
+      if (kOneSlot) SumColumnThreads(acc);
+      if (p.splits == 1) {
+        WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, bt.first + at.index, out_scale, acc, g, c);
+      } else {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          partials[warp * kPartialFloatsPerWarp + 4 * lane + k] = acc[k];
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
+      if (at.index + warps >= items) break;
+      at = StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, at.index + warps, staged,
+                                                        zero, g, c);
+    }
+  }
+  WaitCopies<0>();
+  if (p.splits == 1) return;
+
+  // Split plans have one item per warp: warps i .. i + splits - 1 hold the splits of one tile;
+  // the first adds the others' partial sums in split order and writes the tile.
+  __syncthreads();
+  if (warp >= items || warp % p.splits != 0) return;
+  const int tile = bt.first + warp / p.splits;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    float sum = 0.0f;
+    for (int s = 0; s < p.splits; ++s) {
+      sum += partials[(warp + s) * kPartialFloatsPerWarp + 4 * lane + k];
+    }
+    acc[k] = sum;
+  }
+  WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, tile, out_scale, acc, g, c);
+}
+
+// Groups a range of `tiles_per_block` consecutive tiles can touch.
+int GroupsSpanned(int tiles_per_block, int tiles_per_group) {
+  return (tiles_per_block + tiles_per_group - 2) / tiles_per_group + 1;
+}
+
+int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block,
+                  int staged_cols, int warps, int splits, int stages, int chunks_per_thread) {
+  const StagedLayout layout = MakeStagedLayout(one_slot, cols / kChunkElements);
+  const int64_t scale_vectors =
+      (3 * staged_rows + BlockGroupsWords(groups_per_block, staged_cols) + 3) / 4;
+  const int64_t partial_vectors = splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0;
+  const int64_t zero_vectors = one_slot ? layout.row_vectors : 0;
+  return 16 * (scale_vectors + partial_vectors + zero_vectors +
+               int64_t{staged_rows} * layout.row_vectors) +
+         int64_t{warps} * stages * StageBytes(chunks_per_thread);
+}
+
+// Sizes the grid to the card: one block per SM while its shared memory fits, as many warps as
+// the block's tiles need in whole rounds (so the last round is nearly full), and where there
+// are fewer tiles than a block has warps to spare each tile's K split across warps so that
+// every SM still streams with many warps.
+absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_group, int cols,
+                                      int per_thread, int stages, int staged_cols,
+                                      int input_rows, int sms) {
+  const int chunks = cols / kChunkElements;
+  const int chunks_per_pass = 4 * per_thread;
+  const int passes = (chunks + chunks_per_pass - 1) / chunks_per_pass;
+  for (int blocks = std::min(sms, tiles); blocks <= tiles; blocks = std::min(tiles, 2 * blocks)) {
+    LaunchPlan plan;
+    plan.blocks = blocks;
+    const int per_block = (tiles + blocks - 1) / blocks;
+    int splits = per_block * 2 <= kMaxWarps
+                     ? std::min({kMaxWarps / per_block, passes, kMaxSplits})
+                     : 1;
+    const int passes_per_split = (passes + splits - 1) / splits;
+    splits = (passes + passes_per_split - 1) / passes_per_split;
+    plan.splits = splits;
+    plan.chunks_per_split = passes_per_split * chunks_per_pass;
+    if (splits > 1) {
+      plan.warps = per_block * splits;
+    } else {
+      const int rounds = (per_block + kMaxWarps - 1) / kMaxWarps;
+      plan.warps = (per_block + rounds - 1) / rounds;
+    }
+    plan.groups_per_block = GroupsSpanned(per_block, tiles_per_group);
+    plan.staged_rows = plan.groups_per_block * staged_cols;
+    plan.all_input_rows = input_rows < plan.staged_rows;
+    if (plan.all_input_rows) plan.staged_rows = input_rows;
+    plan.smem_bytes = SmemBytes(one_slot, cols, plan.staged_rows, plan.groups_per_block,
+                                staged_cols, plan.warps, plan.splits, stages, per_thread);
+    if (plan.smem_bytes <= kMaxDynamicSmemBytes) return plan;
+    if (blocks == tiles) break;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "sel kernels: %d inputs x %d slots per group do not fit the %d KiB of shared memory "
+      "the kernels stage inputs in",
+      cols, staged_cols, kMaxDynamicSmemBytes / 1024));
+}
+
+// The card's SM count, and the kernels' shared-memory limit raised, once per device.
+template <bool kGateUpSilu, bool kOneSlot>
+absl::StatusOr<int> PrepareDevice() {
+  static std::mutex mu;
+  static std::vector<int> sms_by_device;
+  int device = 0;
+  CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mu);
+  if (device >= static_cast<int>(sms_by_device.size())) sms_by_device.resize(device + 1, 0);
+  if (sms_by_device[device] == 0) {
+    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(SelNvfp4Kernel<kGateUpSilu, kOneSlot>,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              kMaxDynamicSmemBytes));
+    int sms = 0;
+    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    sms_by_device[device] = sms;
+  }
+  return sms_by_device[device];
+}
+
+template <bool kGateUpSilu, bool kOneSlot>
+absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream) {
+  ASSIGN_OR_RETURN(const int sms, (PrepareDevice<kGateUpSilu, kOneSlot>()));
+  constexpr int kPerThread = Tuning<kGateUpSilu, kOneSlot>::kChunksPerThread;
+  p.tiles = groups * p.tiles_per_group;
+  ASSIGN_OR_RETURN(const LaunchPlan plan,
+                   PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
+                              Tuning<kGateUpSilu, kOneSlot>::kStages, p.staged_cols,
+                              input_rows, sms));
+  p.splits = plan.splits;
+  p.chunks_per_split = plan.chunks_per_split;
+  p.staged_rows = plan.staged_rows;
+  p.groups_per_block = plan.groups_per_block;
+  p.all_input_rows = plan.all_input_rows ? input_rows : 0;
+  SelNvfp4Kernel<kGateUpSilu, kOneSlot>
+      <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
+  CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
+
+template <bool kGateUpSilu>
+absl::Status LaunchEither(const SelParams& p, const DeviceSlotGroups& groups, int input_rows,
+                          cudaStream_t stream) {
+  if (groups.max_group_slots == 1) {
+    return Launch<kGateUpSilu, true>(p, groups.groups, input_rows, stream);
+  }
+  return Launch<kGateUpSilu, false>(p, groups.groups, input_rows, stream);
 }
 
 absl::Status CheckGroups(const DeviceSlotGroups& groups) {
-  if (groups.groups < 1 || groups.groups > 65535) {
+  if (groups.groups < 1 || groups.slots_total < groups.groups) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("groups: %d is outside [1, 65535]", groups.groups));
+        absl::StrFormat("groups: %d groups of %d slots; at least 1 group, and a slot each",
+                        groups.groups, groups.slots_total));
   }
   if (groups.max_group_slots < 1 || groups.max_group_slots > kMaxGroupSlots) {
     return absl::InvalidArgumentError(absl::StrFormat("max_group_slots: %d is outside [1, %d]",
@@ -333,27 +846,31 @@ absl::Status CheckBank(const char* name, const DeviceNvfp4Bank& bank) {
   }
   if (reinterpret_cast<uintptr_t>(bank.codes) % 16 != 0 ||
       reinterpret_cast<uintptr_t>(bank.scales) % 2 != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: codes must be 16-byte aligned", name));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: codes must be 16-byte aligned and scales 2-byte aligned", name));
   }
   return absl::OkStatus();
 }
 
-template <bool kGateUpSilu>
-absl::Status Launch(const SelParams& p, int tiles, int groups, cudaStream_t stream) {
-  static std::once_flag once;
-  static cudaError_t attribute_error = cudaSuccess;
-  std::call_once(once, [] {
-    attribute_error =
-        cudaFuncSetAttribute(SelNvfp4Kernel<kGateUpSilu>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxDynamicSmemBytes);
-  });
-  CUDA_RETURN_IF_ERROR(attribute_error);
-  const dim3 grid((tiles + kWarpsPerBlock - 1) / kWarpsPerBlock, groups);
-  SelNvfp4Kernel<kGateUpSilu>
-      <<<grid, kThreads, StagedBytes(p.cols, p.staged_cols, Tuning<kGateUpSilu>::kChunksPerThread),
-         stream>>>(p);
-  CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  return absl::OkStatus();
+// One thread per (expert, row, chunk): its 16 code bytes, bit-permuted, and its 2 scale bytes,
+// to their sel-layout places.
+__global__ void ToSelLayoutKernel(DeviceNvfp4Bank checkpoint, uint8_t* sel_codes,
+                                  uint8_t* sel_scales) {
+  const int chunks = checkpoint.cols / kChunkElements;
+  const int64_t per_expert = int64_t{checkpoint.rows} * chunks;
+  const int64_t total = per_expert * checkpoint.experts;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t expert = i / per_expert;
+    const int64_t row = (i % per_expert) / chunks;
+    const int q = static_cast<int>(i % chunks);
+    const int64_t to = expert * per_expert + SelChunkIndex(row, q, chunks);
+    const uint4 code = reinterpret_cast<const uint4*>(checkpoint.codes)[i];
+    reinterpret_cast<uint4*>(sel_codes)[to] = make_uint4(
+        ToSelLayout(code.x), ToSelLayout(code.y), ToSelLayout(code.z), ToSelLayout(code.w));
+    reinterpret_cast<uint16_t*>(sel_scales)[to] =
+        reinterpret_cast<const uint16_t*>(checkpoint.scales)[i];
+  }
 }
 
 }  // namespace
@@ -365,15 +882,31 @@ absl::Status CanImplementSelKernels(const MoeGeometry& g, int max_group_slots) {
           "%s: %d is not a multiple of 32, which the cuda kernels' 16-byte loads need", name,
           cols));
     }
-    if (std::max(StagedBytes(cols, max_group_slots, Tuning<true>::kChunksPerThread),
-                 StagedBytes(cols, max_group_slots, Tuning<false>::kChunksPerThread)) >
-        kMaxDynamicSmemBytes) {
+    // The least a launch stages: one group's rows, with one tile per block.
+    const bool one_slot = max_group_slots == 1;
+    const int stages = one_slot ? Tuning<true, true>::kStages : Tuning<true, false>::kStages;
+    if (SmemBytes(one_slot, cols, max_group_slots, 1, max_group_slots, 1, 1, stages,
+                  Tuning<true, true>::kChunksPerThread) > kMaxDynamicSmemBytes) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: %d inputs x %d slots per group do not fit the %d KiB of shared memory the "
           "cuda kernels stage inputs in",
           name, cols, max_group_slots, kMaxDynamicSmemBytes / 1024));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status LaunchToSelLayout(const DeviceNvfp4Bank& checkpoint, uint8_t* sel_codes,
+                               uint8_t* sel_scales, cudaStream_t stream) {
+  RETURN_IF_ERROR(CheckBank("sel layout", checkpoint));
+  if (sel_codes == nullptr || sel_scales == nullptr ||
+      reinterpret_cast<uintptr_t>(sel_codes) % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(sel_scales) % 2 != 0 || checkpoint.rows % 8 != 0) {
+    return absl::InvalidArgumentError(
+        "sel layout: rows must be a multiple of 8 and the sel buffers aligned like the bank's");
+  }
+  ToSelLayoutKernel<<<4 * 132, 256, 0, stream>>>(checkpoint, sel_codes, sel_scales);
+  CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }
 
@@ -393,6 +926,14 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
                     .expert_scale_bytes = int64_t{a.gate_up.rows} * a.gate_up.cols / 16,
                     .cols = a.gate_up.cols,
                     .out_rows = ff,
+                    .tiles_per_group = ff / 8,
+                    .tiles = 0,
+                    .splits = 1,
+                    .chunks_per_split = 0,
+                    .staged_cols = a.groups.max_group_slots,
+                    .groups_per_block = 0,
+                    .staged_rows = 0,
+                    .all_input_rows = 0,
                     .in = a.x,
                     .in_row_div = a.selected,
                     .global_a = a.gate_global,
@@ -400,9 +941,9 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
                     .group_expert = a.groups.expert,
                     .group_begin = a.groups.slot_begin,
                     .group_slots = a.groups.slots,
-                    .staged_cols = a.groups.max_group_slots,
                     .out = a.h};
-  return Launch<true>(p, ff / 8, a.groups.groups, stream);
+  return LaunchEither<true>(p, a.groups, (a.groups.slots_total + a.selected - 1) / a.selected,
+                           stream);
 }
 
 absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
@@ -418,6 +959,14 @@ absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
                     .expert_scale_bytes = int64_t{a.down.rows} * a.down.cols / 16,
                     .cols = a.down.cols,
                     .out_rows = a.down.rows,
+                    .tiles_per_group = a.down.rows / 16,
+                    .tiles = 0,
+                    .splits = 1,
+                    .chunks_per_split = 0,
+                    .staged_cols = a.groups.max_group_slots,
+                    .groups_per_block = 0,
+                    .staged_rows = 0,
+                    .all_input_rows = 0,
                     .in = a.h,
                     .in_row_div = 1,
                     .global_a = a.down_global,
@@ -425,9 +974,8 @@ absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
                     .group_expert = a.groups.expert,
                     .group_begin = a.groups.slot_begin,
                     .group_slots = a.groups.slots,
-                    .staged_cols = a.groups.max_group_slots,
                     .out = a.y};
-  return Launch<false>(p, a.down.rows / 16, a.groups.groups, stream);
+  return LaunchEither<false>(p, a.groups, a.groups.slots_total, stream);
 }
 
 }  // namespace gpuprobe

@@ -1,11 +1,14 @@
 // Host launchers of the routed NVFP4 MoE kernels on CUDA (sm_90a):
 //   sel_gu_silu: h[slot] = silu(gate) * up, [gate; up] = W_gu[sel[slot]] . x[slot / selected]
 //   sel_down:    y[slot] = W_dn[sel[slot]] . h[slot]
-// Each block column (grid.y) is one SlotGroups group: one slot for the per-slot kernels, up to
-// eight slots sharing an expert for the union-gather kernels. Weights are read with 16-byte
-// loads, decoded exactly to f16 (code * block scale) and multiplied on the tensor cores
+// The work is one SlotGroups group per expert read: one slot for the per-slot kernels, up to
+// eight slots sharing an expert for the union-gather kernels. Codes are read in gpuprobe's sel
+// layout (kernels/nvfp4_pack.h; LaunchToSelLayout writes it once when the banks are loaded)
+// with 16-byte loads, decoded exactly to f16 (code * 2^-14) and multiplied on the tensor cores
 // (mma.m16n8k16, f32 accumulation) against the inputs split into f16 hi + lo parts after a
-// per-row power-of-two scaling, so the result carries fp32-level error, not f16's.
+// per-row power-of-two scaling; each 16-element block's sum is scaled by its e4m3 block scale
+// in f32, so the result carries fp32-level error, not f16's. The grid is sized to the card:
+// one persistent block per SM streams a balanced range of 16-row tiles.
 //
 //   RETURN_IF_ERROR(CanImplementSelKernels(geometry, plan.max_group_slots));
 //   RETURN_IF_ERROR(LaunchSelGuSilu(args, stream));
@@ -24,6 +27,8 @@ namespace gpuprobe {
 struct DeviceNvfp4Bank {
   const uint8_t* codes = nullptr;   // [experts][rows][cols / 2]
   const uint8_t* scales = nullptr;  // [experts][rows][cols / 16]
+  // The sel kernels take banks in the sel layout (LaunchToSelLayout), the floor the
+  // checkpoint's.
   int experts = 0;
   int rows = 0;  // per expert
   int cols = 0;  // inputs per row
@@ -36,6 +41,7 @@ struct DeviceSlotGroups {
   const int32_t* slots = nullptr;
   int groups = 0;
   int max_group_slots = 0;  // 1 for per-slot plans, at most 8
+  int slots_total = 0;      // slots of all groups
 };
 
 struct SelGuSiluArgs {
@@ -60,6 +66,12 @@ struct SelDownArgs {
 // aligned), group width <= 8, and a staged input row that fits in shared memory. Checked
 // before any allocation; INVALID_ARGUMENT names the field and the limit.
 absl::Status CanImplementSelKernels(const MoeGeometry& geometry, int max_group_slots);
+
+// Writes a checkpoint-layout bank's codes and scales in the sel layout (kernels/nvfp4_pack.h:
+// chunks reordered within each octet of rows, code bits permuted within each word; every
+// expert keeps its bytes and its place). Not a timed kernel: run once per bank.
+absl::Status LaunchToSelLayout(const DeviceNvfp4Bank& checkpoint, uint8_t* sel_codes,
+                               uint8_t* sel_scales, cudaStream_t stream);
 
 // Enqueue on `stream` (capturable in a CUDA graph); check the launch, not completion.
 absl::Status LaunchSelGuSilu(const SelGuSiluArgs& args, cudaStream_t stream);

@@ -1,13 +1,27 @@
-// Bit-level helpers shared by the CUDA kernels and their host-side tests: how one 32-bit word
-// of NVFP4 codes (8 elements, element 2j in the low nibble of byte j) becomes tensor-core
-// operands, and which element of a 32-element chunk feeds which operand slot.
+// gpuprobe's device-side layout of NVFP4 codes for the sel kernels ("sel layout"), shared by the
+// CUDA kernels, the repack kernel that writes it and their host-side tests.
 //
-// Hopper has no fp4 conversion instruction. An e2m1 nibble (s e1 e0 m) placed in an e4m3 byte
-// as (s 0 0 e1 e0 m 0 0) decodes, normal and subnormal alike, to exactly 2^-6 times its e2m1
-// value; cvt.rn.f16x2.e4m3x2 then turns two such bytes into an exact f16 pair. Two registers
-// hold a word's 8 elements: "even" bytes are elements 0, 2, 4, 6 and "odd" bytes 1, 3, 5, 7.
+// Hopper has no fp4 conversion instruction, so the kernels decode in software. An e2m1 code
+// placed in an f16 with its sign at bit 15 and its three magnitude bits (e1 e0 m) at bits
+// 11..9 is exactly code_value * 2^-14, subnormals included. The sel layout permutes the 32 bits
+// of every 32-bit code word (8 elements, element e in bits 4e..4e+3 of the checkpoint's
+// little-endian word) once, when the banks are loaded, so that four masks give the word's four
+// f16 pairs, about 0.875 instructions per weight:
 //
-//   uint32_t even = EvenNibblesToE4m3(word);  // byte b = element 2b, times 2^-6
+//   pair 0 = w & kSelHalfMask               elements 0, 1 (low half, high half)
+//   pair 1 = (w << 8) & kSelHalfMask        elements 2, 3
+//   pair 2 = brev(w) & kSelHalfMask         elements 4, 5
+//   pair 3 = (brev(w) << 8) & kSelHalfMask  elements 6, 7
+//
+// The 16-byte chunks (32 elements of a row) move too, within their expert: rows are taken in
+// octets (8 consecutive rows: the 8 lane groups of an mma tile), chunks in quads (the 4 column
+// threads), and each octet x quad is one contiguous 512-byte block, row-major, so that one
+// 16-byte load per lane of a warp reads 512 contiguous bytes. Scales (2 bytes per row and
+// chunk) move the same way, in 64-byte blocks. Every expert keeps its byte count and its place,
+// so the sel kernels read exactly the checkpoint's bytes per expert.
+//
+//   uint32_t sel_word = ToSelLayout(checkpoint_word);   // ToCheckpointLayout undoes it
+//   int64_t at = SelChunkIndex(row, chunk, chunks_per_row);  // where chunk (row, chunk) goes
 #pragma once
 
 #include <cstdint>
@@ -20,25 +34,78 @@
 
 namespace gpuprobe {
 
-// The e4m3 byte of an e2m1 nibble is worth 2^-6 of the nibble's value.
-inline constexpr float kE4m3FromE2m1Scale = 64.0f;
+// Sign bits 15 and 31, magnitude bits 11..9 and 27..25 of an f16 pair.
+inline constexpr uint32_t kSelHalfMask = 0x8E008E00u;
+// A decoded code is worth 2^-14 of its e2m1 value.
+inline constexpr float kSelDecodeScale = 16384.0f;
 
-// Written so that each is three or four ALU instructions: one mask, shifts, one three-input
-// logic op.
-GPUPROBE_HOST_DEVICE uint32_t EvenNibblesToE4m3(uint32_t word) {
-  return ((word << 2) & 0x1C1C1C1Cu) | ((word & 0x08080808u) << 4);
+GPUPROBE_HOST_DEVICE uint32_t ReverseBits(uint32_t w) {
+#if defined(__CUDA_ARCH__)
+  return __brev(w);
+#else
+  w = ((w >> 1) & 0x55555555u) | ((w & 0x55555555u) << 1);
+  w = ((w >> 2) & 0x33333333u) | ((w & 0x33333333u) << 2);
+  w = ((w >> 4) & 0x0F0F0F0Fu) | ((w & 0x0F0F0F0Fu) << 4);
+  w = ((w >> 8) & 0x00FF00FFu) | ((w & 0x00FF00FFu) << 8);
+  return (w >> 16) | (w << 16);
+#endif
 }
 
-GPUPROBE_HOST_DEVICE uint32_t OddNibblesToE4m3(uint32_t word) {
-  return ((word >> 2) & 0x1C1C1C1Cu) | (word & 0x80808080u);
+// The four f16 pairs of a sel-layout word: pairs[i] holds elements 2i (low half) and 2i + 1.
+GPUPROBE_HOST_DEVICE void DecodeSelWord(uint32_t w, uint32_t (&pairs)[4]) {
+  const uint32_t reversed = ReverseBits(w);
+  pairs[0] = w & kSelHalfMask;
+  pairs[1] = (w << 8) & kSelHalfMask;
+  pairs[2] = reversed & kSelHalfMask;
+  pairs[3] = (reversed << 8) & kSelHalfMask;
 }
 
-// A 16-byte chunk of a row holds 32 elements, consumed by 8 mma.m16n8k16 steps. In step s a
-// thread supplies 4 elements of the chunk through operand slots 0..3 (a[0].lo, a[0].hi, a[2].lo,
-// a[2].hi, and the same slots of b[0], b[1]). Step s reads word s/2: its even register when s
-// is even, its odd register when s is odd; slot k is byte k of that register.
-GPUPROBE_HOST_DEVICE int ChunkElementOfStepSlot(int step, int slot) {
-  return 8 * (step / 2) + (step % 2) + 2 * slot;
+// Where bit `bit` (0 = m, 1 = e0, 2 = e1, 3 = sign) of element `element` sits in a sel-layout
+// word. Its place in the decoded pair: bit 15 for the sign, 9 + bit for the magnitude, plus 16
+// for odd elements; pair i takes that place from bit t (pair 0), t - 8 (pair 1), 31 - t
+// (pair 2, reversed) or 39 - t (pair 3, reversed and shifted).
+GPUPROBE_HOST_DEVICE int SelLayoutBit(int element, int bit) {
+  const int t = 16 * (element % 2) + (bit == 3 ? 15 : 9 + bit);
+  switch (element / 2) {
+    case 0:
+      return t;
+    case 1:
+      return t - 8;
+    case 2:
+      return 31 - t;
+    default:
+      return 39 - t;
+  }
+}
+
+GPUPROBE_HOST_DEVICE uint32_t ToSelLayout(uint32_t checkpoint_word) {
+  uint32_t out = 0;
+  for (int element = 0; element < 8; ++element) {
+    for (int bit = 0; bit < 4; ++bit) {
+      out |= ((checkpoint_word >> (4 * element + bit)) & 1u) << SelLayoutBit(element, bit);
+    }
+  }
+  return out;
+}
+
+GPUPROBE_HOST_DEVICE uint32_t ToCheckpointLayout(uint32_t sel_word) {
+  uint32_t out = 0;
+  for (int element = 0; element < 8; ++element) {
+    for (int bit = 0; bit < 4; ++bit) {
+      out |= ((sel_word >> SelLayoutBit(element, bit)) & 1u) << (4 * element + bit);
+    }
+  }
+  return out;
+}
+
+// The place, in 16-byte chunks (codes) or 2-byte pairs (scales) from the start of the expert's
+// matrix, of chunk `chunk` of row `row` in the sel layout. Octet o's chunks start where the
+// checkpoint's row 8o starts; within it, quad u's block starts at 32u and holds row r's chunk
+// 4u + c at 32u + r * width + c, width 4 except for a last, narrower quad.
+GPUPROBE_HOST_DEVICE int64_t SelChunkIndex(int64_t row, int chunk, int chunks_per_row) {
+  const int quad = chunk / 4;
+  const int width = chunks_per_row - 4 * quad < 4 ? chunks_per_row - 4 * quad : 4;
+  return (row / 8) * 8 * chunks_per_row + 32 * quad + (row % 8) * width + chunk % 4;
 }
 
 }  // namespace gpuprobe

@@ -24,21 +24,43 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// One NVFP4 tensor of all experts, twice: in the checkpoint's layout, which the floor kernel
+// reads (its checksum is the checkpoint bytes'), and in the sel kernels' layout
+// (kernels/nvfp4_pack.h), written from the first on the device once per bank. Same bytes per
+// expert, same places.
+struct DeviceBank {
+  DeviceBuffer codes, scales, sel_codes, sel_scales;
+  int experts = 0, rows = 0, cols = 0;
+
+  DeviceNvfp4Bank View(bool sel_layout) const {
+    return {(sel_layout ? sel_codes : codes).get<uint8_t>(),
+            (sel_layout ? sel_scales : scales).get<uint8_t>(), experts, rows, cols};
+  }
+
+  static absl::StatusOr<DeviceBank> Upload(const Nvfp4Bank& host, int experts,
+                                           cudaStream_t stream) {
+    DeviceBank bank;
+    bank.experts = experts;
+    bank.rows = static_cast<int>(host.rows);
+    bank.cols = static_cast<int>(host.cols);
+    ASSIGN_OR_RETURN(bank.codes, DeviceBuffer::FromHost(host.codes));
+    ASSIGN_OR_RETURN(bank.scales, DeviceBuffer::FromHost(host.scales));
+    ASSIGN_OR_RETURN(bank.sel_codes, DeviceBuffer::Allocate(bank.codes.bytes()));
+    ASSIGN_OR_RETURN(bank.sel_scales, DeviceBuffer::Allocate(bank.scales.bytes()));
+    RETURN_IF_ERROR(LaunchToSelLayout(bank.View(false), bank.sel_codes.get<uint8_t>(),
+                                      bank.sel_scales.get<uint8_t>(), stream));
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+    return bank;
+  }
+};
+
 }  // namespace
 
 struct CudaBackend::Banks {
   MoeGeometry geometry;
   uint64_t seed = 0;
-  DeviceBuffer gu_codes, gu_scales, dn_codes, dn_scales, gate_global, up_global, down_global;
-
-  DeviceNvfp4Bank GateUp() const {
-    return {gu_codes.get<uint8_t>(), gu_scales.get<uint8_t>(), geometry.experts, 2 * geometry.ff,
-            geometry.hidden};
-  }
-  DeviceNvfp4Bank Down() const {
-    return {dn_codes.get<uint8_t>(), dn_scales.get<uint8_t>(), geometry.experts, geometry.hidden,
-            geometry.ff};
-  }
+  DeviceBank gate_up, down;
+  DeviceBuffer gate_global, up_global, down_global;
 };
 
 // An arm's device buffers, its launch plan and the graphs captured for it.
@@ -159,10 +181,8 @@ absl::Status CudaBackend::LoadBanks(const MoeGeometry& geometry, uint64_t seed) 
   auto banks = std::make_unique<Banks>();
   banks->geometry = geometry;
   banks->seed = seed;
-  ASSIGN_OR_RETURN(banks->gu_codes, DeviceBuffer::FromHost(host.gate_up.codes));
-  ASSIGN_OR_RETURN(banks->gu_scales, DeviceBuffer::FromHost(host.gate_up.scales));
-  ASSIGN_OR_RETURN(banks->dn_codes, DeviceBuffer::FromHost(host.down.codes));
-  ASSIGN_OR_RETURN(banks->dn_scales, DeviceBuffer::FromHost(host.down.scales));
+  ASSIGN_OR_RETURN(banks->gate_up, DeviceBank::Upload(host.gate_up, geometry.experts, stream_));
+  ASSIGN_OR_RETURN(banks->down, DeviceBank::Upload(host.down, geometry.experts, stream_));
   ASSIGN_OR_RETURN(banks->gate_global, DeviceBuffer::FromHost(host.gate_global));
   ASSIGN_OR_RETURN(banks->up_global, DeviceBuffer::FromHost(host.up_global));
   ASSIGN_OR_RETURN(banks->down_global, DeviceBuffer::FromHost(host.down_global));
@@ -190,7 +210,8 @@ absl::StatusOr<ArmHandle> CudaBackend::PrepareArm(const ArmInputs& inputs) {
   ASSIGN_OR_RETURN(arm->group_begin, DeviceBuffer::FromHost(plan.slot_begin));
   ASSIGN_OR_RETURN(arm->group_slots, DeviceBuffer::FromHost(plan.slots));
   arm->groups = {arm->group_expert.get<int32_t>(), arm->group_begin.get<int32_t>(),
-                 arm->group_slots.get<int32_t>(), plan.groups(), plan.max_group_slots};
+                 arm->group_slots.get<int32_t>(), plan.groups(), plan.max_group_slots,
+                 arm->slots};
   arm->floor_blocks = kFloorBlocksPerSm * details_.multiprocessors;
   ASSIGN_OR_RETURN(arm->partials, DeviceBuffer::Allocate(arm->floor_blocks * sizeof(uint32_t)));
   arms_.push_back(std::move(arm));
@@ -207,7 +228,8 @@ absl::StatusOr<CudaBackend::Arm*> CudaBackend::Find(ArmHandle handle) {
 }
 
 ReadFloorArgs CudaBackend::FloorArgs(const Arm& arm, MoeKernel kernel) const {
-  const DeviceNvfp4Bank bank = kernel == MoeKernel::kGateUpSilu ? banks_->GateUp() : banks_->Down();
+  const DeviceNvfp4Bank bank =
+      (kernel == MoeKernel::kGateUpSilu ? banks_->gate_up : banks_->down).View(false);
   const int64_t code_bytes = int64_t{bank.rows} * bank.cols / 2;
   const int64_t scale_bytes = int64_t{bank.rows} * bank.cols / kNvfp4BlockSize;
   ReadFloorArgs args;
@@ -226,7 +248,7 @@ absl::Status CudaBackend::Launch(Arm& arm, MoeKernel kernel, cudaStream_t stream
   }
   if (kernel == MoeKernel::kGateUpSilu) {
     SelGuSiluArgs args;
-    args.gate_up = banks_->GateUp();
+    args.gate_up = banks_->gate_up.View(true);
     args.gate_global = banks_->gate_global.get<float>();
     args.up_global = banks_->up_global.get<float>();
     args.x = arm.x.get<float>();
@@ -236,7 +258,7 @@ absl::Status CudaBackend::Launch(Arm& arm, MoeKernel kernel, cudaStream_t stream
     return LaunchSelGuSilu(args, stream);
   }
   SelDownArgs args;
-  args.down = banks_->Down();
+  args.down = banks_->down.View(true);
   args.down_global = banks_->down_global.get<float>();
   args.h = arm.h_in.get<float>();
   args.groups = arm.groups;

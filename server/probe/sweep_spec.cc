@@ -162,7 +162,9 @@ std::vector<Arm> ExpandArms(const SweepSpec& spec) {
 
 int64_t EstimateDeviceBytes(const SweepSpec& spec, const std::vector<Arm>& arms) {
   const MoeGeometry& g = spec.geometry;
-  int64_t bytes = BankBytes(g);
+  // The cuda backend keeps the codes and scales twice (checkpoint layout for the floor, sel
+  // layout for the sel kernels).
+  int64_t bytes = BankBytes(g) + g.experts * (GateUpExpertBytes(g) + DownExpertBytes(g));
   for (const Arm& arm : arms) {
     bytes += int64_t{4} * arm.t * g.hidden;                   // x
     bytes += int64_t{4} * arm.slots * (g.ff + g.hidden + 1);  // h, y, sel

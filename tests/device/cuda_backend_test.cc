@@ -86,7 +86,10 @@ INSTANTIATE_TEST_SUITE_P(
                     Geometry{64, 1024, 256, 4, 1},    // t = 1
                     Geometry{64, 1024, 256, 4, 8},    // t = 8: up to 8 slots per expert
                     Geometry{32, 544, 96, 2, 8},      // ff and hidden not multiples of 128
-                    Geometry{16, 512, 160, 4, 4}),
+                    Geometry{16, 512, 160, 4, 4},
+                    Geometry{256, 4096, 1024, 8, 4},  // a larger model
+                    Geometry{16, 2560, 640, 2, 1},    // few tiles: K split across warps
+                    Geometry{8, 64, 32, 8, 8}),       // blocks span groups of 8 slots
     [](const testing::TestParamInfo<Geometry>& info) { return Name(info.param); });
 
 TEST_F(CudaBackendTest, RefusesWidthsItsKernelsCannotLoad) {

@@ -1,6 +1,8 @@
 #include "kernels/nvfp4_pack.h"
 
+#include <cmath>
 #include <set>
+#include <vector>
 
 #include "common/seeded_rng.h"
 #include "gtest/gtest.h"
@@ -9,46 +11,106 @@
 namespace gpuprobe {
 namespace {
 
-double ByteValue(uint32_t reg, int byte) {
-  return *DecodeE4m3(static_cast<uint8_t>(reg >> (8 * byte))) * kE4m3FromE2m1Scale;
+// IEEE binary16 bits to their value (normals and subnormals; no inf or NaN can arise here).
+double HalfValue(uint16_t bits) {
+  const int exponent = (bits >> 10) & 0x1F;
+  const int mantissa = bits & 0x3FF;
+  EXPECT_NE(exponent, 0x1F) << "decoded an f16 inf or NaN: " << bits;
+  const double magnitude = exponent == 0 ? std::ldexp(mantissa, -24)
+                                         : std::ldexp(1024 + mantissa, exponent - 25);
+  return (bits & 0x8000) ? -magnitude : magnitude;
 }
 
-TEST(Nvfp4PackTest, EveryNibbleBecomesAnE4m3ByteWorthItsValueTimes2ToTheMinus6) {
-  for (uint32_t nibble = 0; nibble < 16; ++nibble) {
+// Element e of a sel-layout word, decoded as the kernels do, times 2^14.
+double DecodedElement(uint32_t sel_word, int element) {
+  uint32_t pairs[4];
+  DecodeSelWord(sel_word, pairs);
+  const uint32_t pair = pairs[element / 2];
+  const uint16_t half = static_cast<uint16_t>(element % 2 == 0 ? pair : pair >> 16);
+  return HalfValue(half) * kSelDecodeScale;
+}
+
+TEST(Nvfp4PackTest, EveryCodeInEveryPositionDecodesToItsValue) {
+  for (uint32_t code = 0; code < 16; ++code) {
     for (int position = 0; position < 8; ++position) {
-      const uint32_t word = nibble << (4 * position);
-      const uint32_t reg = position % 2 == 0 ? EvenNibblesToE4m3(word) : OddNibblesToE4m3(word);
-      EXPECT_EQ(ByteValue(reg, position / 2), E2m1Value(static_cast<uint8_t>(nibble)))
-          << "nibble " << nibble << " at position " << position;
+      const uint32_t word = code << (4 * position);
+      const uint32_t sel = ToSelLayout(word);
+      for (int element = 0; element < 8; ++element) {
+        const double want = element == position ? E2m1Value(static_cast<uint8_t>(code)) : 0.0;
+        EXPECT_EQ(DecodedElement(sel, element), want)
+            << "code " << code << " at position " << position << ", element " << element;
+      }
+      // The sign survives: code 8 is -0, whose f16 is 0x8000, not 0.
+      EXPECT_EQ(std::signbit(DecodedElement(sel, position)), code >= 8) << "code " << code;
+      EXPECT_EQ(ToCheckpointLayout(sel), word) << "code " << code << " position " << position;
     }
   }
 }
 
-TEST(Nvfp4PackTest, RandomWordsDecodeElementByElement) {
-  SeededRng rng(17);
-  for (int trial = 0; trial < 1000; ++trial) {
-    const uint32_t word = static_cast<uint32_t>(rng.Next());
-    const uint32_t even = EvenNibblesToE4m3(word), odd = OddNibblesToE4m3(word);
-    for (int e = 0; e < 8; ++e) {
-      const double want = E2m1Value(static_cast<uint8_t>(word >> (4 * e)));
-      EXPECT_EQ(ByteValue(e % 2 == 0 ? even : odd, e / 2), want) << std::hex << word;
-    }
-  }
-}
-
-TEST(Nvfp4PackTest, StepsAndSlotsCoverEveryElementOfAChunkOnce) {
+TEST(Nvfp4PackTest, TheLayoutIsAPermutationOfTheWordsBits) {
   std::set<int> seen;
-  for (int step = 0; step < 8; ++step) {
-    for (int slot = 0; slot < 4; ++slot) {
-      const int element = ChunkElementOfStepSlot(step, slot);
-      EXPECT_TRUE(seen.insert(element).second) << "element " << element << " twice";
-      // The element must be what the kernel's register holds in that slot: word step/2,
-      // even register on even steps, byte `slot` of it.
-      EXPECT_EQ(element / 8, step / 2);
-      EXPECT_EQ(element % 8, 2 * slot + step % 2);
+  for (int element = 0; element < 8; ++element) {
+    for (int bit = 0; bit < 4; ++bit) {
+      const int at = SelLayoutBit(element, bit);
+      EXPECT_GE(at, 0);
+      EXPECT_LT(at, 32);
+      EXPECT_TRUE(seen.insert(at).second) << "bit " << at << " used twice";
     }
   }
   EXPECT_EQ(seen.size(), 32u);
+  for (int bit = 0; bit < 32; ++bit) {
+    EXPECT_EQ(ToCheckpointLayout(ToSelLayout(1u << bit)), 1u << bit);
+    EXPECT_EQ(ToSelLayout(ToCheckpointLayout(1u << bit)), 1u << bit);
+  }
+}
+
+TEST(Nvfp4PackTest, RandomWordsRoundTripAndDecodeElementByElement) {
+  SeededRng rng(17);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const uint32_t word = static_cast<uint32_t>(rng.Next());
+    const uint32_t sel = ToSelLayout(word);
+    ASSERT_EQ(ToCheckpointLayout(sel), word) << std::hex << word;
+    ASSERT_EQ(__builtin_popcount(sel), __builtin_popcount(word)) << std::hex << word;
+    for (int e = 0; e < 8; ++e) {
+      ASSERT_EQ(DecodedElement(sel, e), E2m1Value(static_cast<uint8_t>(word >> (4 * e))))
+          << std::hex << word << " element " << e;
+    }
+  }
+}
+
+TEST(Nvfp4PackTest, ChunkPlacesAreAPermutationWithinEachOctetOfRows) {
+  for (int chunks : {1, 2, 3, 4, 5, 17, 20, 80}) {
+    const int rows = 24;
+    std::vector<int> seen(rows * chunks, 0);
+    for (int row = 0; row < rows; ++row) {
+      for (int q = 0; q < chunks; ++q) {
+        const int64_t at = SelChunkIndex(row, q, chunks);
+        ASSERT_GE(at, (row / 8) * 8 * chunks) << "chunks " << chunks << " row " << row;
+        ASSERT_LT(at, (row / 8 + 1) * 8 * chunks) << "chunks " << chunks << " row " << row;
+        ++seen[at];
+      }
+    }
+    for (int i = 0; i < rows * chunks; ++i) ASSERT_EQ(seen[i], 1) << "chunks " << chunks;
+  }
+}
+
+TEST(Nvfp4PackTest, AWarpsLoadOfOneQuadIs512ContiguousBytes) {
+  // Lane 4g + c reads row g's chunk 4u + c of a full quad: place 32u + lane.
+  for (int u = 0; u < 20; ++u) {
+    for (int lane = 0; lane < 32; ++lane) {
+      EXPECT_EQ(SelChunkIndex(8 + lane / 4, 4 * u + lane % 4, 80), 8 * 80 + 32 * u + lane);
+    }
+  }
+}
+
+TEST(Nvfp4PackTest, ReverseBitsMatchesABitByBitReversal) {
+  SeededRng rng(5);
+  for (int trial = 0; trial < 1000; ++trial) {
+    const uint32_t w = static_cast<uint32_t>(rng.Next());
+    uint32_t want = 0;
+    for (int b = 0; b < 32; ++b) want |= ((w >> b) & 1u) << (31 - b);
+    ASSERT_EQ(ReverseBits(w), want) << std::hex << w;
+  }
 }
 
 }  // namespace
