@@ -3,11 +3,16 @@
 #include <iostream>
 
 #include "absl/strings/str_format.h"
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
+#include "client/artifact_download.h"
 #include "client/check_printer.h"
 #include "client/exit_codes.h"
 #include "client/job_stream.h"
 #include "client/sweep_printer.h"
 #include "client/sweep_request_flags.h"
+
+ABSL_DECLARE_FLAG(std::string, dump);
 
 namespace gpuprobe {
 
@@ -39,10 +44,18 @@ int CheckCommand(const ClientContext& context) {
   context.Prepare(rpc);
   std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Check(&rpc, *request);
   CheckPrinter& p = **printer;
-  return StreamJob(context, *stream,
-                   {.started = [&](const v1::JobStarted& e) { p.Started(e); },
-                    .check = [&](const v1::KernelCheck& e) { p.Check(e); },
-                    .finished = [&](const v1::JobFinished& e) { p.Finished(e); }});
+  std::string job_id;
+  const int exit_code =
+      StreamJob(context, *stream,
+                {.accepted = [&](const v1::JobAccepted& e) { job_id = e.job_id(); },
+                 .started = [&](const v1::JobStarted& e) { p.Started(e); },
+                 .check = [&](const v1::KernelCheck& e) { p.Check(e); },
+                 .finished = [&](const v1::JobFinished& e) { p.Finished(e); }});
+  // A failed check's dump is the evidence: fetch it whenever the job ran.
+  const std::string dump = absl::GetFlag(FLAGS_dump);
+  if (dump.empty() || job_id.empty()) return exit_code;
+  const int fetched = DownloadArtifacts(context, job_id, dump);
+  return exit_code != kExitOk ? exit_code : fetched;
 }
 
 int InfoCommand(const ClientContext& context) {

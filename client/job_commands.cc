@@ -219,7 +219,12 @@ int JobsCommand(const ClientContext& context) {
     std::pair<std::string, std::string> kv = absl::StrSplit(label, absl::MaxSplits('=', 1));
     (*request.mutable_labels())[kv.first] = kv.second;
   }
-  request.set_page_size(static_cast<uint32_t>(std::max(1, absl::GetFlag(FLAGS_limit))));
+  const int limit = absl::GetFlag(FLAGS_limit);
+  if (limit < 1 || limit > 1000) {
+    return UsageError(absl::InvalidArgumentError(
+        absl::StrFormat("--limit: %d is outside [1, 1000]", limit)));
+  }
+  request.set_page_size(static_cast<uint32_t>(limit));
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
   context.Prepare(rpc);

@@ -54,6 +54,7 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
     switch (event.event_case()) {
       case v1::JobEvent::kAccepted:
         job_id = event.accepted().job_id();
+        on.accepted(event.accepted());
         progress.Show(
             absl::StrFormat("job %s queued, %d ahead", job_id, event.accepted().queue_position()));
         break;

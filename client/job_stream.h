@@ -11,6 +11,7 @@ namespace gpuprobe {
 
 // What a command does with each kind of event; StreamJob handles progress and the status.
 struct EventHandlers {
+  std::function<void(const v1::JobAccepted&)> accepted = [](const v1::JobAccepted&) {};
   std::function<void(const v1::JobStarted&)> started = [](const v1::JobStarted&) {};
   std::function<void(const v1::Row&)> row = [](const v1::Row&) {};
   std::function<void(const v1::KernelCheck&)> check = [](const v1::KernelCheck&) {};

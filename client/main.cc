@@ -58,6 +58,10 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   std::vector<std::string> storage;
   std::vector<char*> args = gpuprobe::DashesToUnderscores(argc, argv, storage);
+  if (absl::Status flags = gpuprobe::CheckFlagArguments(args); !flags.ok()) {
+    std::cerr << "gpuprobe: " << flags.message() << "\nusage: " << kUsage;
+    return gpuprobe::kExitUsage;
+  }
   std::vector<char*> positional =
       absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   if (positional.size() < 2 || positional.size() > 3) {
@@ -69,6 +73,12 @@ int main(int argc, char** argv) {
   if (context.server.empty()) context.server = FlagOrEnv("", "GPUPROBE_SERVER");
   if (context.server.empty()) context.server = "127.0.0.1:7070";
   context.format = absl::GetFlag(FLAGS_format);
+  if (context.format != "table" && context.format != "tsv" && context.format != "csv" &&
+      context.format != "json") {
+    std::cerr << "gpuprobe: --format: \"" << context.format
+              << "\" is not one of table, tsv, csv, json\n";
+    return gpuprobe::kExitUsage;
+  }
   context.token = FlagOrEnv(absl::GetFlag(FLAGS_token), "GPUPROBE_TOKEN");
   const std::string tls_ca = FlagOrEnv(absl::GetFlag(FLAGS_tls_ca), "GPUPROBE_TLS_CA");
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();

@@ -32,7 +32,8 @@ ABSL_FLAG(std::vector<std::string>, variant, {}, "per-slot (default), union, flo
 ABSL_FLAG(std::optional<uint64_t>, seed, std::nullopt, "seed of banks, activations, routing");
 ABSL_FLAG(std::vector<std::string>, label, {}, "labels stored with the job: k=v,k2=v2");
 ABSL_FLAG(std::string, dump, "",
-          "check: directory on the daemon's host for the inputs and outputs as .npy files");
+          "check: a local directory that receives the check's inputs and outputs as .npy files "
+          "(the job's artifacts, fetched from the daemon)");
 
 namespace gpuprobe {
 namespace {
@@ -123,6 +124,18 @@ absl::Status SetGeometry(v1::Geometry* g, const EnvLookup& env) {
       env);
 }
 
+// --label k=v,k2=v2 into `labels`.
+absl::Status SetLabels(google::protobuf::Map<std::string, std::string>& labels) {
+  for (const std::string& label : absl::GetFlag(FLAGS_label)) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(label, absl::MaxSplits('=', 1));
+    if (kv.first.empty() || label.find('=') == std::string::npos) {
+      return Invalid("--label", label, "is not of the form key=value");
+    }
+    labels[kv.first] = kv.second;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 EnvLookup ProcessEnv() {
@@ -142,7 +155,9 @@ absl::StatusOr<v1::CheckRequest> CheckRequestFromFlags(const EnvLookup& env) {
   RETURN_IF_ERROR(SetVariants(absl::GetFlag(FLAGS_variant), variants));
   *request.mutable_variants() = variants.variants();
   if (std::optional<uint64_t> seed = absl::GetFlag(FLAGS_seed)) request.set_seed(*seed);
-  request.set_dump_dir(absl::GetFlag(FLAGS_dump));
+  // The daemon keeps the dump as the job's artifacts; the CLI fetches them into --dump DIR.
+  request.set_dump(!absl::GetFlag(FLAGS_dump).empty());
+  RETURN_IF_ERROR(SetLabels(*request.mutable_labels()));
   return request;
 }
 
@@ -174,13 +189,7 @@ absl::StatusOr<v1::SweepRequest> SweepRequestFromFlags(const EnvLookup& env) {
   }
   RETURN_IF_ERROR(SetVariants(absl::GetFlag(FLAGS_variant), request));
   if (std::optional<uint64_t> seed = absl::GetFlag(FLAGS_seed)) request.set_seed(*seed);
-  for (const std::string& label : absl::GetFlag(FLAGS_label)) {
-    std::pair<std::string, std::string> kv = absl::StrSplit(label, absl::MaxSplits('=', 1));
-    if (kv.first.empty() || label.find('=') == std::string::npos) {
-      return Invalid("--label", label, "is not of the form key=value");
-    }
-    (*request.mutable_labels())[kv.first] = kv.second;
-  }
+  RETURN_IF_ERROR(SetLabels(*request.mutable_labels()));
   return request;
 }
 

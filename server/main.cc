@@ -10,10 +10,12 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "common/flag_names.h"
 #include "common/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -23,6 +25,8 @@
 #include "grpcpp/server_builder.h"
 #include "server/api/probe_service.h"
 #include "server/device/backend_factory.h"
+#include "server/jobs/artifact_store.h"
+#include "server/jobs/data_dir_lock.h"
 #include "server/jobs/worker_main.h"
 #include "server/jobs/worker_process.h"
 #include "server/web/http_api.h"
@@ -53,6 +57,16 @@ ABSL_FLAG(std::string, isolation, "process",
 ABSL_FLAG(std::string, devices, "all",
           "devices to serve, each with its own queue and worker: all, or indices like 0,1 "
           "(the cpu backend is device 0)");
+ABSL_FLAG(int64_t, max_artifact_bytes, gpuprobe::QueueLimits{}.max_artifact_bytes,
+          "all jobs' artifacts (check --dump) together, bytes; the oldest jobs' are removed to "
+          "make room, and a check whose dump alone is larger is refused");
+ABSL_FLAG(int64_t, max_store_bytes, 0,
+          "largest size of the job store's database file, bytes; writes past it fail as on a full "
+          "disk; 0: no bound but the disk's");
+ABSL_FLAG(double, min_watchdog_seconds,
+          absl::ToDoubleSeconds(gpuprobe::QueueLimits{}.min_watchdog),
+          "a device worker silent for this long plus 10x the job's estimated device time is "
+          "killed and its job failed");
 ABSL_FLAG(int, worker_fd, -1, "internal: run as the device worker on this socket");
 ABSL_FLAG(int, device, 0, "internal: the device a worker serves");
 
@@ -102,6 +116,15 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials() {
   grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
   ASSIGN_OR_RETURN(pair.cert_chain, ReadFile(cert, "tls-cert"));
   ASSIGN_OR_RETURN(pair.private_key, ReadFile(key, "tls-key"));
+  // Swapped or wrong files would otherwise only surface as "cannot listen".
+  if (!absl::StrContains(pair.cert_chain, "-----BEGIN CERTIFICATE-----")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tls-cert: ", cert, " holds no PEM certificate (swapped with --tls-key?)"));
+  }
+  if (!absl::StrContains(pair.private_key, "PRIVATE KEY-----")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tls-key: ", key, " holds no PEM private key (swapped with --tls-cert?)"));
+  }
   options.pem_key_cert_pairs.push_back(std::move(pair));
   return grpc::SslServerCredentials(options);
 }
@@ -167,6 +190,40 @@ absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> MakeExecu
   return executors;
 }
 
+// The daemon's numeric flags, each within its range; INVALID_ARGUMENT names the flag.
+absl::Status CheckFlags() {
+  if (absl::GetFlag(FLAGS_max_queued_jobs) < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "max-queued-jobs: %d; at least 1", absl::GetFlag(FLAGS_max_queued_jobs)));
+  }
+  if (absl::GetFlag(FLAGS_max_message_bytes) < 4096) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "max-message-bytes: %d; at least 4096", absl::GetFlag(FLAGS_max_message_bytes)));
+  }
+  if (!(absl::GetFlag(FLAGS_max_job_seconds) > 0)) {
+    return absl::InvalidArgumentError("max-job-seconds: must be positive");
+  }
+  if (absl::GetFlag(FLAGS_max_artifact_bytes) < 0 || absl::GetFlag(FLAGS_max_store_bytes) < 0) {
+    return absl::InvalidArgumentError("max-artifact-bytes, max-store-bytes: must not be negative");
+  }
+  if (!(absl::GetFlag(FLAGS_min_watchdog_seconds) > 0)) {
+    return absl::InvalidArgumentError("min-watchdog-seconds: must be positive");
+  }
+  for (const auto& [flag, address] :
+       {std::pair<const char*, std::string>{"listen", absl::GetFlag(FLAGS_listen)},
+        {"http", absl::GetFlag(FLAGS_http)}}) {
+    if (address.empty() && std::string(flag) == "http") continue;
+    const size_t colon = address.rfind(':');
+    int port = -1;
+    if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) ||
+        port < 0 || port > 65535) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: \"%s\" is not HOST:PORT with a port in 0..65535", flag, address));
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::string HostOf(const std::string& address) {
   const size_t colon = address.rfind(':');
   return colon == std::string::npos ? address : address.substr(0, colon);
@@ -179,6 +236,10 @@ int main(int argc, char** argv) {
       "gpuprobed --listen HOST:PORT --backend auto|cuda|cpu --data-dir DIR");
   std::vector<std::string> storage;
   std::vector<char*> args = gpuprobe::DashesToUnderscores(argc, argv, storage);
+  if (absl::Status flags = gpuprobe::CheckFlagArguments(args); !flags.ok()) {
+    spdlog::error("{}", std::string(flags.message()));
+    return 2;
+  }
   absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   spdlog::set_level(spdlog::level::from_str(absl::GetFlag(FLAGS_log_level)));
   if (const int fd = absl::GetFlag(FLAGS_worker_fd); fd >= 0) {
@@ -193,6 +254,19 @@ int main(int argc, char** argv) {
                                gpuprobe::SweepLimits{});
   }
   const sigset_t signals = BlockShutdownSignals();
+  if (absl::Status flags = CheckFlags(); !flags.ok()) {
+    spdlog::error("{}", flags.ToString());
+    return 2;
+  }
+
+  std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+  if (data_dir.empty()) data_dir = DefaultDataDir();
+  // Before anything else touches the directory (or a device): one daemon per data directory.
+  absl::StatusOr<gpuprobe::DataDirLock> data_dir_lock = gpuprobe::DataDirLock::Acquire(data_dir);
+  if (!data_dir_lock.ok()) {
+    spdlog::error("{}", data_dir_lock.status().ToString());
+    return 2;
+  }
 
   absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> executors =
       MakeExecutors();
@@ -204,9 +278,8 @@ int main(int argc, char** argv) {
     const gpuprobe::Backend& info = (*executors)[i]->info();
     spdlog::info("device {}: backend {}: {}", i, info.Name(), info.Description());
   }
-  std::string data_dir = absl::GetFlag(FLAGS_data_dir);
-  if (data_dir.empty()) data_dir = DefaultDataDir();
-  absl::StatusOr<std::unique_ptr<gpuprobe::JobStore>> store = gpuprobe::JobStore::Open(data_dir);
+  absl::StatusOr<std::unique_ptr<gpuprobe::JobStore>> store =
+      gpuprobe::JobStore::Open(data_dir, absl::GetFlag(FLAGS_max_store_bytes));
   if (!store.ok()) {
     spdlog::error("{}", store.status().ToString());
     return 2;
@@ -215,8 +288,12 @@ int main(int argc, char** argv) {
   gpuprobe::QueueLimits limits;
   limits.max_queued_jobs = absl::GetFlag(FLAGS_max_queued_jobs);
   limits.max_job_seconds = absl::GetFlag(FLAGS_max_job_seconds);
-  absl::StatusOr<std::unique_ptr<gpuprobe::JobManager>> manager =
-      gpuprobe::JobManager::Start(*std::move(store), *std::move(executors), limits);
+  limits.max_artifact_bytes = absl::GetFlag(FLAGS_max_artifact_bytes);
+  limits.min_watchdog = absl::Seconds(absl::GetFlag(FLAGS_min_watchdog_seconds));
+  absl::StatusOr<std::unique_ptr<gpuprobe::JobManager>> manager = gpuprobe::JobManager::Start(
+      *std::move(store), *std::move(executors), limits,
+      std::make_unique<gpuprobe::ArtifactStore>(data_dir + "/artifacts",
+                                                limits.max_artifact_bytes));
   if (!manager.ok()) {
     spdlog::error("{}", manager.status().ToString());
     return 2;
@@ -254,19 +331,18 @@ int main(int argc, char** argv) {
     spdlog::error("cannot listen on {}", listen);
     return 1;
   }
-  // The device worker answered its hello before the manager started: ready.
-  server->GetHealthCheckService()->SetServingStatus(true);
+  // The device worker answered its hello before the manager started: ready, while the store
+  // can write.
+  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+  (*manager)->OnStoreHealth([health](bool writable) { health->SetServingStatus(writable); });
+  health->SetServingStatus((*manager)->StoreWritable());
   spdlog::info("gpuprobed {} listening on {}:{} ({}, {})", GPUPROBE_VERSION, HostOf(listen), port,
                absl::GetFlag(FLAGS_tls_cert).empty() ? "plaintext" : "tls",
                tokens_on ? "tokens required" : "no tokens");
   if (const std::string http_address = absl::GetFlag(FLAGS_http); !http_address.empty()) {
-    const size_t colon = http_address.rfind(':');
+    const size_t colon = http_address.rfind(':');  // checked by CheckFlags
     int http_port = -1;
-    if (colon == std::string::npos ||
-        !absl::SimpleAtoi(http_address.substr(colon + 1), &http_port)) {
-      spdlog::error("http: \"{}\" is not HOST:PORT", http_address);
-      return 2;
-    }
+    (void)absl::SimpleAtoi(http_address.substr(colon + 1), &http_port);
     absl::StatusOr<int> bound = http.Start(http_address.substr(0, colon), http_port);
     if (!bound.ok()) {
       spdlog::error("{}", bound.status().ToString());
@@ -277,7 +353,8 @@ int main(int argc, char** argv) {
 
   const int signal = WaitForShutdownSignal(signals);
   spdlog::info("received {}, shutting down", strsignal(signal));
-  server->GetHealthCheckService()->SetServingStatus(false);
+  (*manager)->OnStoreHealth(nullptr);
+  health->SetServingStatus(false);
   http.Stop();
   (*manager)->Stop();  // interrupts the running job; it runs again at the next start
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

@@ -48,7 +48,7 @@ absl::StatusOr<AccessControl> AccessControl::FromFile(const std::string& path) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "tokens: %s line %d: role \"%s\" is not read, submit or admin", path, number, fields[1]));
     }
-    access.tokens_[fields[0]] = Caller{.name = fields[2], .role = role};
+    access.tokens_[fields[0]] = Caller{.name = fields[2], .role = role, .key_scope = fields[2]};
   }
   if (access.tokens_.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat("tokens: %s holds no token", path));

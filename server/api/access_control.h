@@ -24,6 +24,9 @@ enum class Role { kRead = 0, kSubmit = 1, kAdmin = 2 };
 struct Caller {
   std::string name;  // the token's name, or the peer address without tokens
   Role role = Role::kAdmin;
+  // Whose idempotency keys this caller's share: its token's name; everyone's ("") without
+  // tokens, where a peer address says nothing lasting about who asks.
+  std::string key_scope;
 };
 
 class AccessControl {

@@ -92,14 +92,15 @@ class JobStreamReactor::Outbox final : public JobEventSink {
   grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
 };
 
-JobStreamReactor::JobStreamReactor(JobManager& manager, absl::StatusOr<std::string> job_id)
+JobStreamReactor::JobStreamReactor(JobManager& manager, absl::StatusOr<std::string> job_id,
+                                   bool all_attempts)
     : outbox_(std::make_shared<Outbox>(this)) {
   if (!job_id.ok()) {
     spdlog::info("refused request: {}", job_id.status().ToString());
     outbox_->FinishNow(ToGrpcStatus(job_id.status()));
     return;
   }
-  if (absl::Status s = manager.Watch(*job_id, outbox_); !s.ok()) {
+  if (absl::Status s = manager.Watch(*job_id, outbox_, all_attempts); !s.ok()) {
     outbox_->FinishNow(ToGrpcStatus(s));
   }
 }

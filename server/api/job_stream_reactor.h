@@ -21,8 +21,10 @@ namespace gpuprobe {
 
 class JobStreamReactor final : public grpc::ServerWriteReactor<v1::JobEvent> {
  public:
-  // Follows `job_id` (a refused submission: its status ends the stream at once).
-  JobStreamReactor(JobManager& manager, absl::StatusOr<std::string> job_id);
+  // Follows `job_id` (a refused submission: its status ends the stream at once); replays the
+  // last attempt's stored events, or every attempt's.
+  JobStreamReactor(JobManager& manager, absl::StatusOr<std::string> job_id,
+                   bool all_attempts = false);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;

@@ -19,6 +19,45 @@ grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context, absl::Sta
   return reactor;
 }
 
+// Streams one artifact in chunks of at most 1 MiB, one write in flight at a time.
+class ArtifactReactor final : public grpc::ServerWriteReactor<v1::ArtifactChunk> {
+ public:
+  explicit ArtifactReactor(absl::StatusOr<std::unique_ptr<ArtifactReader>> reader) {
+    if (!reader.ok()) {
+      Finish(ToGrpcStatus(reader.status()));
+      return;
+    }
+    reader_ = *std::move(reader);
+    WriteNext();
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "stream closed by the client"));
+      return;
+    }
+    WriteNext();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  void WriteNext() {
+    absl::StatusOr<std::string> bytes = reader_->Next(size_t{1} << 20);
+    if (!bytes.ok()) {
+      Finish(ToGrpcStatus(bytes.status()));
+      return;
+    }
+    if (bytes->empty()) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    chunk_.set_data(*std::move(bytes));
+    StartWrite(&chunk_);
+  }
+
+  std::unique_ptr<ArtifactReader> reader_;
+  v1::ArtifactChunk chunk_;
+};
+
 }  // namespace
 
 ProbeService::ProbeService(JobManager& manager, AccessControl access, std::string version)
@@ -33,7 +72,7 @@ absl::StatusOr<std::string> ProbeService::SubmitForStream(grpc::CallbackServerCo
                                                           v1::SubmitRequest request,
                                                           const std::string& what) {
   ASSIGN_OR_RETURN(Caller caller, Authorize(context, Role::kSubmit, what));
-  ASSIGN_OR_RETURN(v1::Job job, manager_.Submit(std::move(request), caller.name));
+  ASSIGN_OR_RETURN(v1::Job job, manager_.Submit(std::move(request), caller.name, caller.key_scope));
   return job.id();
 }
 
@@ -65,14 +104,14 @@ grpc::ServerUnaryReactor* ProbeService::Submit(grpc::CallbackServerContext* cont
                                                v1::Job* response) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kSubmit, "Submit");
   if (!caller.ok()) return Answer<v1::Job>(context, caller.status(), response);
-  return Answer(context, manager_.Submit(*request, caller->name), response);
+  return Answer(context, manager_.Submit(*request, caller->name, caller->key_scope), response);
 }
 
 grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Watch(grpc::CallbackServerContext* context,
                                                             const v1::WatchRequest* request) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "Watch");
   if (!caller.ok()) return new JobStreamReactor(manager_, caller.status());
-  return new JobStreamReactor(manager_, request->job_id());
+  return new JobStreamReactor(manager_, request->job_id(), request->all_attempts());
 }
 
 grpc::ServerUnaryReactor* ProbeService::GetJob(grpc::CallbackServerContext* context,
@@ -119,6 +158,25 @@ grpc::ServerUnaryReactor* ProbeService::GetServerInfo(grpc::CallbackServerContex
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
+}
+
+grpc::ServerUnaryReactor* ProbeService::ListArtifacts(grpc::CallbackServerContext* context,
+                                                      const v1::ListArtifactsRequest* request,
+                                                      v1::ListArtifactsResponse* response) {
+  absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "ListArtifacts");
+  if (!caller.ok()) return Answer<v1::ListArtifactsResponse>(context, caller.status(), response);
+  absl::StatusOr<std::vector<v1::Artifact>> artifacts = manager_.ListArtifacts(request->job_id());
+  if (!artifacts.ok()) return Answer<v1::ListArtifactsResponse>(context, artifacts.status(), response);
+  v1::ListArtifactsResponse list;
+  for (v1::Artifact& a : *artifacts) *list.add_artifacts() = std::move(a);
+  return Answer<v1::ListArtifactsResponse>(context, std::move(list), response);
+}
+
+grpc::ServerWriteReactor<v1::ArtifactChunk>* ProbeService::GetArtifact(
+    grpc::CallbackServerContext* context, const v1::GetArtifactRequest* request) {
+  absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "GetArtifact");
+  if (!caller.ok()) return new ArtifactReactor(caller.status());
+  return new ArtifactReactor(manager_.OpenArtifact(request->job_id(), request->name()));
 }
 
 }  // namespace gpuprobe

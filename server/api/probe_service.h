@@ -37,6 +37,11 @@ class ProbeService final : public v1::ProbeService::CallbackService {
   grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext* context,
                                           const v1::GetServerInfoRequest* request,
                                           v1::ServerInfo* response) override;
+  grpc::ServerUnaryReactor* ListArtifacts(grpc::CallbackServerContext* context,
+                                          const v1::ListArtifactsRequest* request,
+                                          v1::ListArtifactsResponse* response) override;
+  grpc::ServerWriteReactor<v1::ArtifactChunk>* GetArtifact(
+      grpc::CallbackServerContext* context, const v1::GetArtifactRequest* request) override;
 
  private:
   absl::StatusOr<Caller> Authorize(grpc::CallbackServerContext* context, Role needed,

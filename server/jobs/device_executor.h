@@ -7,10 +7,21 @@
 #include <memory>
 #include <string>
 
+#include "absl/time/time.h"
 #include "server/device/backend.h"
 #include "server/jobs/job_execution.h"
 
 namespace gpuprobe {
+
+// One job as the daemon hands it to a device.
+struct JobRun {
+  std::string job_id;
+  gpuprobe::v1::SubmitRequest request;
+  std::string artifact_dir;  // the directory the daemon made for its artifacts; empty: none
+  // The longest a worker process may stay silent (no event) before it is declared stuck,
+  // killed and the job failed; derived from the job's estimated device time (JobManager).
+  absl::Duration watchdog = absl::InfiniteDuration();
+};
 
 class DeviceExecutor {
  public:
@@ -18,8 +29,8 @@ class DeviceExecutor {
   // What the device is and can do, for validation before a job is queued. Const use only.
   virtual const Backend& info() const = 0;
   // Runs the job to its end on the calling thread; `cancelled` may be set from any thread.
-  virtual JobOutcome Run(const std::string& job_id, const gpuprobe::v1::SubmitRequest& request,
-                         const EventPublisher& publish, const std::atomic<bool>& cancelled) = 0;
+  virtual JobOutcome Run(const JobRun& run, const EventPublisher& publish,
+                         const std::atomic<bool>& cancelled) = 0;
   // Times the device's worker was replaced (0 without worker processes).
   virtual int restarts() const { return 0; }
 };
@@ -29,9 +40,9 @@ class InProcessExecutor final : public DeviceExecutor {
   InProcessExecutor(std::unique_ptr<Backend> backend, SweepLimits limits)
       : backend_(std::move(backend)), limits_(limits) {}
   const Backend& info() const override { return *backend_; }
-  JobOutcome Run(const std::string&, const gpuprobe::v1::SubmitRequest& request,
-                 const EventPublisher& publish, const std::atomic<bool>& cancelled) override {
-    return ExecuteJob(request, limits_, *backend_, publish, cancelled);
+  JobOutcome Run(const JobRun& run, const EventPublisher& publish,
+                 const std::atomic<bool>& cancelled) override {
+    return ExecuteJob(run.request, run.artifact_dir, limits_, *backend_, publish, cancelled);
   }
 
  private:

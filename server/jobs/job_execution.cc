@@ -29,8 +29,9 @@ class PublishingObserver final : public SweepObserver, public CheckObserver {
 
 }  // namespace
 
-JobOutcome ExecuteJob(const v1::SubmitRequest& request, const SweepLimits& limits, Backend& backend,
-                      const EventPublisher& publish, const std::atomic<bool>& cancelled) {
+JobOutcome ExecuteJob(const v1::SubmitRequest& request, const std::string& artifact_dir,
+                      const SweepLimits& limits, Backend& backend, const EventPublisher& publish,
+                      const std::atomic<bool>& cancelled) {
   JobOutcome outcome;
   absl::StatusOr<JobSpec> job = ResolveJob(request, limits);
   if (!job.ok()) {
@@ -41,7 +42,7 @@ JobOutcome ExecuteJob(const v1::SubmitRequest& request, const SweepLimits& limit
   PublishingObserver observer(publish, absl::Now());
   if (job->kind == JobKind::kCheck) {
     absl::StatusOr<std::vector<KernelCheckResult>> checks =
-        RunExactnessCheck(job->spec, request.check().dump_dir(), backend, observer, cancelled);
+        RunExactnessCheck(job->spec, artifact_dir, backend, observer, cancelled);
     outcome.status = checks.status();
     if (checks.ok()) {
       outcome.results = static_cast<int>(checks->size());

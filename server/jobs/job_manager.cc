@@ -4,14 +4,25 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "common/abbreviated.h"
 #include "common/status_macros.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/jobs/proto_mapping.h"
+#include "server/probe/exactness.h"
 #include "server/probe/sweep_runner.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuprobe {
 namespace {
+
+// A client-chosen key longer than this is refused.
+constexpr size_t kMaxIdempotencyKeyBytes = 128;
+
+// A job id in a request: the daemon's own form, else NOT_FOUND quoting a short prefix.
+absl::Status CheckJobId(const std::string& id) {
+  if (IsJobId(id)) return absl::OkStatus();
+  return absl::NotFoundError(absl::StrCat("job_id: no job \"", Abbreviated(id), "\""));
+}
 
 bool IsTerminal(v1::JobState state) {
   return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
@@ -36,12 +47,13 @@ v1::JobEvent FinishedFromRecord(const v1::Job& job) {
 
 absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
     std::unique_ptr<JobStore> store, std::vector<std::unique_ptr<DeviceExecutor>> executors,
-    QueueLimits limits) {
+    QueueLimits limits, std::unique_ptr<ArtifactStore> artifacts) {
   if (executors.empty()) return absl::InvalidArgumentError("devices: none to serve");
   ASSIGN_OR_RETURN(std::vector<std::string> requeued,
                    store->RecoverInterrupted(limits.max_attempts, absl::Now()));
   for (const std::string& id : requeued) spdlog::warn("job {} was interrupted; queued again", id);
-  std::unique_ptr<JobManager> manager(new JobManager(std::move(store), limits));
+  std::unique_ptr<JobManager> manager(
+      new JobManager(std::move(store), limits, std::move(artifacts)));
   {
     absl::MutexLock lock(&manager->mu_);
     manager->running_ids_.assign(executors.size(), "");
@@ -124,7 +136,25 @@ std::vector<v1::DeviceStatus> JobManager::Devices() {
 }
 
 absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request,
-                                           const std::string& submitter) {
+                                           const std::string& submitter,
+                                           const std::string& key_scope) {
+  if (request.idempotency_key().size() > kMaxIdempotencyKeyBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "idempotency_key: \"%s\" is longer than %d bytes", Abbreviated(request.idempotency_key()),
+        kMaxIdempotencyKeyBytes));
+  }
+  if (!StoreWritable()) {
+    if (absl::Status probe = store_->ProbeWrite(); !probe.ok()) {
+      return absl::UnavailableError(absl::StrCat(
+          "gpuprobed's job store cannot write (", probe.message(),
+          "); no job is accepted until it can: free disk space under --data-dir"));
+    }
+    SetStoreWritable(true, absl::OkStatus());
+  }
+  // A retried submit gets its job back, whatever the queue's state.
+  ASSIGN_OR_RETURN(std::optional<v1::Job> earlier,
+                   store_->FindByIdempotencyKey(key_scope, request.idempotency_key()));
+  if (earlier.has_value()) return *std::move(earlier);
   if (request.has_check() && !request.check().has_seed()) {
     request.mutable_check()->set_seed(FreshSeed());  // stored, so every attempt checks the same
   }
@@ -143,6 +173,18 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request,
         "(--max-job-seconds)",
         seconds, limits_.max_job_seconds));
   }
+  if (request.has_check() && request.check().dump()) {
+    if (artifacts_ == nullptr) {
+      return absl::FailedPreconditionError("dump: this gpuprobed keeps no artifacts");
+    }
+    const int64_t bytes = EstimateDumpBytes(job_spec.spec);
+    if (bytes > artifacts_->max_bytes()) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "dump: the check would keep about %d bytes of artifacts, more than the limit of %d "
+          "(--max-artifact-bytes); check a smaller geometry",
+          bytes, artifacts_->max_bytes()));
+    }
+  }
   absl::MutexLock lock(&mu_);
   if (stopping_) return absl::UnavailableError("gpuprobed is shutting down");
   const int64_t queued = store_->CountQueued();
@@ -150,24 +192,38 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request,
     return absl::ResourceExhaustedError(absl::StrFormat(
         "queue: %d jobs are queued, the limit (--max-queued-jobs); try again later", queued));
   }
-  ASSIGN_OR_RETURN(JobStore::Inserted inserted, store_->Insert(request, submitter, absl::Now()));
-  if (inserted.created) {
-    ++submissions_;
-    v1::JobEvent accepted = AcceptedEvent(inserted.job.id(), inserted.job.queue_position());
-    *accepted.mutable_stored_at() = inserted.job.created_at();
-    if (absl::Status s = store_->AppendEvent(inserted.job.id(), accepted); !s.ok()) return s;
-    spdlog::info("job {} queued by {} with {} ahead", inserted.job.id(), submitter,
-                 inserted.job.queue_position());
+  absl::StatusOr<JobStore::Inserted> inserted =
+      store_->Insert(request, submitter, key_scope, absl::Now(), [](const v1::Job& job) {
+        v1::JobEvent accepted = AcceptedEvent(job.id(), job.queue_position());
+        *accepted.mutable_stored_at() = job.created_at();
+        return accepted;
+      });
+  if (!inserted.ok()) {
+    // Nothing was stored; the store is suspect until a probe write succeeds.
+    mu_.Unlock();
+    SetStoreWritable(false, inserted.status());
+    mu_.Lock();
+    return absl::UnavailableError(
+        absl::StrCat("gpuprobed's job store cannot write: ", inserted.status().message()));
   }
-  return inserted.job;
+  if (inserted->created) {
+    ++submissions_;
+    spdlog::info("job {} queued by {} with {} ahead", inserted->job.id(), submitter,
+                 inserted->job.queue_position());
+  }
+  return inserted->job;
 }
 
-absl::Status JobManager::Watch(const std::string& job_id, std::shared_ptr<JobEventSink> sink) {
+absl::Status JobManager::Watch(const std::string& job_id, std::shared_ptr<JobEventSink> sink,
+                               bool all_attempts) {
+  RETURN_IF_ERROR(CheckJobId(job_id));
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
   ASSIGN_OR_RETURN(std::vector<v1::JobEvent> events, store_->Events(job_id));
   bool finished = false;
   for (const v1::JobEvent& e : events) {
+    // Events of earlier attempts (attempt 0: accepted, before any) only when asked for.
+    if (!all_attempts && e.attempt() != 0 && e.attempt() < job.attempts()) continue;
     if (!sink->Publish(e)) return absl::OkStatus();
     finished = finished || e.has_finished();
   }
@@ -179,13 +235,58 @@ absl::Status JobManager::Watch(const std::string& job_id, std::shared_ptr<JobEve
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::Job> JobManager::Get(const std::string& job_id) { return store_->Get(job_id); }
+absl::StatusOr<v1::Job> JobManager::Get(const std::string& job_id) {
+  RETURN_IF_ERROR(CheckJobId(job_id));
+  return store_->Get(job_id);
+}
+
+absl::StatusOr<std::vector<v1::Artifact>> JobManager::ListArtifacts(const std::string& job_id) {
+  RETURN_IF_ERROR(Get(job_id).status());
+  if (artifacts_ == nullptr) return std::vector<v1::Artifact>();
+  return artifacts_->List(job_id);
+}
+
+absl::StatusOr<std::unique_ptr<ArtifactReader>> JobManager::OpenArtifact(
+    const std::string& job_id, const std::string& name) {
+  RETURN_IF_ERROR(Get(job_id).status());
+  if (artifacts_ == nullptr) return absl::NotFoundError("name: no such artifact of the job");
+  return artifacts_->Open(job_id, name);
+}
+
+bool JobManager::StoreWritable() {
+  absl::MutexLock lock(&mu_);
+  return store_writable_;
+}
+
+void JobManager::OnStoreHealth(std::function<void(bool)> listener) {
+  absl::MutexLock lock(&mu_);
+  store_health_listener_ = std::move(listener);
+}
+
+void JobManager::SetStoreWritable(bool writable, const absl::Status& why) {
+  std::function<void(bool)> listener;
+  {
+    absl::MutexLock lock(&mu_);
+    if (store_writable_ == writable) return;
+    store_writable_ = writable;
+    listener = store_health_listener_;
+  }
+  if (writable) {
+    spdlog::info("the job store can write again; serving");
+  } else {
+    spdlog::error("the job store cannot write ({}): new jobs are refused and health is "
+                  "NOT_SERVING until it can",
+                  why.ToString());
+  }
+  if (listener) listener(writable);
+}
 
 absl::StatusOr<v1::ListJobsResponse> JobManager::List(const v1::ListJobsRequest& request) {
   return store_->List(request);
 }
 
 absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
+  RETURN_IF_ERROR(CheckJobId(job_id));
   {
     absl::MutexLock lock(&mu_);
     ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
@@ -205,19 +306,30 @@ absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
   }
   ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
   if (job.state() == v1::JOB_STATE_CANCELLED) {
-    Publish(job_id,
-            FinishedEvent(absl::CancelledError("cancelled while queued"), 0, 0.0, std::nullopt));
+    // The record says CANCELLED already; the event is the watchers' news.
+    (void)Publish(job_id, FinishedEvent(absl::CancelledError("cancelled while queued"), 0, 0.0,
+                                        std::nullopt));
   }
   return job;
 }
 
-void JobManager::Publish(const std::string& job_id, v1::JobEvent event) {
+absl::Status JobManager::Publish(const std::string& job_id, v1::JobEvent event) {
   *event.mutable_stored_at() =
       google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(absl::Now()));
-  absl::MutexLock lock(&mu_);
-  if (absl::Status s = store_->AppendEvent(job_id, event); !s.ok()) {
-    spdlog::error("job {}: cannot store an event: {}", job_id, s.ToString());
+  absl::Status stored;
+  {
+    absl::MutexLock lock(&mu_);
+    stored = store_->AppendEvent(job_id, event);
+    if (stored.ok()) {
+      Tell(job_id, event);
+      return absl::OkStatus();
+    }
   }
+  SetStoreWritable(false, stored);
+  return stored;
+}
+
+void JobManager::Tell(const std::string& job_id, const v1::JobEvent& event) {
   auto it = watchers_.find(job_id);
   if (it == watchers_.end()) return;
   std::erase_if(it->second, [&](const auto& sink) { return !sink->Publish(event); });
@@ -250,7 +362,8 @@ void JobManager::Loop(int device) {
 void JobManager::RunJob(int device, const v1::Job& job) {
   const std::string& id = job.id();
   Device& d = *devices_[device];
-  const std::string description = d.executor->info().Description();
+  const Backend& info = d.executor->info();
+  const std::string description = info.Description();
   const absl::Time start = absl::Now();
   // Fails when another device took the job first, or it was cancelled meanwhile.
   absl::StatusOr<int> attempt = store_->MarkRunning(id, device, description, start);
@@ -261,16 +374,42 @@ void JobManager::RunJob(int device, const v1::Job& job) {
     running_progress_[device].Clear();
     d.cancel = stopping_;
   }
-  auto publish = [this, &id, device, a = *attempt](v1::JobEvent event) {
+  JobRun run{.job_id = id, .request = job.request()};
+  absl::Status failure;  // why the daemon ended the job itself (artifacts, the store)
+  if (absl::StatusOr<JobSpec> spec = ResolveJob(job.request(), limits_.sweep); spec.ok()) {
+    run.watchdog = limits_.min_watchdog +
+                   absl::Seconds(10 * EstimateDeviceSeconds(spec->spec, info));
+    if (job.request().has_check() && job.request().check().dump()) {
+      absl::StatusOr<std::string> dir =
+          artifacts_ == nullptr
+              ? absl::FailedPreconditionError("dump: this gpuprobed keeps no artifacts")
+              : artifacts_->PrepareJob(id, EstimateDumpBytes(spec->spec));
+      if (dir.ok()) {
+        run.artifact_dir = *std::move(dir);
+      } else {
+        failure = dir.status();
+      }
+    }
+  }
+  auto publish = [this, &id, device, &d, &failure, a = *attempt](v1::JobEvent event) {
     event.set_attempt(a);
+    if (event.has_row()) event.mutable_row()->set_attempt(a);
     if (event.has_progress()) {
       absl::MutexLock lock(&mu_);
       running_progress_[device] = event.progress();
     }
-    Publish(id, std::move(event));
+    if (!failure.ok()) return;  // the job is ending; nothing more is stored
+    if (absl::Status s = Publish(id, std::move(event)); !s.ok()) {
+      // Never streamed as if stored: the job fails with the reason, between launches.
+      failure = absl::DataLossError(
+          absl::StrCat("gpuprobed could not store the job's results: ", s.message()));
+      d.cancel = true;
+    }
   };
   spdlog::info("job {} started (attempt {}) on device {}: {}", id, *attempt, device, description);
-  const JobOutcome outcome = d.executor->Run(id, job.request(), publish, d.cancel);
+  JobOutcome outcome;
+  if (failure.ok()) outcome = d.executor->Run(run, publish, d.cancel);
+  if (!failure.ok()) outcome = JobOutcome{.status = failure};
   const absl::Time end = absl::Now();
   d.busy_seconds = d.busy_seconds.load() + absl::ToDoubleSeconds(end - start);
   {
@@ -283,16 +422,26 @@ void JobManager::RunJob(int device, const v1::Job& job) {
       return;
     }
   }
-  const v1::JobEvent finished =
+  v1::JobEvent finished =
       FinishedEvent(outcome.status, outcome.results, absl::ToDoubleSeconds(end - start),
                     outcome.reference_section_us);
-  if (absl::Status s = store_->MarkFinished(id, finished.finished().state(),
-                                            static_cast<int>(outcome.status.code()),
-                                            std::string(outcome.status.message()), end);
-      !s.ok()) {
-    spdlog::error("job {}: cannot record its end: {}", id, s.ToString());
+  finished.set_attempt(*attempt);
+  absl::Status recorded = store_->MarkFinished(id, finished.finished().state(),
+                                               static_cast<int>(outcome.status.code()),
+                                               std::string(outcome.status.message()), end);
+  if (recorded.ok()) recorded = Publish(id, finished);
+  if (!recorded.ok()) {
+    // The store cannot take the end either: the job stays RUNNING there (a restart queues it
+    // again); its watchers hear that it failed, and why.
+    SetStoreWritable(false, recorded);
+    v1::JobEvent lost = FinishedEvent(
+        absl::DataLossError(absl::StrCat("gpuprobed could not store the job's end: ",
+                                         recorded.message())),
+        outcome.results, absl::ToDoubleSeconds(end - start), std::nullopt);
+    lost.set_attempt(*attempt);
+    absl::MutexLock lock(&mu_);
+    Tell(id, lost);
   }
-  publish(finished);
   if (outcome.status.ok()) {
     spdlog::info("job {} succeeded: {} results in {:.2f} s", id, outcome.results,
                  absl::ToDoubleSeconds(end - start));

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gpuprobe/v1/probe.pb.h"
 #include "server/device/backend.h"
+#include "server/jobs/artifact_store.h"
 #include "server/jobs/device_executor.h"
 #include "server/jobs/job_store.h"
 #include "server/probe/sweep_spec.h"
@@ -41,6 +43,12 @@ class JobEventSink {
 
 struct QueueLimits {
   int max_queued_jobs = 1000;
+  // All jobs' artifacts together (ArtifactStore).
+  int64_t max_artifact_bytes = int64_t{4} << 30;
+  // A device worker may stay silent this long plus 10 times the job's estimated device time
+  // before it is declared stuck (killed, the job failed): generous, as bank synthesis and
+  // loading before the first rep take host time the estimate does not count.
+  absl::Duration min_watchdog = absl::Seconds(120);
   // A job's estimated device time (its launches' bytes at the device's read bandwidth, plus
   // launch overhead) may not exceed this.
   double max_job_seconds = 3600.0;
@@ -53,18 +61,35 @@ class JobManager {
  public:
   // Re-queues (or fails) the jobs a previous daemon left running, then starts the worker.
   // executors[i] runs device i's jobs.
+  // `artifacts` null: the daemon keeps no artifacts and refuses checks with dump.
   static absl::StatusOr<std::unique_ptr<JobManager>> Start(
       std::unique_ptr<JobStore> store, std::vector<std::unique_ptr<DeviceExecutor>> executors,
-      QueueLimits limits);
+      QueueLimits limits, std::unique_ptr<ArtifactStore> artifacts = nullptr);
   ~JobManager();  // Stop()
 
   // Validates the request completely (fields, limits, the backend's variants, geometry and
-  // memory, the queue's bounds), then stores and queues it. With an idempotency key already
-  // used, returns the earlier job.
-  absl::StatusOr<v1::Job> Submit(v1::SubmitRequest request, const std::string& submitter);
+  // memory, the queue's bounds), then stores and queues it. With an idempotency key this
+  // scope already used, returns the earlier job (even when the queue is full): keys are unique
+  // per `key_scope` (a token's name; "" shares one scope among all). UNAVAILABLE while the
+  // store cannot write.
+  absl::StatusOr<v1::Job> Submit(v1::SubmitRequest request, const std::string& submitter,
+                                 const std::string& key_scope = "");
 
-  // Replays the job's stored events into `sink`, then follows it until its finished event.
-  absl::Status Watch(const std::string& job_id, std::shared_ptr<JobEventSink> sink);
+  // Replays the job's stored events (of its last attempt only, unless `all_attempts`) into
+  // `sink`, then follows it until its finished event.
+  absl::Status Watch(const std::string& job_id, std::shared_ptr<JobEventSink> sink,
+                     bool all_attempts = false);
+
+  // The job's artifacts (a check run with dump); NOT_FOUND for an unknown job.
+  absl::StatusOr<std::vector<v1::Artifact>> ListArtifacts(const std::string& job_id);
+  // One artifact, open for reading; NOT_FOUND for an unknown job or name.
+  absl::StatusOr<std::unique_ptr<ArtifactReader>> OpenArtifact(const std::string& job_id,
+                                                               const std::string& name);
+
+  // Whether the store could write at its last write; false after a failed write until a
+  // probe write succeeds (Submit tries one). `listener` hears every change (health checks).
+  bool StoreWritable();
+  void OnStoreHealth(std::function<void(bool writable)> listener);
 
   absl::StatusOr<v1::Job> Get(const std::string& job_id);
   absl::StatusOr<v1::ListJobsResponse> List(const v1::ListJobsRequest& request);
@@ -94,16 +119,25 @@ class JobManager {
 
   std::vector<v1::DeviceStatus> Devices();
 
-  JobManager(std::unique_ptr<JobStore> store, QueueLimits limits)
-      : store_(std::move(store)), limits_(limits) {}
+  JobManager(std::unique_ptr<JobStore> store, QueueLimits limits,
+             std::unique_ptr<ArtifactStore> artifacts)
+      : store_(std::move(store)), limits_(limits), artifacts_(std::move(artifacts)) {}
 
   void Loop(int device);
   void RunJob(int device, const v1::Job& job);
-  // Stores the event, then hands it to the job's watchers.
-  void Publish(const std::string& job_id, v1::JobEvent event);
+  // Stores the event, then hands it to the job's watchers. An event that cannot be stored is
+  // not streamed: the store is marked unwritable and the error returned (the caller fails the
+  // job with it).
+  absl::Status Publish(const std::string& job_id, v1::JobEvent event);
+  // Records the store's health; tells the listener when it changed.
+  void SetStoreWritable(bool writable, const absl::Status& why);
+  // Publishes `event` to the job's watchers only (it could not be stored).
+  void Tell(const std::string& job_id, const v1::JobEvent& event)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::unique_ptr<JobStore> store_;
   const QueueLimits limits_;
+  const std::unique_ptr<ArtifactStore> artifacts_;
   std::vector<std::unique_ptr<Device>> devices_;
 
   absl::Mutex mu_;
@@ -113,6 +147,8 @@ class JobManager {
   std::vector<v1::JobProgress> running_progress_ ABSL_GUARDED_BY(mu_);
   int64_t submissions_ ABSL_GUARDED_BY(mu_) = 0;               // wakes the device threads
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool store_writable_ ABSL_GUARDED_BY(mu_) = true;
+  std::function<void(bool)> store_health_listener_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace gpuprobe

@@ -7,7 +7,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "absl/time/clock.h"
 #include "google/protobuf/util/time_util.h"
+#include "spdlog/spdlog.h"
 
 namespace gpuprobe {
 namespace {
@@ -55,19 +57,36 @@ ALTER TABLE jobs ADD COLUMN pinned_device INTEGER;
 ALTER TABLE jobs ADD COLUMN device_index INTEGER;
 )sql";
 
+// Schema version 3: a table the store writes to find out whether it can (ProbeWrite).
+constexpr char kSchemaV3[] = R"sql(
+CREATE TABLE write_probe (written_us INTEGER NOT NULL);
+)sql";
+
+// Idempotency keys are unique per scope: the column holds the key, or (scoped) the scope, a
+// newline and the key. Unscoped keys keep the form schema 2 stored.
+std::string ScopedKey(const std::string& scope, const std::string& key) {
+  return scope.empty() ? key : absl::StrCat(scope, "\n", key);
+}
+
+// More label filters than any dashboard needs would only make the query deep.
+constexpr int kMaxLabelFilters = 16;
+
 constexpr char kJobColumns[] =
     "seq, id, state, request, priority, submitter, created_us, started_us, finished_us, device, "
     "error_code, error_message, attempts, results, device_index";
 
 google::protobuf::Timestamp Micros(int64_t us) { return TimeUtil::MicrosecondsToTimestamp(us); }
 
-absl::StatusOr<v1::Job> JobFromRow(SqliteStatement& st) {
+constexpr char kCorruptRequest[] =
+    "the stored request cannot be read (a damaged record); the job was failed";
+
+// A row's job. A request that cannot be parsed leaves the request empty and the job shown as
+// FAILED with DATA_LOSS, so that one damaged record never fails a whole listing.
+v1::Job JobFromRow(SqliteStatement& st) {
   v1::Job job;
   job.set_id(st.Text(1));
   job.set_state(static_cast<v1::JobState>(st.Int(2)));
-  if (!job.mutable_request()->ParseFromString(st.Text(3))) {
-    return absl::DataLossError(absl::StrCat("job ", job.id(), ": stored request is corrupt"));
-  }
+  const bool request_ok = job.mutable_request()->ParseFromString(st.Text(3));
   job.set_submitter(st.Text(5));
   *job.mutable_created_at() = Micros(st.Int(6));
   if (!st.IsNull(7)) *job.mutable_started_at() = Micros(st.Int(7));
@@ -78,7 +97,18 @@ absl::StatusOr<v1::Job> JobFromRow(SqliteStatement& st) {
   job.set_attempts(static_cast<uint32_t>(st.Int(12)));
   job.set_results(static_cast<uint32_t>(st.Int(13)));
   if (!st.IsNull(14)) job.set_device_index(static_cast<uint32_t>(st.Int(14)));
+  if (!request_ok) {
+    job.clear_request();
+    job.set_state(v1::JOB_STATE_FAILED);
+    job.set_error_code(static_cast<int32_t>(absl::StatusCode::kDataLoss));
+    job.set_error_message(kCorruptRequest);
+  }
   return job;
+}
+
+bool IsCorrupt(const v1::Job& job) {
+  return job.error_code() == static_cast<int32_t>(absl::StatusCode::kDataLoss) &&
+         job.error_message() == kCorruptRequest;
 }
 
 const google::protobuf::Map<std::string, std::string>& LabelsOf(const v1::SubmitRequest& r) {
@@ -87,17 +117,59 @@ const google::protobuf::Map<std::string, std::string>& LabelsOf(const v1::Submit
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& data_dir) {
+absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& data_dir,
+                                                         int64_t max_bytes) {
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
   if (ec) {
     return absl::PermissionDeniedError(
         absl::StrCat("data-dir: cannot create ", data_dir, ": ", ec.message()));
   }
-  ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(data_dir + "/gpuprobe.sqlite"));
+  const std::string path = data_dir + "/gpuprobe.sqlite";
+  const std::string recover = absl::StrCat(
+      "; move it aside (with any ", path, "-wal and -shm beside it) to start an empty store, "
+      "or restore it from a backup");
+  if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) == 0) {
+    return absl::DataLossError(
+        absl::StrCat("data-dir: ", path, " is empty (0 bytes), not a gpuprobe store", recover));
+  }
+  ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path));
   std::unique_ptr<JobStore> store(new JobStore(std::move(db)));
+  if (absl::Status s = store->CheckIntegrity(); !s.ok()) {
+    return absl::DataLossError(absl::StrCat("data-dir: ", path, " is damaged (", s.message(), ")",
+                                            recover));
+  }
   RETURN_IF_ERROR(store->Migrate());
+  if (max_bytes > 0) {
+    absl::MutexLock lock(&store->mu_);
+    ASSIGN_OR_RETURN(SqliteStatement page, store->db_.Prepare("PRAGMA page_size"));
+    ASSIGN_OR_RETURN(bool row, page.Step());
+    const int64_t page_bytes = row ? page.Int(0) : 4096;
+    RETURN_IF_ERROR(store->db_.Exec(
+        absl::StrCat("PRAGMA max_page_count = ", std::max<int64_t>(1, max_bytes / page_bytes))));
+  }
   return store;
+}
+
+absl::Status JobStore::CheckIntegrity() {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(SqliteStatement check, db_.Prepare("PRAGMA quick_check"));
+  ASSIGN_OR_RETURN(bool row, check.Step());
+  if (!row) return absl::DataLossError("the integrity check returned nothing");
+  const std::string verdict = check.Text(0);
+  if (verdict != "ok") return absl::DataLossError(absl::StrCat("integrity check: ", verdict));
+  return absl::OkStatus();
+}
+
+absl::Status JobStore::ProbeWrite() {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(db_.Exec("BEGIN IMMEDIATE"));
+  absl::Status s = db_.Exec(absl::StrCat("INSERT INTO write_probe VALUES (",
+                                         absl::ToUnixMicros(absl::Now()),
+                                         "); DELETE FROM write_probe;"));
+  if (s.ok()) s = db_.Exec("COMMIT");
+  if (!s.ok()) (void)db_.Exec("ROLLBACK");
+  return s;
 }
 
 absl::Status JobStore::Migrate() {
@@ -123,22 +195,38 @@ absl::Status JobStore::Migrate() {
     RETURN_IF_ERROR(
         db_.Exec(absl::StrCat("BEGIN; ", kSchemaV2, " PRAGMA user_version = 2; COMMIT;")));
   }
+  if (current < 3) {
+    RETURN_IF_ERROR(
+        db_.Exec(absl::StrCat("BEGIN; ", kSchemaV3, " PRAGMA user_version = 3; COMMIT;")));
+  }
   return absl::OkStatus();
 }
 
-absl::StatusOr<JobStore::Inserted> JobStore::Insert(const v1::SubmitRequest& request,
-                                                    const std::string& submitter, absl::Time now) {
+absl::StatusOr<std::optional<v1::Job>> JobStore::FindByIdempotencyKey(const std::string& scope,
+                                                                      const std::string& key) {
   absl::MutexLock lock(&mu_);
-  if (!request.idempotency_key().empty()) {
-    ASSIGN_OR_RETURN(SqliteStatement find,
-                     db_.Prepare("SELECT id FROM jobs WHERE idempotency_key = ?"));
-    find.Bind(1, request.idempotency_key());
-    ASSIGN_OR_RETURN(bool found, find.Step());
-    if (found) {
-      ASSIGN_OR_RETURN(v1::Job job, GetLocked(find.Text(0)));
-      return Inserted{std::move(job), false};
-    }
-  }
+  return FindByKeyLocked(scope, key);
+}
+
+absl::StatusOr<std::optional<v1::Job>> JobStore::FindByKeyLocked(const std::string& scope,
+                                                                 const std::string& key) {
+  if (key.empty()) return std::nullopt;
+  ASSIGN_OR_RETURN(SqliteStatement find,
+                   db_.Prepare("SELECT id FROM jobs WHERE idempotency_key = ?"));
+  find.Bind(1, ScopedKey(scope, key));
+  ASSIGN_OR_RETURN(bool found, find.Step());
+  if (!found) return std::nullopt;
+  ASSIGN_OR_RETURN(v1::Job job, GetLocked(find.Text(0)));
+  return job;
+}
+
+absl::StatusOr<JobStore::Inserted> JobStore::Insert(
+    const v1::SubmitRequest& request, const std::string& submitter, const std::string& key_scope,
+    absl::Time now, const std::function<v1::JobEvent(const v1::Job&)>& first_event) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(std::optional<v1::Job> earlier,
+                   FindByKeyLocked(key_scope, request.idempotency_key()));
+  if (earlier.has_value()) return Inserted{*std::move(earlier), false};
   RETURN_IF_ERROR(db_.Exec("BEGIN IMMEDIATE"));
   auto rollback_on_error = [&](absl::Status s) {
     if (!s.ok()) (void)db_.Exec("ROLLBACK");
@@ -155,7 +243,7 @@ absl::StatusOr<JobStore::Inserted> JobStore::Insert(const v1::SubmitRequest& req
   if (request.idempotency_key().empty()) {
     insert.BindNull(5);
   } else {
-    insert.Bind(5, request.idempotency_key());
+    insert.Bind(5, ScopedKey(key_scope, request.idempotency_key()));
   }
   insert.Bind(6, absl::ToUnixMicros(now));
   if (request.has_device()) {
@@ -179,9 +267,11 @@ absl::StatusOr<JobStore::Inserted> JobStore::Insert(const v1::SubmitRequest& req
     label.Bind(3, value);
     RETURN_IF_ERROR(rollback_on_error(label.Run()));
   }
-  RETURN_IF_ERROR(db_.Exec("COMMIT"));
-  ASSIGN_OR_RETURN(v1::Job job, GetLocked(id));
-  return Inserted{std::move(job), true};
+  absl::StatusOr<v1::Job> job = GetLocked(id);
+  RETURN_IF_ERROR(rollback_on_error(job.status()));
+  RETURN_IF_ERROR(rollback_on_error(AppendEventLocked(id, first_event(*job))));
+  RETURN_IF_ERROR(rollback_on_error(db_.Exec("COMMIT")));
+  return Inserted{*std::move(job), true};
 }
 
 absl::StatusOr<v1::Job> JobStore::Get(const std::string& id) {
@@ -195,7 +285,7 @@ absl::StatusOr<v1::Job> JobStore::GetLocked(const std::string& id) {
   st.Bind(1, id);
   ASSIGN_OR_RETURN(bool found, st.Step());
   if (!found) return absl::NotFoundError(absl::StrCat("job_id: no job \"", id, "\""));
-  ASSIGN_OR_RETURN(v1::Job job, JobFromRow(st));
+  v1::Job job = JobFromRow(st);
   if (job.state() == v1::JOB_STATE_QUEUED) {
     ASSIGN_OR_RETURN(SqliteStatement ahead,
                      db_.Prepare("SELECT COUNT(*) FROM jobs WHERE state = ? OR (state = ? AND "
@@ -214,8 +304,27 @@ absl::StatusOr<v1::Job> JobStore::GetLocked(const std::string& id) {
 absl::StatusOr<v1::ListJobsResponse> JobStore::List(const v1::ListJobsRequest& request) {
   const int64_t page = request.page_size() == 0 ? 50 : std::min<int64_t>(request.page_size(), 1000);
   int64_t before_seq = INT64_MAX;
-  if (!request.page_token().empty() && !absl::SimpleAtoi(request.page_token(), &before_seq)) {
+  if (!request.page_token().empty() &&
+      (!absl::SimpleAtoi(request.page_token(), &before_seq) || before_seq < 1)) {
     return absl::InvalidArgumentError("page_token: not a token this server returned");
+  }
+  for (int state : request.states()) {
+    if (state == v1::JOB_STATE_UNSPECIFIED || !v1::JobState_IsValid(state)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("states: %d is not a job state (1..%d)", state, v1::JobState_MAX));
+    }
+  }
+  for (const auto* t : {&request.created_after(), &request.created_before()}) {
+    if (t->seconds() < TimeUtil::kTimestampMinSeconds ||
+        t->seconds() > TimeUtil::kTimestampMaxSeconds || t->nanos() < 0 ||
+        t->nanos() > 999'999'999) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "created_after/created_before: %d s is outside 0001-01-01..9999-12-31", t->seconds()));
+    }
+  }
+  if (request.labels().size() > kMaxLabelFilters) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "labels: %d label filters; at most %d", request.labels().size(), kMaxLabelFilters));
   }
   std::string sql = absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE seq < ?");
   std::vector<std::string> states;
@@ -254,7 +363,7 @@ absl::StatusOr<v1::ListJobsResponse> JobStore::List(const v1::ListJobsRequest& r
       response.set_next_page_token(absl::StrCat(last_seq));
       break;
     }
-    ASSIGN_OR_RETURN(*response.add_jobs(), JobFromRow(st));
+    *response.add_jobs() = JobFromRow(st);
     last_seq = st.Int(0);
   }
   return response;
@@ -296,17 +405,30 @@ int64_t JobStore::CountQueuedOn(int device) {
 
 absl::StatusOr<std::optional<v1::Job>> JobStore::NextQueued(int device) {
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(SqliteStatement st,
-                   db_.Prepare(absl::StrCat("SELECT ", kJobColumns,
-                                            " FROM jobs WHERE state = ? "
-                                            "AND (pinned_device IS NULL OR pinned_device = ?) "
-                                            "ORDER BY priority DESC, seq LIMIT 1")));
-  st.Bind(1, int64_t{v1::JOB_STATE_QUEUED});
-  st.Bind(2, int64_t{device});
-  ASSIGN_OR_RETURN(bool found, st.Step());
-  if (!found) return std::nullopt;
-  ASSIGN_OR_RETURN(v1::Job job, JobFromRow(st));
-  return job;
+  while (true) {
+    ASSIGN_OR_RETURN(SqliteStatement st,
+                     db_.Prepare(absl::StrCat("SELECT ", kJobColumns,
+                                              " FROM jobs WHERE state = ? "
+                                              "AND (pinned_device IS NULL OR pinned_device = ?) "
+                                              "ORDER BY priority DESC, seq LIMIT 1")));
+    st.Bind(1, int64_t{v1::JOB_STATE_QUEUED});
+    st.Bind(2, int64_t{device});
+    ASSIGN_OR_RETURN(bool found, st.Step());
+    if (!found) return std::nullopt;
+    v1::Job job = JobFromRow(st);
+    if (!IsCorrupt(job)) return job;
+    // Quarantine: fail it once, so it is never picked (nor logged) again.
+    spdlog::error("job {}: {}", job.id(), kCorruptRequest);
+    ASSIGN_OR_RETURN(SqliteStatement fail,
+                     db_.Prepare("UPDATE jobs SET state = ?, error_code = ?, error_message = ?, "
+                                 "finished_us = ? WHERE id = ?"));
+    fail.Bind(1, int64_t{v1::JOB_STATE_FAILED});
+    fail.Bind(2, static_cast<int64_t>(absl::StatusCode::kDataLoss));
+    fail.Bind(3, kCorruptRequest);
+    fail.Bind(4, absl::ToUnixMicros(absl::Now()));
+    fail.Bind(5, job.id());
+    RETURN_IF_ERROR(fail.Run());
+  }
 }
 
 absl::StatusOr<int> JobStore::MarkRunning(const std::string& id, int device_index,
@@ -346,28 +468,33 @@ absl::Status JobStore::MarkFinished(const std::string& id, v1::JobState state, i
 absl::Status JobStore::AppendEvent(const std::string& id, const v1::JobEvent& event) {
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(db_.Exec("BEGIN IMMEDIATE"));
+  if (absl::Status s = AppendEventLocked(id, event); !s.ok()) {
+    (void)db_.Exec("ROLLBACK");
+    return s;
+  }
+  if (absl::Status s = db_.Exec("COMMIT"); !s.ok()) {
+    (void)db_.Exec("ROLLBACK");
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JobStore::AppendEventLocked(const std::string& id, const v1::JobEvent& event) {
   ASSIGN_OR_RETURN(SqliteStatement next,
                    db_.Prepare("UPDATE jobs SET next_event = next_event + 1, results = results + ? "
                                "WHERE id = ? RETURNING seq, next_event - 1"));
   next.Bind(1, int64_t{event.has_row() || event.has_check() ? 1 : 0});
   next.Bind(2, id);
-  absl::StatusOr<bool> found = next.Step();
-  if (!found.ok() || !*found) {
-    (void)db_.Exec("ROLLBACK");
-    return found.ok() ? absl::NotFoundError(absl::StrCat("job ", id)) : found.status();
-  }
+  ASSIGN_OR_RETURN(bool found, next.Step());
+  if (!found) return absl::NotFoundError(absl::StrCat("job ", id));
   const int64_t job_seq = next.Int(0), event_seq = next.Int(1);
-  (void)next.Run();
+  RETURN_IF_ERROR(next.Run());
   ASSIGN_OR_RETURN(SqliteStatement insert,
                    db_.Prepare("INSERT INTO events (job_seq, seq, event) VALUES (?, ?, ?)"));
   insert.Bind(1, job_seq);
   insert.Bind(2, event_seq);
   insert.BindBlob(3, event.SerializeAsString());
-  if (absl::Status s = insert.Run(); !s.ok()) {
-    (void)db_.Exec("ROLLBACK");
-    return s;
-  }
-  return db_.Exec("COMMIT");
+  return insert.Run();
 }
 
 absl::StatusOr<std::vector<v1::JobEvent>> JobStore::Events(const std::string& id) {

@@ -10,6 +10,7 @@
 //   ASSIGN_OR_RETURN(JobStore::Inserted in, store->Insert(request, "127.0.0.1", absl::Now()));
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -29,16 +30,31 @@ namespace v1 = ::gpuprobe::v1;
 class JobStore {
  public:
   // The schema this build writes; older databases are migrated, newer ones refused.
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
-  static absl::StatusOr<std::unique_ptr<JobStore>> Open(const std::string& data_dir);
+  // Opens DATA_DIR/gpuprobe.sqlite, refusing a damaged file (an empty one included) with a
+  // message naming it and how to recover. `max_bytes` > 0 bounds the file: writes past it fail
+  // (as on a full disk) and the daemon fails the job that needed them.
+  static absl::StatusOr<std::unique_ptr<JobStore>> Open(const std::string& data_dir,
+                                                        int64_t max_bytes = 0);
+
+  // The job an idempotency key already created within `scope`, if any.
+  absl::StatusOr<std::optional<v1::Job>> FindByIdempotencyKey(const std::string& scope,
+                                                              const std::string& key);
 
   struct Inserted {
     v1::Job job;
     bool created = false;  // false: an earlier job had the same idempotency key
   };
+  // Stores the job and its first event (from `first_event`, given the stored job) in one
+  // transaction: a refused insert leaves nothing stored. Idempotency keys are unique within
+  // `key_scope`.
   absl::StatusOr<Inserted> Insert(const v1::SubmitRequest& request, const std::string& submitter,
-                                  absl::Time now);
+                                  const std::string& key_scope, absl::Time now,
+                                  const std::function<v1::JobEvent(const v1::Job&)>& first_event);
+
+  // Writes and removes a row: whether the store can write now.
+  absl::Status ProbeWrite();
 
   absl::StatusOr<v1::Job> Get(const std::string& id);
   absl::StatusOr<v1::ListJobsResponse> List(const v1::ListJobsRequest& request);
@@ -52,7 +68,8 @@ class JobStore {
   absl::StatusOr<Totals> CountTotals();
 
   // The queued job that runs next on `device`: among those pinned to it or to no device,
-  // highest priority, then oldest.
+  // highest priority, then oldest. A queued job whose stored request cannot be read is failed
+  // (DATA_LOSS, logged once) on the way, and the queue moves on.
   absl::StatusOr<std::optional<v1::Job>> NextQueued(int device);
   // Queued jobs pinned to `device`.
   int64_t CountQueuedOn(int device);
@@ -74,6 +91,13 @@ class JobStore {
  private:
   explicit JobStore(SqliteDb db) : db_(std::move(db)) {}
   absl::Status Migrate();
+  absl::Status CheckIntegrity();
+  absl::StatusOr<std::optional<v1::Job>> FindByKeyLocked(const std::string& scope,
+                                                         const std::string& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Within the caller's transaction.
+  absl::Status AppendEventLocked(const std::string& id, const v1::JobEvent& event)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<v1::Job> GetLocked(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;

@@ -95,6 +95,10 @@ absl::StatusOr<SweepOptions> SweepOptionsFromProto(const v1::SweepRequest& r) {
 absl::StatusOr<SweepOptions> CheckOptionsFromProto(const v1::CheckRequest& r) {
   SweepOptions o;
   GeometryFromProto(r.geometry(), o);
+  if (const int max_t = SweepLimits{}.max_t; r.has_t() && (r.t() < 1 || r.t() > max_t)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("t: %d is outside [1, %d] (tokens in the chunk)", r.t(), max_t));
+  }
   o.t_values = {r.has_t() ? int64_t{r.t()} : int64_t{SweepDefaults::kTMax}};
   o.unions.assign(r.unions().begin(), r.unions().end());
   o.reps = 2;  // an exactness job times nothing; the smallest valid value

@@ -1,6 +1,7 @@
 #include "server/jobs/worker_main.h"
 
 #include <atomic>
+#include <csignal>
 #include <cstdlib>
 #include <deque>
 #include <thread>
@@ -28,12 +29,14 @@ v1::WorkerHello Hello(const Backend& backend, int visible_devices) {
   return hello;
 }
 
-bool FaultRequested(const v1::SubmitRequest& request) {
+// The fault a test asked for with the label gpuprobe.fault (abort, hang), honoured only where
+// GPUPROBE_ALLOW_FAULTS=1; empty otherwise.
+std::string FaultRequested(const v1::SubmitRequest& request) {
   const char* allow = std::getenv("GPUPROBE_ALLOW_FAULTS");
-  if (allow == nullptr || std::string(allow) != "1") return false;
+  if (allow == nullptr || std::string(allow) != "1") return "";
   const auto& labels = request.has_check() ? request.check().labels() : request.sweep().labels();
   auto it = labels.find("gpuprobe.fault");
-  return it != labels.end() && it->second == "abort";
+  return it == labels.end() ? "" : it->second;
 }
 
 // Commands arrive on a reader thread, so that a cancel reaches a running job.
@@ -85,9 +88,14 @@ int RunWorker(int fd, std::unique_ptr<Backend> backend, int visible_devices,
   if (!WriteFramed(fd, hello).ok()) return 1;
   CommandQueue commands(fd);
   while (std::optional<v1::WorkerRunJob> run = commands.Next()) {
-    if (FaultRequested(run->request())) {
+    const std::string fault = FaultRequested(run->request());
+    if (fault == "abort") {
       spdlog::warn("worker: aborting on request (gpuprobe.fault=abort)");
       std::abort();
+    }
+    if (fault == "hang") {
+      spdlog::warn("worker: stopping itself on request (gpuprobe.fault=hang)");
+      raise(SIGSTOP);
     }
     const EventPublisher publish = [fd](v1::JobEvent event) {
       v1::WorkerReport report;
@@ -95,7 +103,8 @@ int RunWorker(int fd, std::unique_ptr<Backend> backend, int visible_devices,
       (void)WriteFramed(fd, report);
     };
     const JobOutcome outcome =
-        ExecuteJob(run->request(), limits, *backend, publish, commands.cancelled);
+        ExecuteJob(run->request(), run->artifact_dir(), limits, *backend, publish,
+                   commands.cancelled);
     v1::WorkerReport report;
     v1::WorkerJobOutcome* o = report.mutable_outcome();
     o->set_code(static_cast<int>(outcome.status.code()));

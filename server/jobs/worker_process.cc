@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "gpuprobe/v1/worker.pb.h"
 #include "server/device/backend_factory.h"
 #include "server/jobs/framing.h"
@@ -142,28 +143,68 @@ std::string WorkerProcessExecutor::Reap() {
   return absl::StrFormat("exited with status %d", WEXITSTATUS(status));
 }
 
-JobOutcome WorkerProcessExecutor::Run(const std::string& job_id, const v1::SubmitRequest& request,
-                                      const EventPublisher& publish,
+bool WorkerProcessExecutor::Alive() {
+  if (fd_ < 0 || pid_ <= 0) return false;
+  // A worker that exited (or was killed) while idle: its socket reads EOF or hangs up.
+  pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
+  if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN)) != 0) return false;
+  return waitpid(pid_, nullptr, WNOHANG) == 0;
+}
+
+void WorkerProcessExecutor::Replace(const std::string& why) {
+  if (pid_ > 0) kill(pid_, SIGKILL);
+  const std::string how = Reap();
+  spdlog::warn("device worker {}: {}; starting a new one", how, why);
+  if (absl::Status s = Spawn(); !s.ok()) spdlog::error("{}", s.ToString());
+}
+
+JobOutcome WorkerProcessExecutor::Run(const JobRun& run, const EventPublisher& publish,
                                       const std::atomic<bool>& cancelled) {
-  if (fd_ < 0) {
+  if (!Alive()) {
+    if (fd_ >= 0) {
+      // Died while idle: the job is innocent; it runs on a fresh worker.
+      const std::string how = Reap();
+      spdlog::warn("device worker died while idle ({}); starting a new one", how);
+    }
     if (absl::Status s = Spawn(); !s.ok()) return Failed(s);
   }
   v1::WorkerCommand command;
-  command.mutable_run()->set_job_id(job_id);
-  *command.mutable_run()->mutable_request() = request;
+  command.mutable_run()->set_job_id(run.job_id);
+  *command.mutable_run()->mutable_request() = run.request;
+  command.mutable_run()->set_artifact_dir(run.artifact_dir);
   absl::Status sent = WriteFramed(fd_, command);
   bool cancel_sent = false;
+  absl::Time last_heard = absl::Now(), cancel_sent_at = absl::InfiniteFuture();
   while (sent.ok()) {
     if (cancelled.load() && !cancel_sent) {
       v1::WorkerCommand cancel;
       cancel.mutable_cancel();
       cancel_sent = true;
+      cancel_sent_at = absl::Now();
       if (!WriteFramed(fd_, cancel).ok()) break;
     }
     pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
-    if (poll(&p, 1, /*timeout_ms=*/50) == 0) continue;
+    if (poll(&p, 1, /*timeout_ms=*/50) == 0) {
+      const absl::Time now = absl::Now();
+      if (now - cancel_sent_at > kCancelGrace) {
+        Replace("it did not stop within the grace period after a cancel");
+        return Failed(absl::CancelledError(absl::StrFormat(
+            "cancelled; the device worker did not stop within %s, so it was killed and "
+            "restarted",
+            absl::FormatDuration(kCancelGrace))));
+      }
+      if (now - last_heard > run.watchdog) {
+        Replace("it stopped answering");
+        return Failed(absl::DeadlineExceededError(absl::StrFormat(
+            "the device worker sent nothing for %s, more than the job's watchdog (%s, from its "
+            "estimated device time); it was killed and restarted",
+            absl::FormatDuration(now - last_heard), absl::FormatDuration(run.watchdog))));
+      }
+      continue;
+    }
     v1::WorkerReport report;
     if (!ReadFramed(fd_, &report).ok()) break;
+    last_heard = absl::Now();
     if (report.has_event()) publish(report.event());
     if (report.has_outcome()) {
       const v1::WorkerJobOutcome& o = report.outcome();
@@ -174,7 +215,7 @@ JobOutcome WorkerProcessExecutor::Run(const std::string& job_id, const v1::Submi
       if (outcome.status.code() == absl::StatusCode::kInternal) {
         // A device error (a sticky CUDA error poisons the worker's context): the next job
         // gets a fresh worker.
-        spdlog::warn("job {} ended with a device error; restarting the worker", job_id);
+        spdlog::warn("job {} ended with a device error; restarting the worker", run.job_id);
         close(fd_);  // the worker reads EOF and exits
         fd_ = -1;
         Reap();
@@ -185,7 +226,7 @@ JobOutcome WorkerProcessExecutor::Run(const std::string& job_id, const v1::Submi
   }
   // The worker died under the job: fail the job with the reason, start a fresh worker.
   const std::string how = Reap();
-  spdlog::error("device worker died during job {}: {}; starting a new one", job_id, how);
+  spdlog::error("device worker died during job {}: {}; starting a new one", run.job_id, how);
   const absl::Status restarted = Spawn();
   if (!restarted.ok()) spdlog::error("{}", restarted.ToString());
   return Failed(absl::InternalError(

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "server/jobs/device_executor.h"
 
 namespace gpuprobe {
@@ -28,8 +29,14 @@ class WorkerProcessExecutor final : public DeviceExecutor {
   ~WorkerProcessExecutor() override;  // closes the socket; the worker exits; reaps it
 
   const Backend& info() const override { return *info_; }
-  JobOutcome Run(const std::string& job_id, const gpuprobe::v1::SubmitRequest& request,
-                 const EventPublisher& publish, const std::atomic<bool>& cancelled) override;
+  // Replaces a worker that died while idle before handing it the job. A worker silent for
+  // longer than run.watchdog, or for kCancelGrace after a cancel, is killed (SIGKILL) and
+  // replaced, and the job ends with the reason.
+  JobOutcome Run(const JobRun& run, const EventPublisher& publish,
+                 const std::atomic<bool>& cancelled) override;
+
+  // How long a cancelled job's worker may take to stop (between launches) before it is killed.
+  static constexpr absl::Duration kCancelGrace = absl::Seconds(10);
 
   // Devices of its kind the worker sees (from its hello).
   int visible_devices() const { return visible_devices_; }
@@ -39,6 +46,10 @@ class WorkerProcessExecutor final : public DeviceExecutor {
   WorkerProcessExecutor(std::string binary, std::vector<std::string> worker_args)
       : binary_(std::move(binary)), worker_args_(std::move(worker_args)) {}
   absl::Status Spawn();
+  // Whether the worker is still there to take a job.
+  bool Alive();
+  // Kills the worker (SIGKILL), reaps it and starts a new one.
+  void Replace(const std::string& why);
   // Reaps the dead worker; says how it ended ("killed by signal 6 (Aborted)").
   std::string Reap();
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -74,19 +73,28 @@ ErrorStats CompareWithReference(absl::Span<const float> out, absl::Span<const do
   return s;
 }
 
+int64_t EstimateDumpBytes(const SweepSpec& spec) {
+  const MoeGeometry& g = spec.geometry;
+  // The banks: 7 files, every expert.
+  int64_t bytes = BankBytes(g) + 7 * kNpyHeaderBytes;
+  for (const Arm& arm : ExpandArms(spec)) {
+    // sel, x and h_in; h_out and y_out for the sel kernels.
+    bytes += 4 * (int64_t{arm.slots} + int64_t{arm.t} * g.hidden + int64_t{arm.slots} * g.ff) +
+             3 * kNpyHeaderBytes;
+    if (arm.variant != KernelVariant::kFloor) {
+      bytes += 4 * int64_t{arm.slots} * (g.ff + g.hidden) + 2 * kNpyHeaderBytes;
+    }
+  }
+  return bytes;
+}
+
 absl::StatusOr<std::vector<KernelCheckResult>> RunExactnessCheck(
     const SweepSpec& spec, const std::string& dump_dir, Backend& backend, CheckObserver& observer,
     const std::atomic<bool>& cancelled) {
   RETURN_IF_ERROR(CheckFitsBackend(spec, backend));
   const MoeGeometry& g = spec.geometry;
   ASSIGN_OR_RETURN(const MoeBanks banks, SynthesizeBanks(g, spec.seed));
-  if (!dump_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(dump_dir, ec);
-    if (ec)
-      return absl::PermissionDeniedError(absl::StrCat("dump_dir: ", dump_dir, ": ", ec.message()));
-    RETURN_IF_ERROR(DumpBanks(dump_dir, banks));
-  }
+  if (!dump_dir.empty()) RETURN_IF_ERROR(DumpBanks(dump_dir, banks));
   RETURN_IF_ERROR(backend.LoadBanks(g, spec.seed));
   backend.ReleaseArms();
 

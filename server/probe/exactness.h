@@ -4,7 +4,7 @@
 // sum of the words it read against the host's sum of the bytes it had to read.
 //
 //   ASSIGN_OR_RETURN(std::vector<KernelCheckResult> checks,
-//                    RunExactnessCheck(spec, dump_dir, backend, observer, cancelled));
+//                    RunExactnessCheck(spec, artifact_dir, backend, observer, cancelled));
 #pragma once
 
 #include <atomic>
@@ -56,9 +56,14 @@ class CheckObserver {
   virtual void OnCheck(const KernelCheckResult& result) = 0;
 };
 
-// `dump_dir` empty: no files. Returns CANCELLED between arms once `cancelled` is set.
+// With `artifact_dir` (an existing directory the daemon made for the job) the banks, each arm's
+// inputs and each kernel's outputs are written there as .npy files; empty: no files. Returns
+// CANCELLED between arms once `cancelled` is set.
 absl::StatusOr<std::vector<KernelCheckResult>> RunExactnessCheck(
-    const SweepSpec& spec, const std::string& dump_dir, Backend& backend, CheckObserver& observer,
-    const std::atomic<bool>& cancelled);
+    const SweepSpec& spec, const std::string& artifact_dir, Backend& backend,
+    CheckObserver& observer, const std::atomic<bool>& cancelled);
+
+// What RunExactnessCheck writes to `artifact_dir`, in bytes (an upper bound).
+int64_t EstimateDumpBytes(const SweepSpec& spec);
 
 }  // namespace gpuprobe

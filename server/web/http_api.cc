@@ -175,6 +175,35 @@ void HttpApi::Route() {
                                 absl::StrJoin(checks, ","), "]}"));
       });
 
+  server_->Get(R"(/api/v1/jobs/([^/]+)/artifacts)",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 absl::StatusOr<std::vector<v1::Artifact>> artifacts =
+                     manager_.ListArtifacts(req.matches[1]);
+                 if (!artifacts.ok()) return Fail(res, artifacts.status());
+                 v1::ListArtifactsResponse list;
+                 for (v1::Artifact& a : *artifacts) *list.add_artifacts() = std::move(a);
+                 Reply(res, ToJson(list));
+               });
+
+  // The artifact's bytes, streamed from the file a chunk at a time.
+  server_->Get(R"(/api/v1/jobs/([^/]+)/artifacts/([^/]+))",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 absl::StatusOr<std::unique_ptr<ArtifactReader>> opened =
+                     manager_.OpenArtifact(req.matches[1], req.matches[2]);
+                 if (!opened.ok()) return Fail(res, opened.status());
+                 std::shared_ptr<ArtifactReader> reader = *std::move(opened);
+                 res.set_chunked_content_provider(
+                     "application/octet-stream", [reader](size_t, httplib::DataSink& sink) {
+                       absl::StatusOr<std::string> bytes = reader->Next(size_t{1} << 20);
+                       if (!bytes.ok()) return false;
+                       if (bytes->empty()) {
+                         sink.done();
+                         return true;
+                       }
+                       return sink.write(bytes->data(), bytes->size());
+                     });
+               });
+
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     absl::StatusOr<JobStore::Totals> totals = manager_.Totals();
     if (!totals.ok()) return Fail(res, totals.status());
