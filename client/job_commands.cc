@@ -30,7 +30,9 @@ ABSL_FLAG(absl::Duration, timeout, absl::InfiniteDuration(),
           "wait: give up after this long (e.g. 30m), exit 5");
 ABSL_FLAG(std::vector<std::string>, state, {},
           "jobs: only these states (queued, running, succeeded, failed, cancelled)");
-ABSL_FLAG(int32_t, limit, 20, "jobs: at most this many, newest first");
+ABSL_FLAG(int32_t, limit, 20, "jobs: at most this many (1..1000), newest first");
+ABSL_FLAG(bool, all_attempts, false,
+          "watch: replay every attempt's events, not only the last attempt's");
 
 namespace gpuprobe {
 namespace {
@@ -141,6 +143,7 @@ int WatchCommand(const ClientContext& context, const std::string& job_id) {
   context.Prepare(rpc);
   v1::WatchRequest request;
   request.set_job_id(job_id);
+  request.set_all_attempts(absl::GetFlag(FLAGS_all_attempts));
   if (job.request().has_check()) {
     absl::StatusOr<std::unique_ptr<CheckPrinter>> p = MakeCheckPrinter(context.format, std::cout);
     if (!p.ok()) return UsageError(p.status());

@@ -45,6 +45,8 @@ inline absl::Status CheckFlagArguments(const std::vector<char*>& args) {
     if (arg.rfind("--", 0) != 0) continue;
     const size_t eq = arg.find('=');
     std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    std::string spelled = name;  // as people write it, in messages
+    std::replace(spelled.begin(), spelled.end(), '_', '-');
     if (name == "help" || name == "helpfull" || name == "helpshort" || name == "helppackage" ||
         name == "version" || name == "only_check_args") {
       continue;
@@ -53,7 +55,7 @@ inline absl::Status CheckFlagArguments(const std::vector<char*>& args) {
     const bool negated = flag == nullptr && name.rfind("no", 0) == 0;
     if (negated) flag = absl::FindCommandLineFlag(name.substr(2));
     if (flag == nullptr || (negated && !flag->IsOfType<bool>())) {
-      return absl::InvalidArgumentError(absl::StrCat("--", name, ": no such flag"));
+      return absl::InvalidArgumentError(absl::StrCat("--", spelled, ": no such flag"));
     }
     if (negated || (eq == std::string::npos && flag->IsOfType<bool>())) continue;
     std::string value;
@@ -62,11 +64,11 @@ inline absl::Status CheckFlagArguments(const std::vector<char*>& args) {
     } else if (i + 1 < args.size()) {
       value = args[++i];
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("--", name, ": missing value"));
+      return absl::InvalidArgumentError(absl::StrCat("--", spelled, ": missing value"));
     }
     std::string error;
     if (!flag->ParseFrom(value, &error)) {
-      return absl::InvalidArgumentError(absl::StrCat("--", name, ": ", error));
+      return absl::InvalidArgumentError(absl::StrCat("--", spelled, ": ", error));
     }
   }
   return absl::OkStatus();

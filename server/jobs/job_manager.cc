@@ -145,7 +145,8 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request,
   }
   if (!StoreWritable()) {
     if (absl::Status probe = store_->ProbeWrite(); !probe.ok()) {
-      return absl::UnavailableError(absl::StrCat(
+      // RESOURCE_EXHAUSTED: gRPC's code for a full file system; the daemon itself is reachable.
+      return absl::ResourceExhaustedError(absl::StrCat(
           "gpuprobed's job store cannot write (", probe.message(),
           "); no job is accepted until it can: free disk space under --data-dir"));
     }
@@ -203,7 +204,7 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request,
     mu_.Unlock();
     SetStoreWritable(false, inserted.status());
     mu_.Lock();
-    return absl::UnavailableError(
+    return absl::ResourceExhaustedError(
         absl::StrCat("gpuprobed's job store cannot write: ", inserted.status().message()));
   }
   if (inserted->created) {

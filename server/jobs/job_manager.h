@@ -70,8 +70,8 @@ class JobManager {
   // Validates the request completely (fields, limits, the backend's variants, geometry and
   // memory, the queue's bounds), then stores and queues it. With an idempotency key this
   // scope already used, returns the earlier job (even when the queue is full): keys are unique
-  // per `key_scope` (a token's name; "" shares one scope among all). UNAVAILABLE while the
-  // store cannot write.
+  // per `key_scope` (a token's name; "" shares one scope among all). RESOURCE_EXHAUSTED while
+  // the store cannot write.
   absl::StatusOr<v1::Job> Submit(v1::SubmitRequest request, const std::string& submitter,
                                  const std::string& key_scope = "");
 

@@ -53,7 +53,7 @@ class JobStore {
                                   const std::string& key_scope, absl::Time now,
                                   const std::function<v1::JobEvent(const v1::Job&)>& first_event);
 
-  // Writes and removes a row: whether the store can write now.
+  // Writes and removes a row of a few pages: whether the store can take more now.
   absl::Status ProbeWrite();
 
   absl::StatusOr<v1::Job> Get(const std::string& id);

@@ -189,16 +189,16 @@ JobOutcome WorkerProcessExecutor::Run(const JobRun& run, const EventPublisher& p
       if (now - cancel_sent_at > kCancelGrace) {
         Replace("it did not stop within the grace period after a cancel");
         return Failed(absl::CancelledError(absl::StrFormat(
-            "cancelled; the device worker did not stop within %s, so it was killed and "
+            "cancelled; the device worker did not stop within %.0f s, so it was killed and "
             "restarted",
-            absl::FormatDuration(kCancelGrace))));
+            absl::ToDoubleSeconds(kCancelGrace))));
       }
       if (now - last_heard > run.watchdog) {
         Replace("it stopped answering");
-        return Failed(absl::DeadlineExceededError(absl::StrFormat(
-            "the device worker sent nothing for %s, more than the job's watchdog (%s, from its "
-            "estimated device time); it was killed and restarted",
-            absl::FormatDuration(now - last_heard), absl::FormatDuration(run.watchdog))));
+        return Failed(absl::AbortedError(absl::StrFormat(
+            "the device worker sent nothing for %.1f s, more than the job's watchdog (%.1f s, "
+            "from its estimated device time); it was killed and restarted",
+            absl::ToDoubleSeconds(now - last_heard), absl::ToDoubleSeconds(run.watchdog))));
       }
       continue;
     }

@@ -1,8 +1,6 @@
 // The gRPC service in process, on the cpu backend and a store in a temporary directory, over a
-// real loopback port.
+// real loopback port (tests/api/probe_service_fixture.h).
 #include "server/api/probe_service.h"
-
-#include <stdlib.h>
 
 #include <fstream>
 #include <thread>
@@ -10,127 +8,12 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "google/protobuf/util/time_util.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
-#include "grpcpp/security/server_credentials.h"
-#include "grpcpp/server.h"
-#include "grpcpp/server_builder.h"
-#include "gtest/gtest.h"
-#include "server/device/cpu_backend.h"
+#include "tests/api/probe_service_fixture.h"
 
 namespace gpuprobe {
 namespace {
 
 using testing::HasSubstr;
-
-class ProbeServiceTest : public testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_service_XXXXXX";
-    data_dir_ = mkdtemp(tmpl.data());
-    StartDaemon();
-  }
-
-  void TearDown() override { StopDaemon(); }
-
-  void StartDaemon(QueueLimits limits = {}, int devices = 1) {
-    absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(data_dir_);
-    ASSERT_TRUE(store.ok()) << store.status();
-    std::vector<std::unique_ptr<DeviceExecutor>> executors;
-    for (int i = 0; i < devices; ++i) {
-      executors.push_back(
-          std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), limits.sweep));
-    }
-    absl::StatusOr<std::unique_ptr<JobManager>> manager =
-        JobManager::Start(*std::move(store), std::move(executors), limits);
-    ASSERT_TRUE(manager.ok()) << manager.status();
-    manager_ = *std::move(manager);
-    service_ = std::make_unique<ProbeService>(*manager_, access_, "test");
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(port, 0);
-    stub_ = v1::ProbeService::NewStub(
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
-  }
-
-  void StopDaemon() {
-    if (manager_) manager_->Stop();
-    if (server_) server_->Shutdown();
-    server_.reset();
-    service_.reset();
-    manager_.reset();
-  }
-
-  static v1::SweepRequest Small(int reps = 3) {
-    v1::SweepRequest r;
-    r.mutable_geometry()->set_experts(64);
-    r.mutable_geometry()->set_hidden(512);
-    r.mutable_geometry()->set_ff(128);
-    r.mutable_geometry()->set_selected(4);
-    r.set_t_max(3);
-    r.set_reps(reps);
-    return r;
-  }
-
-  v1::Job Submit(const v1::SweepRequest& sweep, const std::string& key = "", int priority = 0) {
-    v1::SubmitRequest request;
-    *request.mutable_sweep() = sweep;
-    request.set_idempotency_key(key);
-    request.set_priority(priority);
-    grpc::ClientContext context;
-    v1::Job job;
-    const grpc::Status status = stub_->Submit(&context, request, &job);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    return job;
-  }
-
-  v1::Job Get(const std::string& id) {
-    grpc::ClientContext context;
-    v1::GetJobRequest request;
-    request.set_job_id(id);
-    v1::Job job;
-    EXPECT_TRUE(stub_->GetJob(&context, request, &job).ok());
-    return job;
-  }
-
-  // Reads a whole stream; `on_event` sees each event as it arrives.
-  template <typename Reader>
-  static grpc::Status ReadAll(Reader& reader, std::vector<v1::JobEvent>* events,
-                              const std::function<void(const v1::JobEvent&)>& on_event) {
-    v1::JobEvent event;
-    while (reader.Read(&event)) {
-      if (on_event) on_event(event);
-      events->push_back(event);
-    }
-    return reader.Finish();
-  }
-
-  grpc::Status RunAll(const v1::SweepRequest& request, std::vector<v1::JobEvent>* events,
-                      grpc::ClientContext* context = nullptr,
-                      const std::function<void(const v1::JobEvent&)>& on_event = nullptr) {
-    grpc::ClientContext own;
-    auto reader = stub_->Run(context != nullptr ? context : &own, request);
-    return ReadAll(*reader, events, on_event);
-  }
-
-  grpc::Status WatchAll(const std::string& id, std::vector<v1::JobEvent>* events) {
-    grpc::ClientContext context;
-    v1::WatchRequest request;
-    request.set_job_id(id);
-    auto reader = stub_->Watch(&context, request);
-    return ReadAll(*reader, events, nullptr);
-  }
-
-  std::string data_dir_;
-  AccessControl access_;
-  std::unique_ptr<JobManager> manager_;
-  std::unique_ptr<ProbeService> service_;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<v1::ProbeService::Stub> stub_;
-};
 
 TEST_F(ProbeServiceTest, RunStreamsAcceptedStartedProgressRowsFinishedInOrder) {
   std::vector<v1::JobEvent> events;

@@ -1,0 +1,221 @@
+// End to end against hostile but realistic use (issue: hardening): one daemon per data
+// directory, worker faults (died idle, hung, hung and cancelled, hung at shutdown), and the
+// command lines' exit codes. Real processes, cpu backend.
+#include <signal.h>
+#include <stdlib.h>
+
+#include <optional>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "tests/e2e/subprocess.h"
+
+namespace gpuprobe {
+namespace {
+
+using testing::HasSubstr;
+using testing_support::ChildProcess;
+using testing_support::CommandResult;
+using testing_support::RunCommand;
+
+const std::vector<std::string> kSmall = {"--experts", "16", "--hidden", "64", "--ff",
+                                         "32",        "--selected", "2", "--t", "2"};
+
+class DaemonHardeningTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "gpuprobe_hard_XXXXXX";
+    dir_ = mkdtemp(tmpl.data());
+  }
+
+  // Starts gpuprobed (cpu backend, port 0, worker processes) with `extra` flags; test faults
+  // allowed.
+  void Start(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend",
+                                     "cpu", "--http", "", "--data-dir", dir_ + "/data"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    absl::StatusOr<ChildProcess> daemon =
+        ChildProcess::Start(argv, dir_ + "/daemon.log", {"GPUPROBE_ALLOW_FAULTS=1"});
+    ASSERT_TRUE(daemon.ok()) << daemon.status();
+    daemon_.emplace(*std::move(daemon));
+    absl::StatusOr<std::string> port = daemon_->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
+    ASSERT_TRUE(port.ok()) << port.status() << daemon_->Log();
+    server_ = "127.0.0.1:" + *port;
+  }
+
+  CommandResult Cli(std::vector<std::string> args) {
+    args.insert(args.begin(), {GPUPROBE_PATH, "--server", server_});
+    absl::StatusOr<CommandResult> r = RunCommand(args, {}, dir_);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : CommandResult{};
+  }
+
+  // Queues a small sweep (plus `extra` flags); returns its job id.
+  std::string Submit(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"submit", "--reps", "3"};
+    args.insert(args.end(), kSmall.begin(), kSmall.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    const CommandResult r = Cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+    return lines.empty() ? "" : lines.back();
+  }
+
+  void AwaitRunning(const std::string& job) {
+    for (int i = 0; i < 200; ++i) {
+      if (Cli({"show", job}).err.find(": running") != std::string::npos) return;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    ADD_FAILURE() << job << " never ran";
+  }
+
+  std::string dir_, server_;
+  std::optional<ChildProcess> daemon_;
+};
+
+TEST_F(DaemonHardeningTest, ASecondDaemonOnTheSameDataDirRefusesToStartNamingThePid) {
+  Start();
+  absl::StatusOr<CommandResult> second =
+      RunCommand({GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--http", "",
+                  "--data-dir", dir_ + "/data"},
+                 {}, dir_, absl::Seconds(30));
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->exit_code, 2);
+  EXPECT_THAT(second->out + second->err, HasSubstr(dir_ + "/data"));
+  EXPECT_THAT(second->out + second->err, HasSubstr("pid"));
+  // The first daemon still serves.
+  const std::string job = Submit();
+  EXPECT_EQ(Cli({"wait", job, "--timeout", "60s"}).exit_code, 0);
+}
+
+TEST_F(DaemonHardeningTest, AWorkerThatDiedWhileIdleIsReplacedAndTheNextJobRuns) {
+  Start();
+  absl::StatusOr<std::string> pid_text = daemon_->AwaitLog("device worker ", absl::Seconds(5));
+  ASSERT_TRUE(pid_text.ok());
+  int pid = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(*pid_text, &pid)) << *pid_text;
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  absl::SleepFor(absl::Milliseconds(200));
+  const std::string job = Submit();
+  const CommandResult waited = Cli({"wait", job, "--timeout", "60s"});
+  EXPECT_EQ(waited.exit_code, 0) << Cli({"show", job}).err;
+}
+
+TEST_F(DaemonHardeningTest, AHungWorkerIsKilledByTheWatchdogAndTheQueueGoesOn) {
+  Start({"--min-watchdog-seconds", "1"});
+  const std::string hung = Submit({"--label", "gpuprobe.fault=hang"});
+  const std::string next = Submit();
+  EXPECT_EQ(Cli({"wait", hung, "--timeout", "60s"}).exit_code, 1);
+  EXPECT_THAT(Cli({"show", hung}).err, HasSubstr("watchdog"));
+  EXPECT_EQ(Cli({"wait", next, "--timeout", "60s"}).exit_code, 0);
+}
+
+TEST_F(DaemonHardeningTest, CancelEndsAStuckJobWithinTheGracePeriod) {
+  Start({"--min-watchdog-seconds", "600"});
+  const std::string hung = Submit({"--label", "gpuprobe.fault=hang"});
+  AwaitRunning(hung);
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(Cli({"cancel", hung}).exit_code, 0);
+  EXPECT_EQ(Cli({"wait", hung, "--timeout", "60s"}).exit_code, 3);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+  const std::string next = Submit();
+  EXPECT_EQ(Cli({"wait", next, "--timeout", "60s"}).exit_code, 0);
+}
+
+TEST_F(DaemonHardeningTest, SigtermStopsTheDaemonWhateverItsWorkerDoes) {
+  Start({"--min-watchdog-seconds", "600"});
+  const std::string hung = Submit({"--label", "gpuprobe.fault=hang"});
+  AwaitRunning(hung);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<int> code = daemon_->StopWith(SIGTERM, absl::Seconds(30));
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, 0);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));
+}
+
+TEST_F(DaemonHardeningTest, BadCommandLinesExitWithTwoNamingTheFlag) {
+  Start();
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--bogus", "info"},
+                                             {"--format", "xml", "info"},
+                                             {"jobs", "--limit", "0"},
+                                             {"jobs", "--limit", "-5"},
+                                             {"sweep", "--reps", "many"}}) {
+    const CommandResult r = Cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1] << ": " << r.err;
+  }
+  EXPECT_THAT(Cli({"--format", "xml", "info"}).err, HasSubstr("--format"));
+  const CommandResult t0 = Cli({"check", "--t", "0"});
+  EXPECT_EQ(t0.exit_code, 1);
+  EXPECT_THAT(t0.err, HasSubstr("t: 0"));
+  for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{
+           {"--listen", "127.0.0.1:99999"},
+           {"--max-queued-jobs", "-1"},
+           {"--max-message-bytes", "0"},
+           {"--no-such-flag"}}) {
+    std::vector<std::string> argv = {GPUPROBED_PATH, "--backend", "cpu", "--http", "",
+                                     "--data-dir", dir_ + "/other"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    absl::StatusOr<CommandResult> r = RunCommand(argv, {}, dir_, absl::Seconds(30));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->exit_code, 2) << flags[0];
+    EXPECT_THAT(r->out + r->err, HasSubstr(flags[0].substr(2))) << flags[0];
+  }
+}
+
+TEST_F(DaemonHardeningTest, AFullStoreFailsTheJobAndTurnsHealthToNotServing) {
+  Start({"--max-store-bytes", "65536"});
+  std::vector<std::string> args = {"sweep", "--reps", "5000"};
+  args.insert(args.end(), kSmall.begin(), kSmall.end());
+  const CommandResult r = Cli(args);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("could not store"));
+  grpc::health::v1::HealthCheckResponse health;
+  grpc::ClientContext context;
+  const grpc::Status checked =
+      grpc::health::v1::Health::NewStub(
+          grpc::CreateChannel(server_, grpc::InsecureChannelCredentials()))
+          ->Check(&context, grpc::health::v1::HealthCheckRequest(), &health);
+  ASSERT_TRUE(checked.ok()) << checked.error_message();
+  EXPECT_EQ(health.status(), grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  const CommandResult refused = Cli({"submit", "--reps", "3"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("cannot write"));
+}
+
+TEST_F(DaemonHardeningTest, SwappedTlsFilesAreNamedNotReportedAsCannotListen) {
+  absl::StatusOr<CommandResult> made =
+      RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days",
+                  "1", "-subj", "/CN=localhost", "-keyout", dir_ + "/key.pem", "-out",
+                  dir_ + "/cert.pem"},
+                 {}, dir_);
+  ASSERT_TRUE(made.ok() && made->exit_code == 0);
+  absl::StatusOr<CommandResult> r =
+      RunCommand({GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--http", "",
+                  "--data-dir", dir_ + "/data", "--tls-cert", dir_ + "/key.pem", "--tls-key",
+                  dir_ + "/cert.pem"},
+                 {}, dir_, absl::Seconds(30));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 2);
+  EXPECT_THAT(r->out + r->err, HasSubstr("tls-cert"));
+  EXPECT_THAT(r->out + r->err, testing::Not(HasSubstr("cannot listen")));
+}
+
+TEST_F(DaemonHardeningTest, CheckKeepsItsLabels) {
+  Start();
+  std::vector<std::string> args = {"check", "--variant", "per-slot", "--label", "suite=hard"};
+  args.insert(args.end(), kSmall.begin(), kSmall.end());
+  ASSERT_EQ(Cli(args).exit_code, 0);
+  const CommandResult jobs = Cli({"--format", "tsv", "jobs", "--label", "suite=hard"});
+  EXPECT_EQ(jobs.exit_code, 0) << jobs.err;
+  EXPECT_THAT(jobs.out, HasSubstr("job-1"));
+}
+
+}  // namespace
+}  // namespace gpuprobe

@@ -1,0 +1,161 @@
+#include "server/jobs/job_store.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace gpuprobe {
+namespace {
+
+using testing::HasSubstr;
+
+class JobStoreTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "gpuprobe_store_XXXXXX";
+    dir_ = mkdtemp(tmpl.data());
+  }
+  std::string DbPath() const { return dir_ + "/gpuprobe.sqlite"; }
+
+  static v1::SubmitRequest Sweep(const std::string& key = "") {
+    v1::SubmitRequest r;
+    r.mutable_sweep()->set_reps(3);
+    r.set_idempotency_key(key);
+    return r;
+  }
+  static v1::JobEvent Accepted(const v1::Job& job) {
+    v1::JobEvent e;
+    e.mutable_accepted()->set_job_id(job.id());
+    return e;
+  }
+  static absl::StatusOr<JobStore::Inserted> Insert(JobStore& store, const std::string& key = "",
+                                                   const std::string& scope = "") {
+    return store.Insert(Sweep(key), "tester", scope, absl::Now(), Accepted);
+  }
+  // Runs SQL on the database file behind the store's back.
+  void Sql(const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(DbPath().c_str(), &db), SQLITE_OK);
+    char* error = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+        << (error != nullptr ? error : "");
+    sqlite3_free(error);
+    sqlite3_close(db);
+  }
+  std::string dir_;
+};
+
+TEST_F(JobStoreTest, AnEmptyDatabaseFileIsDamagedNotANewStore) {
+  std::ofstream(DbPath()).close();
+  absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(dir_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(store.status().message(), HasSubstr(DbPath()));
+  EXPECT_THAT(store.status().message(), HasSubstr("move it aside"));
+}
+
+TEST_F(JobStoreTest, GarbageInsideTheFileFailsTheIntegrityCheckAtOpen) {
+  {
+    absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(dir_);
+    ASSERT_TRUE(store.ok());
+    for (int i = 0; i < 200; ++i) ASSERT_TRUE(Insert(**store).ok());
+  }
+  Sql("PRAGMA wal_checkpoint(TRUNCATE);");
+  {
+    std::fstream file(DbPath(), std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(4096);
+    const std::string garbage(8192, '\x5a');
+    file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(dir_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(), HasSubstr(DbPath()));
+}
+
+TEST_F(JobStoreTest, AWriteThatCannotBeStoredLeavesNothingAndProbeWriteSaysSo) {
+  absl::StatusOr<std::unique_ptr<JobStore>> opened = JobStore::Open(dir_, 64 << 10);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  JobStore& store = **opened;
+  absl::Status failed = absl::OkStatus();
+  int stored = 0;
+  for (int i = 0; i < 10000 && failed.ok(); ++i) {
+    absl::StatusOr<JobStore::Inserted> in = Insert(store);
+    if (in.ok()) {
+      ++stored;
+    } else {
+      failed = in.status();
+    }
+  }
+  ASSERT_FALSE(failed.ok()) << "a 64 KiB store never filled";
+  EXPECT_FALSE(store.ProbeWrite().ok());
+  v1::ListJobsRequest all;
+  all.set_page_size(1000);
+  absl::StatusOr<v1::ListJobsResponse> list = store.List(all);
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->jobs_size(), std::min(stored, 1000)) << "the refused insert left a job";
+}
+
+TEST_F(JobStoreTest, ACorruptRequestFailsItsJobOnlyAndTheQueueMovesOn) {
+  absl::StatusOr<std::unique_ptr<JobStore>> opened = JobStore::Open(dir_);
+  ASSERT_TRUE(opened.ok());
+  JobStore& store = **opened;
+  ASSERT_TRUE(Insert(store).ok());
+  ASSERT_TRUE(Insert(store).ok());
+  Sql("UPDATE jobs SET request = x'ffffffff0f' WHERE id = 'job-1';");
+  absl::StatusOr<v1::ListJobsResponse> list = store.List(v1::ListJobsRequest());
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->jobs_size(), 2);
+  EXPECT_EQ(list->jobs(1).state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(list->jobs(1).error_code(), static_cast<int>(absl::StatusCode::kDataLoss));
+  absl::StatusOr<std::optional<v1::Job>> next = store.NextQueued(0);
+  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_TRUE(next->has_value());
+  EXPECT_EQ((*next)->id(), "job-2");
+  absl::StatusOr<v1::Job> corrupt = store.Get("job-1");
+  ASSERT_TRUE(corrupt.ok());
+  EXPECT_EQ(corrupt->state(), v1::JOB_STATE_FAILED);
+}
+
+TEST_F(JobStoreTest, IdempotencyKeysAreUniqueWithinTheirScope) {
+  absl::StatusOr<std::unique_ptr<JobStore>> opened = JobStore::Open(dir_);
+  ASSERT_TRUE(opened.ok());
+  JobStore& store = **opened;
+  absl::StatusOr<JobStore::Inserted> a = Insert(store, "k", "alice");
+  absl::StatusOr<JobStore::Inserted> b = Insert(store, "k", "bob");
+  absl::StatusOr<JobStore::Inserted> again = Insert(store, "k", "alice");
+  ASSERT_TRUE(a.ok() && b.ok() && again.ok());
+  EXPECT_NE(a->job.id(), b->job.id());
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->job.id(), a->job.id());
+  absl::StatusOr<std::optional<v1::Job>> found = store.FindByIdempotencyKey("bob", "k");
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->id(), b->job.id());
+}
+
+TEST_F(JobStoreTest, ListRefusesFiltersOutsideTheirDomainNamingTheField) {
+  absl::StatusOr<std::unique_ptr<JobStore>> opened = JobStore::Open(dir_);
+  ASSERT_TRUE(opened.ok());
+  JobStore& store = **opened;
+  v1::ListJobsRequest states;
+  states.add_states(static_cast<v1::JobState>(99));
+  EXPECT_THAT(store.List(states).status().message(), HasSubstr("states"));
+  v1::ListJobsRequest token;
+  token.set_page_token("-5");
+  EXPECT_THAT(store.List(token).status().message(), HasSubstr("page_token"));
+  v1::ListJobsRequest after;
+  after.mutable_created_after()->set_seconds(int64_t{1} << 62);
+  EXPECT_THAT(store.List(after).status().message(), HasSubstr("created_after"));
+  v1::ListJobsRequest labels;
+  for (int i = 0; i < 999; ++i) (*labels.mutable_labels())[std::to_string(i)] = "v";
+  absl::Status many = store.List(labels).status();
+  EXPECT_EQ(many.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(many.message(), HasSubstr("labels"));
+  EXPECT_THAT(many.message(), testing::Not(HasSubstr("SELECT")));
+}
+
+}  // namespace
+}  // namespace gpuprobe
