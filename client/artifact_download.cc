@@ -58,7 +58,8 @@ int DownloadArtifacts(const ClientContext& context, const std::string& job_id,
     v1::GetArtifactRequest request;
     request.set_job_id(job_id);
     request.set_name(artifact.name());
-    std::unique_ptr<grpc::ClientReader<v1::ArtifactChunk>> reader = stub->GetArtifact(&rpc, request);
+    std::unique_ptr<grpc::ClientReader<v1::ArtifactChunk>> reader =
+        stub->GetArtifact(&rpc, request);
     v1::ArtifactChunk chunk;
     while (reader->Read(&chunk)) {
       out.write(chunk.data().data(), static_cast<std::streamsize>(chunk.data().size()));

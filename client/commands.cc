@@ -2,9 +2,9 @@
 
 #include <iostream>
 
-#include "absl/strings/str_format.h"
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
 #include "client/artifact_download.h"
 #include "client/check_printer.h"
 #include "client/exit_codes.h"

@@ -224,8 +224,8 @@ int JobsCommand(const ClientContext& context) {
   }
   const int limit = absl::GetFlag(FLAGS_limit);
   if (limit < 1 || limit > 1000) {
-    return UsageError(absl::InvalidArgumentError(
-        absl::StrFormat("--limit: %d is outside [1, 1000]", limit)));
+    return UsageError(
+        absl::InvalidArgumentError(absl::StrFormat("--limit: %d is outside [1, 1000]", limit)));
   }
   request.set_page_size(static_cast<uint32_t>(limit));
   auto stub = v1::ProbeService::NewStub(context.channel);

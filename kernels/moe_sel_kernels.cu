@@ -83,8 +83,8 @@ struct LaunchPlan {
   int splits = 1;
   int chunks_per_split = 0;
   int groups_per_block = 0;  // the most groups one block's tile range touches
-  int staged_rows = 0;  // per block: groups_per_block x the plan's group width, or every input
-                        // row where there are fewer
+  int staged_rows = 0;       // per block: groups_per_block x the plan's group width, or every input
+                             // row where there are fewer
   bool all_input_rows = false;
   int64_t smem_bytes = 0;
 };
@@ -94,16 +94,17 @@ struct SelParams {
   const uint8_t* scales;
   int64_t expert_code_bytes;
   int64_t expert_scale_bytes;
-  int cols;            // K
-  int out_rows;        // gu: ff (j values); down: hidden
+  int cols;             // K
+  int out_rows;         // gu: ff (j values); down: hidden
   int tiles_per_group;  // gu: ff / 8; down: hidden / 16
-  int tiles;            // groups * tiles_per_group
-  int splits;
-  int chunks_per_split;
-  int staged_cols;       // the plan's widest group
-  int groups_per_block;  // the most groups one block's tile range touches
-  int staged_rows;       // rows of staged inputs per block
-  int all_input_rows;  // > 0: every block stages all input rows (fewer than its groups' slots)
+  int staged_cols;      // the plan's widest group
+  // The launch plan's (Launch fills them in).
+  int tiles = 0;  // groups * tiles_per_group
+  int splits = 1;
+  int chunks_per_split = 0;
+  int groups_per_block = 0;  // the most groups one block's tile range touches
+  int staged_rows = 0;       // rows of staged inputs per block
+  int all_input_rows = 0;    // > 0: every block stages all input rows (fewer than its slots)
   const float* in;
   int in_row_div;         // input row of slot s is s / in_row_div
   const float* global_a;  // gu: gate; down: down
@@ -228,7 +229,7 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   const int units = rows * units_per_row;
   const int lane = threadIdx.x % 32;
   const int stride = blockDim.x;
-  auto load_batch = [&](int base, float4 (&v)[kStageBatch]) {
+  auto load_batch = [&](int base, float4(&v)[kStageBatch]) {
 #pragma unroll
     for (int k = 0; k < kStageBatch; ++k) {
       const int u = base + k * stride + lane;
@@ -296,8 +297,8 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
       if (kOneSlot) {
         // 8 elements per vector: this unit is half (.xy or .zw) of one hi and one lo vector.
         uint2* hi_out = reinterpret_cast<uint2*>(row_base + OneSlotChunkOffset(q));
-        uint2* lo_out = reinterpret_cast<uint2*>(row_base + layout.lo_offset +
-                                                 OneSlotChunkOffset(q));
+        uint2* lo_out =
+            reinterpret_cast<uint2*>(row_base + layout.lo_offset + OneSlotChunkOffset(q));
         hi_out[within / 4] = make_uint2(PackHalf2(hi[0], hi[1]), PackHalf2(hi[2], hi[3]));
         lo_out[within / 4] = make_uint2(PackHalf2(lo[0], lo[1]), PackHalf2(lo[2], lo[3]));
       } else {
@@ -416,8 +417,9 @@ __device__ __forceinline__ void IssuePass(const LoadCursor& at, int chunks, int 
     const int quad = at.q + 4 * j;
     const bool valid = quad + c < at.chunk_end;
     // SelChunkIndex: lane 4g + c of a full quad; rows closer together in a narrower last one.
-    const int place = !valid ? 0 : quad + 4 <= chunks ? 8 * quad + lane
-                                                      : 8 * quad + g * (chunks - quad) + c;
+    const int place = !valid               ? 0
+                      : quad + 4 <= chunks ? 8 * quad + lane
+                                           : 8 * quad + g * (chunks - quad) + c;
     CopyAsync16(codes + j * 32 + lane, at.codes_g + place, valid);
     CopyAsync16(codes + (kChunks + j) * 32 + lane, at.codes_g8 + place, valid);
     CopyAsync4(scales + j * 32 + lane, at.scales_g + (place & ~1), valid);
@@ -542,8 +544,8 @@ __device__ __forceinline__ int StagedRow(const SelParams& p, const BlockTiles& b
 template <bool kGateUpSilu, bool kOneSlot, int kChunks>
 __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const BlockTiles& bt,
                                                       const BlockGroups& bg, int index,
-                                                      const uint4* staged, const uint4* zero,
-                                                      int g, int c) {
+                                                      const uint4* staged, const uint4* zero, int g,
+                                                      int c) {
   const Item item = MakeItem(p, bt, index);
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
@@ -565,9 +567,8 @@ __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const 
 // g, g + 8 x columns 2c, 2c + 1.
 template <bool kGateUpSilu, bool kOneSlot>
 __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& bt,
-                                          const BlockGroups& bg, int tile,
-                                          const float* out_scale, const float (&acc)[4], int g,
-                                          int c) {
+                                          const BlockGroups& bg, int tile, const float* out_scale,
+                                          const float (&acc)[4], int g, int c) {
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, tile, g, group, out_row, row_g, row_g8);
   const int local = group - bt.first_group;
@@ -688,8 +689,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
 #pragma unroll
       for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
       if (at.index + warps >= items) break;
-      at = StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, at.index + warps, staged,
-                                                        zero, g, c);
+      at = StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, at.index + warps, staged, zero,
+                                                        g, c);
     }
   }
   WaitCopies<0>();
@@ -716,8 +717,8 @@ int GroupsSpanned(int tiles_per_block, int tiles_per_group) {
   return (tiles_per_block + tiles_per_group - 2) / tiles_per_group + 1;
 }
 
-int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block,
-                  int staged_cols, int warps, int splits, int stages, int chunks_per_thread) {
+int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block, int staged_cols,
+                  int warps, int splits, int stages, int chunks_per_thread) {
   const StagedLayout layout = MakeStagedLayout(one_slot, cols / kChunkElements);
   const int64_t scale_vectors =
       (3 * staged_rows + BlockGroupsWords(groups_per_block, staged_cols) + 3) / 4;
@@ -733,8 +734,8 @@ int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block
 // are fewer tiles than a block has warps to spare each tile's K split across warps so that
 // every SM still streams with many warps.
 absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_group, int cols,
-                                      int per_thread, int stages, int staged_cols,
-                                      int input_rows, int sms) {
+                                      int per_thread, int stages, int staged_cols, int input_rows,
+                                      int sms) {
   const int chunks = cols / kChunkElements;
   const int chunks_per_pass = 4 * per_thread;
   const int passes = (chunks + chunks_per_pass - 1) / chunks_per_pass;
@@ -742,9 +743,8 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
     LaunchPlan plan;
     plan.blocks = blocks;
     const int per_block = (tiles + blocks - 1) / blocks;
-    int splits = per_block * 2 <= kMaxWarps
-                     ? std::min({kMaxWarps / per_block, passes, kMaxSplits})
-                     : 1;
+    int splits =
+        per_block * 2 <= kMaxWarps ? std::min({kMaxWarps / per_block, passes, kMaxSplits}) : 1;
     const int passes_per_split = (passes + splits - 1) / splits;
     splits = (passes + passes_per_split - 1) / passes_per_split;
     plan.splits = splits;
@@ -795,10 +795,10 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   ASSIGN_OR_RETURN(const int sms, (PrepareDevice<kGateUpSilu, kOneSlot>()));
   constexpr int kPerThread = Tuning<kGateUpSilu, kOneSlot>::kChunksPerThread;
   p.tiles = groups * p.tiles_per_group;
-  ASSIGN_OR_RETURN(const LaunchPlan plan,
-                   PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
-                              Tuning<kGateUpSilu, kOneSlot>::kStages, p.staged_cols,
-                              input_rows, sms));
+  ASSIGN_OR_RETURN(
+      const LaunchPlan plan,
+      PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
+                 Tuning<kGateUpSilu, kOneSlot>::kStages, p.staged_cols, input_rows, sms));
   p.splits = plan.splits;
   p.chunks_per_split = plan.chunks_per_split;
   p.staged_rows = plan.staged_rows;
@@ -846,8 +846,8 @@ absl::Status CheckBank(const char* name, const DeviceNvfp4Bank& bank) {
   }
   if (reinterpret_cast<uintptr_t>(bank.codes) % 16 != 0 ||
       reinterpret_cast<uintptr_t>(bank.scales) % 2 != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: codes must be 16-byte aligned and scales 2-byte aligned", name));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: codes must be 16-byte aligned and scales 2-byte aligned", name));
   }
   return absl::OkStatus();
 }
@@ -866,8 +866,8 @@ __global__ void ToSelLayoutKernel(DeviceNvfp4Bank checkpoint, uint8_t* sel_codes
     const int q = static_cast<int>(i % chunks);
     const int64_t to = expert * per_expert + SelChunkIndex(row, q, chunks);
     const uint4 code = reinterpret_cast<const uint4*>(checkpoint.codes)[i];
-    reinterpret_cast<uint4*>(sel_codes)[to] = make_uint4(
-        ToSelLayout(code.x), ToSelLayout(code.y), ToSelLayout(code.z), ToSelLayout(code.w));
+    reinterpret_cast<uint4*>(sel_codes)[to] = make_uint4(ToSelLayout(code.x), ToSelLayout(code.y),
+                                                         ToSelLayout(code.z), ToSelLayout(code.w));
     reinterpret_cast<uint16_t*>(sel_scales)[to] =
         reinterpret_cast<const uint16_t*>(checkpoint.scales)[i];
   }
@@ -927,13 +927,7 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
                     .cols = a.gate_up.cols,
                     .out_rows = ff,
                     .tiles_per_group = ff / 8,
-                    .tiles = 0,
-                    .splits = 1,
-                    .chunks_per_split = 0,
                     .staged_cols = a.groups.max_group_slots,
-                    .groups_per_block = 0,
-                    .staged_rows = 0,
-                    .all_input_rows = 0,
                     .in = a.x,
                     .in_row_div = a.selected,
                     .global_a = a.gate_global,
@@ -943,7 +937,7 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
                     .group_slots = a.groups.slots,
                     .out = a.h};
   return LaunchEither<true>(p, a.groups, (a.groups.slots_total + a.selected - 1) / a.selected,
-                           stream);
+                            stream);
 }
 
 absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
@@ -960,13 +954,7 @@ absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
                     .cols = a.down.cols,
                     .out_rows = a.down.rows,
                     .tiles_per_group = a.down.rows / 16,
-                    .tiles = 0,
-                    .splits = 1,
-                    .chunks_per_split = 0,
                     .staged_cols = a.groups.max_group_slots,
-                    .groups_per_block = 0,
-                    .staged_rows = 0,
-                    .all_input_rows = 0,
                     .in = a.h,
                     .in_row_div = 1,
                     .global_a = a.down_global,

@@ -63,8 +63,7 @@ ABSL_FLAG(int64_t, max_artifact_bytes, gpuprobe::QueueLimits{}.max_artifact_byte
 ABSL_FLAG(int64_t, max_store_bytes, 0,
           "largest size of the job store's database file, bytes; writes past it fail as on a full "
           "disk; 0: no bound but the disk's");
-ABSL_FLAG(double, min_watchdog_seconds,
-          absl::ToDoubleSeconds(gpuprobe::QueueLimits{}.min_watchdog),
+ABSL_FLAG(double, min_watchdog_seconds, absl::ToDoubleSeconds(gpuprobe::QueueLimits{}.min_watchdog),
           "a device worker silent for this long plus 10x the job's estimated device time is "
           "killed and its job failed");
 ABSL_FLAG(int, worker_fd, -1, "internal: run as the device worker on this socket");
@@ -193,12 +192,12 @@ absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> MakeExecu
 // The daemon's numeric flags, each within its range; INVALID_ARGUMENT names the flag.
 absl::Status CheckFlags() {
   if (absl::GetFlag(FLAGS_max_queued_jobs) < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "max-queued-jobs: %d; at least 1", absl::GetFlag(FLAGS_max_queued_jobs)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("max-queued-jobs: %d; at least 1", absl::GetFlag(FLAGS_max_queued_jobs)));
   }
   if (absl::GetFlag(FLAGS_max_message_bytes) < 4096) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "max-message-bytes: %d; at least 4096", absl::GetFlag(FLAGS_max_message_bytes)));
+    return absl::InvalidArgumentError(absl::StrFormat("max-message-bytes: %d; at least 4096",
+                                                      absl::GetFlag(FLAGS_max_message_bytes)));
   }
   if (!(absl::GetFlag(FLAGS_max_job_seconds) > 0)) {
     return absl::InvalidArgumentError("max-job-seconds: must be positive");
@@ -217,8 +216,8 @@ absl::Status CheckFlags() {
     int port = -1;
     if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) ||
         port < 0 || port > 65535) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: \"%s\" is not HOST:PORT with a port in 0..65535", flag, address));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: \"%s\" is not HOST:PORT with a port in 0..65535", flag, address));
     }
   }
   return absl::OkStatus();
@@ -290,10 +289,10 @@ int main(int argc, char** argv) {
   limits.max_job_seconds = absl::GetFlag(FLAGS_max_job_seconds);
   limits.max_artifact_bytes = absl::GetFlag(FLAGS_max_artifact_bytes);
   limits.min_watchdog = absl::Seconds(absl::GetFlag(FLAGS_min_watchdog_seconds));
-  absl::StatusOr<std::unique_ptr<gpuprobe::JobManager>> manager = gpuprobe::JobManager::Start(
-      *std::move(store), *std::move(executors), limits,
-      std::make_unique<gpuprobe::ArtifactStore>(data_dir + "/artifacts",
-                                                limits.max_artifact_bytes));
+  absl::StatusOr<std::unique_ptr<gpuprobe::JobManager>> manager =
+      gpuprobe::JobManager::Start(*std::move(store), *std::move(executors), limits,
+                                  std::make_unique<gpuprobe::ArtifactStore>(
+                                      data_dir + "/artifacts", limits.max_artifact_bytes));
   if (!manager.ok()) {
     spdlog::error("{}", manager.status().ToString());
     return 2;

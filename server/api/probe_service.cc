@@ -166,7 +166,8 @@ grpc::ServerUnaryReactor* ProbeService::ListArtifacts(grpc::CallbackServerContex
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "ListArtifacts");
   if (!caller.ok()) return Answer<v1::ListArtifactsResponse>(context, caller.status(), response);
   absl::StatusOr<std::vector<v1::Artifact>> artifacts = manager_.ListArtifacts(request->job_id());
-  if (!artifacts.ok()) return Answer<v1::ListArtifactsResponse>(context, artifacts.status(), response);
+  if (!artifacts.ok())
+    return Answer<v1::ListArtifactsResponse>(context, artifacts.status(), response);
   v1::ListArtifactsResponse list;
   for (v1::Artifact& a : *artifacts) *list.add_artifacts() = std::move(a);
   return Answer<v1::ListArtifactsResponse>(context, std::move(list), response);

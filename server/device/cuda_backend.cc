@@ -209,8 +209,11 @@ absl::StatusOr<ArmHandle> CudaBackend::PrepareArm(const ArmInputs& inputs) {
   ASSIGN_OR_RETURN(arm->group_expert, DeviceBuffer::FromHost(plan.expert));
   ASSIGN_OR_RETURN(arm->group_begin, DeviceBuffer::FromHost(plan.slot_begin));
   ASSIGN_OR_RETURN(arm->group_slots, DeviceBuffer::FromHost(plan.slots));
-  arm->groups = {arm->group_expert.get<int32_t>(), arm->group_begin.get<int32_t>(),
-                 arm->group_slots.get<int32_t>(), plan.groups(), plan.max_group_slots,
+  arm->groups = {arm->group_expert.get<int32_t>(),
+                 arm->group_begin.get<int32_t>(),
+                 arm->group_slots.get<int32_t>(),
+                 plan.groups(),
+                 plan.max_group_slots,
                  arm->slots};
   arm->floor_blocks = kFloorBlocksPerSm * details_.multiprocessors;
   ASSIGN_OR_RETURN(arm->partials, DeviceBuffer::Allocate(arm->floor_blocks * sizeof(uint32_t)));

@@ -132,8 +132,8 @@ absl::StatusOr<std::vector<v1::Artifact>> ArtifactStore::List(const std::string&
   return artifacts;
 }
 
-absl::StatusOr<std::unique_ptr<ArtifactReader>> ArtifactStore::Open(
-    const std::string& job_id, const std::string& name) const {
+absl::StatusOr<std::unique_ptr<ArtifactReader>> ArtifactStore::Open(const std::string& job_id,
+                                                                    const std::string& name) const {
   if (!IsJobId(job_id) || !IsArtifactName(name)) {
     return absl::NotFoundError("name: no such artifact of the job");
   }

@@ -33,10 +33,10 @@ absl::StatusOr<DataDirLock> DataDirLock::Acquire(const std::string& data_dir) {
     const ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
     close(fd);
     if (error == EWOULDBLOCK) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "data-dir: ", data_dir, " is in use by another gpuprobed (pid ",
-          n > 0 ? absl::StripAsciiWhitespace(pid) : "unknown",
-          "); one daemon per data directory: stop it or pass another --data-dir"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("data-dir: ", data_dir, " is in use by another gpuprobed (pid ",
+                       n > 0 ? absl::StripAsciiWhitespace(pid) : "unknown",
+                       "); one daemon per data directory: stop it or pass another --data-dir"));
     }
     return absl::PermissionDeniedError(
         absl::StrCat("data-dir: cannot lock ", path, ": ", std::strerror(error)));

@@ -135,20 +135,19 @@ std::vector<v1::DeviceStatus> JobManager::Devices() {
   return out;
 }
 
-absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request,
-                                           const std::string& submitter,
+absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std::string& submitter,
                                            const std::string& key_scope) {
   if (request.idempotency_key().size() > kMaxIdempotencyKeyBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "idempotency_key: \"%s\" is longer than %d bytes", Abbreviated(request.idempotency_key()),
-        kMaxIdempotencyKeyBytes));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("idempotency_key: \"%s\" is longer than %d bytes",
+                        Abbreviated(request.idempotency_key()), kMaxIdempotencyKeyBytes));
   }
   if (!StoreWritable()) {
     if (absl::Status probe = store_->ProbeWrite(); !probe.ok()) {
       // RESOURCE_EXHAUSTED: gRPC's code for a full file system; the daemon itself is reachable.
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "gpuprobed's job store cannot write (", probe.message(),
-          "); no job is accepted until it can: free disk space under --data-dir"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("gpuprobed's job store cannot write (", probe.message(),
+                       "); no job is accepted until it can: free disk space under --data-dir"));
     }
     SetStoreWritable(true, absl::OkStatus());
   }
@@ -247,8 +246,8 @@ absl::StatusOr<std::vector<v1::Artifact>> JobManager::ListArtifacts(const std::s
   return artifacts_->List(job_id);
 }
 
-absl::StatusOr<std::unique_ptr<ArtifactReader>> JobManager::OpenArtifact(
-    const std::string& job_id, const std::string& name) {
+absl::StatusOr<std::unique_ptr<ArtifactReader>> JobManager::OpenArtifact(const std::string& job_id,
+                                                                         const std::string& name) {
   RETURN_IF_ERROR(Get(job_id).status());
   if (artifacts_ == nullptr) return absl::NotFoundError("name: no such artifact of the job");
   return artifacts_->Open(job_id, name);
@@ -275,9 +274,10 @@ void JobManager::SetStoreWritable(bool writable, const absl::Status& why) {
   if (writable) {
     spdlog::info("the job store can write again; serving");
   } else {
-    spdlog::error("the job store cannot write ({}): new jobs are refused and health is "
-                  "NOT_SERVING until it can",
-                  why.ToString());
+    spdlog::error(
+        "the job store cannot write ({}): new jobs are refused and health is "
+        "NOT_SERVING until it can",
+        why.ToString());
   }
   if (listener) listener(writable);
 }
@@ -378,8 +378,8 @@ void JobManager::RunJob(int device, const v1::Job& job) {
   JobRun run{.job_id = id, .request = job.request()};
   absl::Status failure;  // why the daemon ended the job itself (artifacts, the store)
   if (absl::StatusOr<JobSpec> spec = ResolveJob(job.request(), limits_.sweep); spec.ok()) {
-    run.watchdog = limits_.min_watchdog +
-                   absl::Seconds(10 * EstimateDeviceSeconds(spec->spec, info));
+    run.watchdog =
+        limits_.min_watchdog + absl::Seconds(10 * EstimateDeviceSeconds(spec->spec, info));
     if (job.request().has_check() && job.request().check().dump()) {
       absl::StatusOr<std::string> dir =
           artifacts_ == nullptr
@@ -427,18 +427,18 @@ void JobManager::RunJob(int device, const v1::Job& job) {
       FinishedEvent(outcome.status, outcome.results, absl::ToDoubleSeconds(end - start),
                     outcome.reference_section_us);
   finished.set_attempt(*attempt);
-  absl::Status recorded = store_->MarkFinished(id, finished.finished().state(),
-                                               static_cast<int>(outcome.status.code()),
-                                               std::string(outcome.status.message()), end);
+  absl::Status recorded =
+      store_->MarkFinished(id, finished.finished().state(), static_cast<int>(outcome.status.code()),
+                           std::string(outcome.status.message()), end);
   if (recorded.ok()) recorded = Publish(id, finished);
   if (!recorded.ok()) {
     // The store cannot take the end either: the job stays RUNNING there (a restart queues it
     // again); its watchers hear that it failed, and why.
     SetStoreWritable(false, recorded);
-    v1::JobEvent lost = FinishedEvent(
-        absl::DataLossError(absl::StrCat("gpuprobed could not store the job's end: ",
-                                         recorded.message())),
-        outcome.results, absl::ToDoubleSeconds(end - start), std::nullopt);
+    v1::JobEvent lost =
+        FinishedEvent(absl::DataLossError(absl::StrCat("gpuprobed could not store the job's end: ",
+                                                       recorded.message())),
+                      outcome.results, absl::ToDoubleSeconds(end - start), std::nullopt);
     lost.set_attempt(*attempt);
     absl::MutexLock lock(&mu_);
     Tell(id, lost);

@@ -145,7 +145,7 @@ class JobManager {
   std::vector<std::string> running_ids_ ABSL_GUARDED_BY(mu_);  // per device; "" when idle
   // Per device: the running job's last progress event.
   std::vector<v1::JobProgress> running_progress_ ABSL_GUARDED_BY(mu_);
-  int64_t submissions_ ABSL_GUARDED_BY(mu_) = 0;               // wakes the device threads
+  int64_t submissions_ ABSL_GUARDED_BY(mu_) = 0;  // wakes the device threads
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool store_writable_ ABSL_GUARDED_BY(mu_) = true;
   std::function<void(bool)> store_health_listener_ ABSL_GUARDED_BY(mu_);

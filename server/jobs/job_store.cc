@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/status_macros.h"
 #include "absl/time/clock.h"
+#include "common/status_macros.h"
 #include "google/protobuf/util/time_util.h"
 #include "spdlog/spdlog.h"
 
@@ -126,9 +126,9 @@ absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& data
         absl::StrCat("data-dir: cannot create ", data_dir, ": ", ec.message()));
   }
   const std::string path = data_dir + "/gpuprobe.sqlite";
-  const std::string recover = absl::StrCat(
-      "; move it aside (with any ", path, "-wal and -shm beside it) to start an empty store, "
-      "or restore it from a backup");
+  const std::string recover = absl::StrCat("; move it aside (with any ", path,
+                                           "-wal and -shm beside it) to start an empty store, "
+                                           "or restore it from a backup");
   if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) == 0) {
     return absl::DataLossError(
         absl::StrCat("data-dir: ", path, " is empty (0 bytes), not a gpuprobe store", recover));
@@ -136,8 +136,8 @@ absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& data
   ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path));
   std::unique_ptr<JobStore> store(new JobStore(std::move(db)));
   if (absl::Status s = store->CheckIntegrity(); !s.ok()) {
-    return absl::DataLossError(absl::StrCat("data-dir: ", path, " is damaged (", s.message(), ")",
-                                            recover));
+    return absl::DataLossError(
+        absl::StrCat("data-dir: ", path, " is damaged (", s.message(), ")", recover));
   }
   RETURN_IF_ERROR(store->Migrate());
   if (max_bytes > 0) {
@@ -165,8 +165,9 @@ absl::Status JobStore::ProbeWrite() {
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(db_.Exec("BEGIN IMMEDIATE"));
   // A row as large as a few events needs pages of its own: a full store refuses it.
-  absl::Status s = db_.Exec("INSERT INTO write_probe VALUES (zeroblob(8192)); "
-                            "DELETE FROM write_probe;");
+  absl::Status s = db_.Exec(
+      "INSERT INTO write_probe VALUES (zeroblob(8192)); "
+      "DELETE FROM write_probe;");
   if (s.ok()) s = db_.Exec("COMMIT");
   if (!s.ok()) (void)db_.Exec("ROLLBACK");
   return s;
@@ -323,8 +324,8 @@ absl::StatusOr<v1::ListJobsResponse> JobStore::List(const v1::ListJobsRequest& r
     }
   }
   if (request.labels().size() > kMaxLabelFilters) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "labels: %d label filters; at most %d", request.labels().size(), kMaxLabelFilters));
+    return absl::InvalidArgumentError(absl::StrFormat("labels: %d label filters; at most %d",
+                                                      request.labels().size(), kMaxLabelFilters));
   }
   std::string sql = absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE seq < ?");
   std::vector<std::string> states;

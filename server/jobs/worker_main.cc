@@ -102,9 +102,8 @@ int RunWorker(int fd, std::unique_ptr<Backend> backend, int visible_devices,
       *report.mutable_event() = std::move(event);
       (void)WriteFramed(fd, report);
     };
-    const JobOutcome outcome =
-        ExecuteJob(run->request(), run->artifact_dir(), limits, *backend, publish,
-                   commands.cancelled);
+    const JobOutcome outcome = ExecuteJob(run->request(), run->artifact_dir(), limits, *backend,
+                                          publish, commands.cancelled);
     v1::WorkerReport report;
     v1::WorkerJobOutcome* o = report.mutable_outcome();
     o->set_code(static_cast<int>(outcome.status.code()));

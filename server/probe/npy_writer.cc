@@ -29,8 +29,8 @@ absl::Status Write(const std::string& path, const char* dtype, const void* data,
   // A new file only: never through a symbolic link, never over an existing file.
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
-    return absl::PermissionDeniedError(absl::StrCat("cannot create ", path, ": ",
-                                                    std::strerror(errno)));
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create ", path, ": ", std::strerror(errno)));
   }
   const uint16_t header_len = static_cast<uint16_t>(header.size());
   std::string prefix("\x93NUMPY\x01\x00", 8);

@@ -175,15 +175,14 @@ void HttpApi::Route() {
                                 absl::StrJoin(checks, ","), "]}"));
       });
 
-  server_->Get(R"(/api/v1/jobs/([^/]+)/artifacts)",
-               [this](const httplib::Request& req, httplib::Response& res) {
-                 absl::StatusOr<std::vector<v1::Artifact>> artifacts =
-                     manager_.ListArtifacts(req.matches[1]);
-                 if (!artifacts.ok()) return Fail(res, artifacts.status());
-                 v1::ListArtifactsResponse list;
-                 for (v1::Artifact& a : *artifacts) *list.add_artifacts() = std::move(a);
-                 Reply(res, ToJson(list));
-               });
+  server_->Get(R"(/api/v1/jobs/([^/]+)/artifacts)", [this](const httplib::Request& req,
+                                                           httplib::Response& res) {
+    absl::StatusOr<std::vector<v1::Artifact>> artifacts = manager_.ListArtifacts(req.matches[1]);
+    if (!artifacts.ok()) return Fail(res, artifacts.status());
+    v1::ListArtifactsResponse list;
+    for (v1::Artifact& a : *artifacts) *list.add_artifacts() = std::move(a);
+    Reply(res, ToJson(list));
+  });
 
   // The artifact's bytes, streamed from the file a chunk at a time.
   server_->Get(R"(/api/v1/jobs/([^/]+)/artifacts/([^/]+))",

@@ -147,9 +147,8 @@ TEST_F(ServiceHardeningTest, WatchReplaysTheLastAttemptUnlessAskedForAllAndRowsC
     }
   }
   EXPECT_EQ(rows, 6);
-  EXPECT_TRUE(std::any_of(all.begin(), all.end(), [](const v1::JobEvent& e) {
-    return e.attempt() == 1;
-  }));
+  EXPECT_TRUE(
+      std::any_of(all.begin(), all.end(), [](const v1::JobEvent& e) { return e.attempt() == 1; }));
 }
 
 TEST_F(ServiceHardeningTest, OversizedFieldsAreRefusedQuotingOnlyAPrefix) {

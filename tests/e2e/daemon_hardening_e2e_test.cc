@@ -24,8 +24,8 @@ using testing_support::ChildProcess;
 using testing_support::CommandResult;
 using testing_support::RunCommand;
 
-const std::vector<std::string> kSmall = {"--experts", "16", "--hidden", "64", "--ff",
-                                         "32",        "--selected", "2", "--t", "2"};
+const std::vector<std::string> kSmall = {"--experts", "16",         "--hidden", "64",  "--ff",
+                                         "32",        "--selected", "2",        "--t", "2"};
 
 class DaemonHardeningTest : public testing::Test {
  protected:
@@ -37,14 +37,16 @@ class DaemonHardeningTest : public testing::Test {
   // Starts gpuprobed (cpu backend, port 0, worker processes) with `extra` flags; test faults
   // allowed.
   void Start(std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend",
-                                     "cpu", "--http", "", "--data-dir", dir_ + "/data"};
+    std::vector<std::string> argv = {
+        GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend",   "cpu",
+        "--http",       "",         "--data-dir",  dir_ + "/data"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     absl::StatusOr<ChildProcess> daemon =
         ChildProcess::Start(argv, dir_ + "/daemon.log", {"GPUPROBE_ALLOW_FAULTS=1"});
     ASSERT_TRUE(daemon.ok()) << daemon.status();
     daemon_.emplace(*std::move(daemon));
-    absl::StatusOr<std::string> port = daemon_->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
+    absl::StatusOr<std::string> port =
+        daemon_->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
     ASSERT_TRUE(port.ok()) << port.status() << daemon_->Log();
     server_ = "127.0.0.1:" + *port;
   }
@@ -73,6 +75,15 @@ class DaemonHardeningTest : public testing::Test {
       absl::SleepFor(absl::Milliseconds(50));
     }
     ADD_FAILURE() << job << " never ran";
+  }
+
+  // A daemon whose running job's worker has stopped itself (and a watchdog too long to end
+  // it); returns the job's id.
+  std::string StartWithAStuckJob() {
+    Start({"--min-watchdog-seconds", "600"});
+    const std::string hung = Submit({"--label", "gpuprobe.fault=hang"});
+    AwaitRunning(hung);
+    return hung;
   }
 
   std::string dir_, server_;
@@ -117,9 +128,7 @@ TEST_F(DaemonHardeningTest, AHungWorkerIsKilledByTheWatchdogAndTheQueueGoesOn) {
 }
 
 TEST_F(DaemonHardeningTest, CancelEndsAStuckJobWithinTheGracePeriod) {
-  Start({"--min-watchdog-seconds", "600"});
-  const std::string hung = Submit({"--label", "gpuprobe.fault=hang"});
-  AwaitRunning(hung);
+  const std::string hung = StartWithAStuckJob();
   const absl::Time start = absl::Now();
   EXPECT_EQ(Cli({"cancel", hung}).exit_code, 0);
   EXPECT_EQ(Cli({"wait", hung, "--timeout", "60s"}).exit_code, 3);
@@ -129,9 +138,7 @@ TEST_F(DaemonHardeningTest, CancelEndsAStuckJobWithinTheGracePeriod) {
 }
 
 TEST_F(DaemonHardeningTest, SigtermStopsTheDaemonWhateverItsWorkerDoes) {
-  Start({"--min-watchdog-seconds", "600"});
-  const std::string hung = Submit({"--label", "gpuprobe.fault=hang"});
-  AwaitRunning(hung);
+  StartWithAStuckJob();
   const absl::Time start = absl::Now();
   absl::StatusOr<int> code = daemon_->StopWith(SIGTERM, absl::Seconds(30));
   ASSERT_TRUE(code.ok()) << code.status();
@@ -154,13 +161,13 @@ TEST_F(DaemonHardeningTest, BadCommandLinesExitWithTwoNamingTheFlag) {
   const CommandResult t0 = Cli({"check", "--t", "0"});
   EXPECT_EQ(t0.exit_code, 1);
   EXPECT_THAT(t0.err, HasSubstr("t: 0"));
-  for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{
-           {"--listen", "127.0.0.1:99999"},
-           {"--max-queued-jobs", "-1"},
-           {"--max-message-bytes", "0"},
-           {"--no-such-flag"}}) {
-    std::vector<std::string> argv = {GPUPROBED_PATH, "--backend", "cpu", "--http", "",
-                                     "--data-dir", dir_ + "/other"};
+  for (const std::vector<std::string>& flags :
+       std::vector<std::vector<std::string>>{{"--listen", "127.0.0.1:99999"},
+                                             {"--max-queued-jobs", "-1"},
+                                             {"--max-message-bytes", "0"},
+                                             {"--no-such-flag"}}) {
+    std::vector<std::string> argv = {GPUPROBED_PATH, "--backend",    "cpu", "--http", "",
+                                     "--data-dir",   dir_ + "/other"};
     argv.insert(argv.end(), flags.begin(), flags.end());
     absl::StatusOr<CommandResult> r = RunCommand(argv, {}, dir_, absl::Seconds(30));
     ASSERT_TRUE(r.ok());
@@ -190,17 +197,15 @@ TEST_F(DaemonHardeningTest, AFullStoreFailsTheJobAndTurnsHealthToNotServing) {
 }
 
 TEST_F(DaemonHardeningTest, SwappedTlsFilesAreNamedNotReportedAsCannotListen) {
-  absl::StatusOr<CommandResult> made =
-      RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days",
-                  "1", "-subj", "/CN=localhost", "-keyout", dir_ + "/key.pem", "-out",
-                  dir_ + "/cert.pem"},
-                 {}, dir_);
+  absl::StatusOr<CommandResult> made = RunCommand(
+      {"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+       "/CN=localhost", "-keyout", dir_ + "/key.pem", "-out", dir_ + "/cert.pem"},
+      {}, dir_);
   ASSERT_TRUE(made.ok() && made->exit_code == 0);
-  absl::StatusOr<CommandResult> r =
-      RunCommand({GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--http", "",
-                  "--data-dir", dir_ + "/data", "--tls-cert", dir_ + "/key.pem", "--tls-key",
-                  dir_ + "/cert.pem"},
-                 {}, dir_, absl::Seconds(30));
+  absl::StatusOr<CommandResult> r = RunCommand(
+      {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--http", "", "--data-dir",
+       dir_ + "/data", "--tls-cert", dir_ + "/key.pem", "--tls-key", dir_ + "/cert.pem"},
+      {}, dir_, absl::Seconds(30));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 2);
   EXPECT_THAT(r->out + r->err, HasSubstr("tls-cert"));

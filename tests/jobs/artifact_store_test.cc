@@ -103,8 +103,7 @@ TEST_F(ArtifactStoreTest, TheOldestJobsGoFirstToMakeRoomAndAnOversizedJobIsRefus
   EXPECT_TRUE(store.List("job-9")->empty());
   EXPECT_EQ(store.List("job-10")->size(), 1u);
   EXPECT_LE(store.TotalBytes(), 100);
-  EXPECT_EQ(store.PrepareJob("job-12", 101).status().code(),
-            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(store.PrepareJob("job-12", 101).status().code(), absl::StatusCode::kResourceExhausted);
 }
 
 }  // namespace

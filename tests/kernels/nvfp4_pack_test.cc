@@ -16,8 +16,8 @@ double HalfValue(uint16_t bits) {
   const int exponent = (bits >> 10) & 0x1F;
   const int mantissa = bits & 0x3FF;
   EXPECT_NE(exponent, 0x1F) << "decoded an f16 inf or NaN: " << bits;
-  const double magnitude = exponent == 0 ? std::ldexp(mantissa, -24)
-                                         : std::ldexp(1024 + mantissa, exponent - 25);
+  const double magnitude =
+      exponent == 0 ? std::ldexp(mantissa, -24) : std::ldexp(1024 + mantissa, exponent - 25);
   return (bits & 0x8000) ? -magnitude : magnitude;
 }
 
