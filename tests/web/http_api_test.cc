@@ -25,13 +25,15 @@ class HttpApiTest : public testing::Test {
  protected:
   void Start(AccessControl access = {}) {
     std::string tmpl = ::testing::TempDir() + "gpuprobe_http_XXXXXX";
-    absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(mkdtemp(tmpl.data()));
+    data_dir_ = mkdtemp(tmpl.data());
+    absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(data_dir_);
     ASSERT_TRUE(store.ok());
     std::vector<std::unique_ptr<DeviceExecutor>> executors;
     executors.push_back(
         std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), SweepLimits{}));
     absl::StatusOr<std::unique_ptr<JobManager>> manager =
-        JobManager::Start(*std::move(store), std::move(executors), QueueLimits{});
+        JobManager::Start(*std::move(store), std::move(executors), QueueLimits{},
+                          std::make_unique<ArtifactStore>(data_dir_ + "/artifacts", 1 << 20));
     ASSERT_TRUE(manager.ok());
     manager_ = *std::move(manager);
     http_ = std::make_unique<HttpApi>(*manager_, access, "test");
@@ -78,6 +80,7 @@ class HttpApiTest : public testing::Test {
   std::unique_ptr<JobManager> manager_;
   std::unique_ptr<HttpApi> http_;
   std::unique_ptr<httplib::Client> client_;
+  std::string data_dir_;
 };
 
 TEST_F(HttpApiTest, InfoJobsJobAndRowsAreTheProtosInJson) {
@@ -132,6 +135,36 @@ TEST_F(HttpApiTest, FiltersApplyAndBadParametersAre400UnknownJobs404) {
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
   EXPECT_THAT(missing->body, HasSubstr("job-999"));
+}
+
+TEST_F(HttpApiTest, ArtifactsAreListedAndServedByNameOnly) {
+  Start();
+  v1::SubmitRequest request;
+  v1::CheckRequest* check = request.mutable_check();
+  check->mutable_geometry()->set_experts(8);
+  check->mutable_geometry()->set_hidden(64);
+  check->mutable_geometry()->set_ff(32);
+  check->mutable_geometry()->set_selected(2);
+  check->set_t(1);
+  check->add_variants(v1::KERNEL_VARIANT_PER_SLOT);
+  check->set_dump(true);
+  absl::StatusOr<v1::Job> job = manager_->Submit(request, "test");
+  ASSERT_TRUE(job.ok()) << job.status();
+  for (int i = 0; i < 500 && manager_->Get(job->id())->state() != v1::JOB_STATE_SUCCEEDED; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  const auto list = Json<v1::ListArtifactsResponse>("/api/v1/jobs/" + job->id() + "/artifacts");
+  ASSERT_GT(list.artifacts_size(), 0);
+  const v1::Artifact& first = list.artifacts(0);
+  httplib::Result bytes = client_->Get("/api/v1/jobs/" + job->id() + "/artifacts/" + first.name());
+  ASSERT_TRUE(bytes);
+  EXPECT_EQ(bytes->status, 200);
+  EXPECT_EQ(bytes->body.size(), first.bytes());
+  EXPECT_EQ(bytes->body.substr(0, 6), "\x93NUMPY");
+  httplib::Result escape =
+      client_->Get("/api/v1/jobs/" + job->id() + "/artifacts/..%2F..%2Fgpuprobe.sqlite");
+  ASSERT_TRUE(escape);
+  EXPECT_EQ(escape->status, 404);
 }
 
 TEST_F(HttpApiTest, MetricsAreValidPrometheusText) {
