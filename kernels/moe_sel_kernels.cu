@@ -25,17 +25,17 @@ constexpr int kMaxDynamicSmemBytes = 227 * 1024;
 // decode is cheap the kernels are bound by latency (ncu: long-scoreboard stalls lead), so codes
 // travel in a shared-memory ring filled by cp.async: bytes in flight cost no registers. Gate+up
 // rows (80 chunks at the serving geometry) take passes of 2 chunks per thread, the short down
-// rows (20 chunks) passes of 1; per-slot plans keep up to 8 chunks per row in flight, wider
-// groups (whose staged inputs fill shared memory) fewer. One block per SM of up to 16 warps (the
-// launcher sizes it to the work, see PlanLaunch): the register cap that follows (128 per
-// thread: 4 warps per SM sub-partition) has no spills.
+// rows (20 chunks) passes of 1; per-slot plans keep up to 6 chunks per row in flight, wider
+// groups (whose staged inputs fill shared memory) 4. One block per SM of up to 20 warps (the
+// launcher sizes it to the work, see PlanLaunch): the register cap that follows (102 per
+// thread: 5 warps per SM sub-partition) has no spills.
 template <bool kGateUpSilu, bool kOneSlot>
 struct Tuning {
   static constexpr int kChunksPerThread = kGateUpSilu ? 2 : 1;
   static constexpr int kChunksPerPass = 4 * kChunksPerThread;  // 4 column threads per row
-  static constexpr int kStages = (kOneSlot ? 8 : 4) / kChunksPerThread;
+  static constexpr int kStages = (kOneSlot ? 6 : 4) / kChunksPerThread;
 };
-constexpr int kMaxWarps = 16;
+constexpr int kMaxWarps = 20;
 
 // One ring stage of one warp, for rows g and g + 8 of each lane group: codes [row][j][lane]
 // (16 bytes each), then scales [row][j][lane] (the 4-byte word holding the lane's scale pair).
@@ -749,19 +749,18 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
     splits = (passes + passes_per_split - 1) / passes_per_split;
     plan.splits = splits;
     plan.chunks_per_split = passes_per_split * chunks_per_pass;
-    if (splits > 1) {
-      plan.warps = per_block * splits;
-    } else {
-      const int rounds = (per_block + kMaxWarps - 1) / kMaxWarps;
-      plan.warps = (per_block + rounds - 1) / rounds;
-    }
     plan.groups_per_block = GroupsSpanned(per_block, tiles_per_group);
     plan.staged_rows = plan.groups_per_block * staged_cols;
     plan.all_input_rows = input_rows < plan.staged_rows;
     if (plan.all_input_rows) plan.staged_rows = input_rows;
-    plan.smem_bytes = SmemBytes(one_slot, cols, plan.staged_rows, plan.groups_per_block,
-                                staged_cols, plan.warps, plan.splits, stages, per_thread);
-    if (plan.smem_bytes <= kMaxDynamicSmemBytes) return plan;
+    // Fewer warps (more rounds) where the warps' rings would not fit beside the inputs.
+    for (int rounds = (per_block + kMaxWarps - 1) / kMaxWarps; rounds <= per_block; ++rounds) {
+      plan.warps = splits > 1 ? per_block * splits : (per_block + rounds - 1) / rounds;
+      plan.smem_bytes = SmemBytes(one_slot, cols, plan.staged_rows, plan.groups_per_block,
+                                  staged_cols, plan.warps, plan.splits, stages, per_thread);
+      if (plan.smem_bytes <= kMaxDynamicSmemBytes) return plan;
+      if (splits > 1) break;
+    }
     if (blocks == tiles) break;
   }
   return absl::InvalidArgumentError(absl::StrFormat(
