@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/json_line.h"
 #include "client/proto_names.h"
-#include "google/protobuf/util/json_util.h"
 
 namespace gpuprobe {
 
@@ -41,12 +41,7 @@ void CheckPrinter::Started(const v1::JobStarted& started) {
 
 void CheckPrinter::Check(const v1::KernelCheck& c) {
   if (format_ == "json") {
-    google::protobuf::util::JsonPrintOptions options;
-    options.always_print_primitive_fields = true;
-    options.preserve_proto_field_names = true;
-    std::string json;
-    (void)google::protobuf::util::MessageToJsonString(c, &json, options);
-    out_ << json << "\n" << std::flush;
+    out_ << JsonLine(c) << "\n" << std::flush;
     return;
   }
   if (format_ == "table" && !criteria_printed_) {

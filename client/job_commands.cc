@@ -9,12 +9,14 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "client/check_printer.h"
 #include "client/commands.h"
 #include "client/exit_codes.h"
 #include "client/job_stream.h"
+#include "client/json_line.h"
 #include "client/sweep_printer.h"
 #include "client/sweep_request_flags.h"
 
@@ -168,11 +170,17 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
   if (grpc::Status s = FetchJob(context, *stub, job_id, &job); !s.ok()) {
     return ReportRpcError(context, s);
   }
-  std::cerr << absl::StrFormat(
-      "job %s: %s | submitted %s by %s | started %s | finished %s | attempts %d | device %s%s\n",
-      job.id(), StateName(job.state()), When(job.created_at()), job.submitter(),
-      When(job.started_at()), When(job.finished_at()), job.attempts(), job.device(),
-      job.error_message().empty() ? "" : " | " + job.error_message());
+  // json: the record is the stream's first line ({"job": ...}), the rows follow, one per line;
+  // every other format keeps stdout for the rows and tells people the record on stderr.
+  if (context.format == "json") {
+    std::cout << "{\"job\":" << JsonLine(job) << "}\n";
+  } else {
+    std::cerr << absl::StrFormat(
+        "job %s: %s | submitted %s by %s | started %s | finished %s | attempts %d | device %s%s\n",
+        job.id(), StateName(job.state()), When(job.created_at()), job.submitter(),
+        When(job.started_at()), When(job.finished_at()), job.attempts(), job.device(),
+        job.error_message().empty() ? "" : " | " + job.error_message());
+  }
   // Collect first: only the last attempt's rows count.
   grpc::ClientContext watch_rpc;
   context.Prepare(watch_rpc);
@@ -234,6 +242,27 @@ int JobsCommand(const ClientContext& context) {
   v1::ListJobsResponse response;
   if (grpc::Status s = stub->ListJobs(&rpc, request, &response); !s.ok()) {
     return ReportRpcError(context, s);
+  }
+  if (context.format == "json") {  // one Job object per line
+    for (const v1::Job& job : response.jobs()) std::cout << JsonLine(job) << "\n";
+    return kExitOk;
+  }
+  if (context.format == "csv" || context.format == "tsv") {
+    const char* sep = context.format == "csv" ? "," : "\t";
+    // CSV quotes every field (labels hold commas); TSV fields hold no tabs.
+    auto field = [&](const std::string& v) {
+      return context.format == "csv" ? "\"" + absl::StrReplaceAll(v, {{"\"", "\"\""}}) + "\"" : v;
+    };
+    std::cout << absl::StrJoin({"job", "state", "submitted", "results", "attempts", "labels"}, sep)
+              << "\n";
+    for (const v1::Job& job : response.jobs()) {
+      std::cout << absl::StrJoin({field(job.id()), field(StateName(job.state())),
+                                  field(When(job.created_at())), absl::StrCat(job.results()),
+                                  absl::StrCat(job.attempts()), field(Labels(job))},
+                                 sep)
+                << "\n";
+    }
+    return kExitOk;
   }
   std::cout << absl::StrFormat("%-12s %-10s %-19s %-7s %-8s %s\n", "job", "state", "submitted",
                                "results", "attempts", "labels");

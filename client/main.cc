@@ -1,6 +1,7 @@
 // gpuprobe: the command-line client of gpuprobed.
 //
 //   gpuprobe [--server HOST:PORT] [--format table|tsv|csv|json] COMMAND [flags]
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -10,6 +11,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "client/commands.h"
 #include "client/exit_codes.h"
@@ -46,6 +48,23 @@ constexpr char kUsage[] =
     "  cancel JOB  remove JOB from the queue, or stop it running\n"
     "  info   describe the server and its device\n";
 
+// `gpuprobe --help`: the usage, then every flag of the client with its help and default
+// (Abseil's own --help lists only flags defined in main.cc).
+void PrintHelp() {
+  std::cout << "usage: " << kUsage << "flags:\n";
+  std::vector<std::pair<std::string, const absl::CommandLineFlag*>> flags;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (flag->Filename().find("client/") != std::string::npos) flags.emplace_back(name, flag);
+  }
+  std::sort(flags.begin(), flags.end());
+  for (const auto& [name, flag] : flags) {
+    std::string spelled(name);
+    std::replace(spelled.begin(), spelled.end(), '_', '-');
+    std::cout << "  --" << spelled << "  " << flag->Help() << " (default: \""
+              << flag->DefaultValue() << "\")\n";
+  }
+}
+
 // The flag's value, else the environment variable's, else empty.
 std::string FlagOrEnv(const std::string& flag, const char* env) {
   if (!flag.empty()) return flag;
@@ -59,6 +78,12 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   std::vector<std::string> storage;
   std::vector<char*> args = gpuprobe::DashesToUnderscores(argc, argv, storage);
+  for (const char* arg : args) {
+    if (std::string(arg) == "--help" || std::string(arg) == "-h") {
+      PrintHelp();
+      return gpuprobe::kExitOk;
+    }
+  }
   if (absl::Status flags = gpuprobe::CheckFlagArguments(args); !flags.ok()) {
     std::cerr << "gpuprobe: " << flags.message() << "\nusage: " << kUsage;
     return gpuprobe::kExitUsage;

@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/json_line.h"
 #include "client/proto_names.h"
-#include "google/protobuf/util/json_util.h"
 
 namespace gpuprobe {
 namespace {
@@ -216,15 +216,7 @@ class JsonPrinter final : public SweepPrinter {
 
   void Started(const v1::JobStarted&) override {}
 
-  void Row(const v1::Row& row) override {
-    google::protobuf::util::JsonPrintOptions options;
-    options.always_print_primitive_fields = true;
-    options.preserve_proto_field_names = true;
-    std::string json;
-    // Serialising a well-formed message cannot fail.
-    (void)google::protobuf::util::MessageToJsonString(row, &json, options);
-    out_ << json << "\n" << std::flush;
-  }
+  void Row(const v1::Row& row) override { out_ << JsonLine(row) << "\n" << std::flush; }
 
   void Finished(const v1::JobFinished&) override {}
 

@@ -6,11 +6,15 @@
 #include <memory>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gpuprobe/v1/probe.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "grpcpp/create_channel.h"
@@ -213,6 +217,48 @@ TEST_F(SweepEndToEndTest, CheckOfAVariantTheBackendLacksIsRefused) {
   EXPECT_THAT(r.err, HasSubstr("variant"));
 }
 
+TEST_F(SweepEndToEndTest, JsonAndCsvOutputsOfJobsAndShowAreOneParseableStream) {
+  const CommandResult submitted = Cli({"submit", "--experts", "32", "--hidden", "256", "--ff", "64",
+                                       "--selected", "4", "--t", "2", "--reps", "3", "--wait"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::vector<std::string> lines = absl::StrSplit(submitted.out, '\n', absl::SkipEmpty());
+  const std::string job = lines.back();
+
+  const CommandResult jobs = Cli({"--format", "json", "jobs"});
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
+  int listed = 0;
+  for (absl::string_view line : absl::StrSplit(jobs.out, '\n', absl::SkipEmpty())) {
+    v1::Job parsed;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(std::string(line), &parsed).ok())
+        << line;
+    EXPECT_FALSE(parsed.id().empty());
+    ++listed;
+  }
+  EXPECT_GT(listed, 0);
+
+  const CommandResult csv = Cli({"--format", "csv", "jobs"});
+  ASSERT_EQ(csv.exit_code, 0);
+  EXPECT_TRUE(absl::StartsWith(csv.out, "job,state,submitted,results,attempts,labels\n"));
+
+  const CommandResult shown = Cli({"--format", "json", "show", job});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const std::vector<std::string> shown_lines = absl::StrSplit(shown.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(shown_lines.size(), 1u + 3);  // the record, then 3 rows
+  google::protobuf::Struct record;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(shown_lines[0], &record).ok());
+  EXPECT_EQ(record.fields().at("job").struct_value().fields().at("id").string_value(), job);
+  for (size_t i = 1; i < shown_lines.size(); ++i) {
+    v1::Row row;
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(shown_lines[i], &row).ok());
+    EXPECT_EQ(row.attempt(), 1u);
+  }
+
+  const CommandResult help = Cli({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("--format"));
+  EXPECT_THAT(help.out + help.err, testing::Not(HasSubstr("No flags matched")));
+}
+
 TEST_F(SweepEndToEndTest, SubmitWaitShowJobsAndCancel) {
   const CommandResult submitted =
       Cli({"submit", "--experts", "32", "--hidden", "256", "--ff", "64", "--selected", "4", "--t",
@@ -279,11 +325,18 @@ TEST_F(SweepEndToEndTest, HealthReportsServingAndReflectionListsTheService) {
 // installs it): what a person's browser would show, after the page's scripts ran.
 CommandResult Chromium(const std::string& dir, std::vector<std::string> extra,
                        const std::string& url) {
-  std::vector<std::string> argv = {
-      "/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-      "--no-first-run", "--disable-background-networking", "--disable-component-update",
-      "--disable-sync", "--user-data-dir=" + dir + "/chromium-" + std::to_string(rand()),
-      "--window-size=1280,1000", "--virtual-time-budget=5000"};
+  std::vector<std::string> argv = {"/usr/bin/chromium",
+                                   "--headless",
+                                   "--no-sandbox",
+                                   "--disable-gpu",
+                                   "--disable-quic",
+                                   "--no-first-run",
+                                   "--disable-background-networking",
+                                   "--disable-component-update",
+                                   "--disable-sync",
+                                   "--user-data-dir=" + dir + "/chromium-" + std::to_string(rand()),
+                                   "--window-size=1280,1000",
+                                   "--virtual-time-budget=5000"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.push_back(url);
   absl::StatusOr<CommandResult> r = RunCommand(argv, {}, dir, absl::Seconds(120));
@@ -292,9 +345,9 @@ CommandResult Chromium(const std::string& dir, std::vector<std::string> extra,
 }
 
 TEST_F(SweepEndToEndTest, DashboardShowsAJobsRowsAndOnePlottedSeriesPerT) {
-  const CommandResult sweep = Cli({"submit", "--wait", "--experts", "32", "--hidden", "256",
-                                   "--ff", "64", "--selected", "4", "--t", "3", "--reps", "3",
-                                   "--label", "page=test"});
+  const CommandResult sweep =
+      Cli({"submit", "--wait", "--experts", "32", "--hidden", "256", "--ff", "64", "--selected",
+           "4", "--t", "3", "--reps", "3", "--label", "page=test"});
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
   const std::string job =
       std::vector<std::string>(absl::StrSplit(sweep.out, '\n', absl::SkipEmpty())).back();
@@ -319,8 +372,7 @@ TEST_F(SweepEndToEndTest, DashboardShowsAJobsRowsAndOnePlottedSeriesPerT) {
   EXPECT_EQ(count("class=\"reference\""), 1);
   EXPECT_THAT(dom.out, HasSubstr("page=test"));
   // Kept for people to look at: the build tree's tests folder.
-  const CommandResult shot =
-      Chromium(*dir_, {"--screenshot=" + std::string(SCREENSHOT_PATH)}, url);
+  const CommandResult shot = Chromium(*dir_, {"--screenshot=" + std::string(SCREENSHOT_PATH)}, url);
   EXPECT_EQ(shot.exit_code, 0) << shot.err;
 }
 
@@ -409,7 +461,8 @@ TEST(SecureEndToEndTest, TlsAndTokens) {
                            "--tls-cert", dir + "/cert.pem", "--tls-key", dir + "/key.pem"},
                           dir + "/daemon.log");
   ASSERT_TRUE(daemon.ok());
-  absl::StatusOr<std::string> port = daemon->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
+  absl::StatusOr<std::string> port =
+      daemon->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
   ASSERT_TRUE(port.ok()) << port.status();
   const std::string server = "127.0.0.1:" + *port;
   auto cli = [&](std::vector<std::string> args, std::vector<std::string> env) {
@@ -457,7 +510,8 @@ TEST(WorkerIsolationEndToEndTest, AWorkerCrashFailsOneJobAndTheNextSucceeds) {
                            "127.0.0.1:0", "--data-dir", dir + "/data"},
                           dir + "/daemon.log", {"GPUPROBE_ALLOW_FAULTS=1"});
   ASSERT_TRUE(daemon.ok());
-  absl::StatusOr<std::string> port = daemon->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
+  absl::StatusOr<std::string> port =
+      daemon->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
   ASSERT_TRUE(port.ok()) << port.status();
   auto cli = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {GPUPROBE_PATH, "--server", "127.0.0.1:" + *port});
