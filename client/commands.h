@@ -46,6 +46,11 @@ int ShowCommand(const ClientContext& context, const std::string& job_id);
 // cancel JOB.
 int CancelCommand(const ClientContext& context, const std::string& job_id);
 
+// compare BASE CAND [--threshold 2%] [--fail-on slower|unsure]: CompareJobs in --format;
+//   BASE is a job id or label:KEY=VALUE; exit 6 when --fail-on finds what it names.
+int CompareCommand(const ClientContext& context, const std::string& base,
+                   const std::string& candidate);
+
 // Prints the server's version, backend, device and queue depth.
 int InfoCommand(const ClientContext& context);
 

@@ -9,5 +9,6 @@ inline constexpr int kExitUsage = 2;        // bad flags or command line
 inline constexpr int kExitCancelled = 3;    // the job was cancelled
 inline constexpr int kExitUnreachable = 4;  // no gpuprobed answered at --server
 inline constexpr int kExitTimedOut = 5;     // `wait --timeout` ran out before the job ended
+inline constexpr int kExitRegression = 6;   // `compare --fail-on` found what it was told to
 
 }  // namespace gpuprobe

@@ -46,6 +46,10 @@ constexpr char kUsage[] =
     "  jobs        newest jobs (--state, --label k=v, --limit)\n"
     "  show JOB    JOB's record and rows\n"
     "  cancel JOB  remove JOB from the queue, or stop it running\n"
+    "  compare BASE CAND  arm by arm: CAND's section time over BASE's with a 95% interval\n"
+    "              and a verdict (faster, slower, same, unsure); BASE: a job id or\n"
+    "              label:KEY=VALUE (the newest succeeded sweep so labelled); --threshold 2%,\n"
+    "              --fail-on slower|unsure: exit 6 when found\n"
     "  info   describe the server and its device\n";
 
 // `gpuprobe --help`: the usage, then every flag of the client with its help and default
@@ -90,7 +94,7 @@ int main(int argc, char** argv) {
   }
   std::vector<char*> positional =
       absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
-  if (positional.size() < 2 || positional.size() > 3) {
+  if (positional.size() < 2 || positional.size() > 4) {
     std::cerr << "usage: " << kUsage;
     return gpuprobe::kExitUsage;
   }
@@ -123,6 +127,17 @@ int main(int argc, char** argv) {
   context.channel = grpc::CreateChannel(context.server, credentials);
 
   const std::string command = positional[1];
+  if (command == "compare") {
+    if (positional.size() != 4) {
+      std::cerr << "gpuprobe: compare needs BASE and CAND\nusage: " << kUsage;
+      return gpuprobe::kExitUsage;
+    }
+    return gpuprobe::CompareCommand(context, positional[2], positional[3]);
+  }
+  if (positional.size() == 4) {
+    std::cerr << "usage: " << kUsage;
+    return gpuprobe::kExitUsage;
+  }
   const std::string job = positional.size() == 3 ? positional[2] : "";
   const bool wants_job =
       command == "wait" || command == "watch" || command == "show" || command == "cancel";

@@ -66,6 +66,9 @@ ABSL_FLAG(int64_t, max_store_bytes, 0,
 ABSL_FLAG(double, min_watchdog_seconds, absl::ToDoubleSeconds(gpuprobe::QueueLimits{}.min_watchdog),
           "a device worker silent for this long plus 10x the job's estimated device time is "
           "killed and its job failed");
+ABSL_FLAG(int, cpu_repeat, 1,
+          "cpu backend: run each timed kernel this many times per launch (a known slowdown for "
+          "testing CI gates; rows say so); 1: as measured");
 ABSL_FLAG(int, worker_fd, -1, "internal: run as the device worker on this socket");
 ABSL_FLAG(int, device, 0, "internal: the device a worker serves");
 
@@ -148,14 +151,16 @@ absl::StatusOr<std::unique_ptr<gpuprobe::DeviceExecutor>> MakeExecutor(int devic
   const std::string backend = absl::GetFlag(FLAGS_backend);
   if (absl::GetFlag(FLAGS_isolation) == "none") {
     ASSIGN_OR_RETURN(std::unique_ptr<gpuprobe::Backend> in_process,
-                     gpuprobe::MakeBackend(backend, device));
+                     gpuprobe::MakeBackend(backend, device, absl::GetFlag(FLAGS_cpu_repeat)));
     return std::unique_ptr<gpuprobe::DeviceExecutor>(std::make_unique<gpuprobe::InProcessExecutor>(
         std::move(in_process), gpuprobe::SweepLimits{}));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<gpuprobe::WorkerProcessExecutor> worker,
-                   gpuprobe::WorkerProcessExecutor::Start(
-                       "/proc/self/exe", {"--backend=" + backend, absl::StrCat("--device=", device),
-                                          "--log_level=" + absl::GetFlag(FLAGS_log_level)}));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<gpuprobe::WorkerProcessExecutor> worker,
+      gpuprobe::WorkerProcessExecutor::Start(
+          "/proc/self/exe", {"--backend=" + backend, absl::StrCat("--device=", device),
+                             absl::StrCat("--cpu_repeat=", absl::GetFlag(FLAGS_cpu_repeat)),
+                             "--log_level=" + absl::GetFlag(FLAGS_log_level)}));
   return std::unique_ptr<gpuprobe::DeviceExecutor>(std::move(worker));
 }
 
@@ -205,6 +210,10 @@ absl::Status CheckFlags() {
   if (absl::GetFlag(FLAGS_max_artifact_bytes) < 0 || absl::GetFlag(FLAGS_max_store_bytes) < 0) {
     return absl::InvalidArgumentError("max-artifact-bytes, max-store-bytes: must not be negative");
   }
+  if (absl::GetFlag(FLAGS_cpu_repeat) < 1 || absl::GetFlag(FLAGS_cpu_repeat) > 100) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cpu-repeat: %d is outside [1, 100]", absl::GetFlag(FLAGS_cpu_repeat)));
+  }
   if (!(absl::GetFlag(FLAGS_min_watchdog_seconds) > 0)) {
     return absl::InvalidArgumentError("min-watchdog-seconds: must be positive");
   }
@@ -244,7 +253,7 @@ int main(int argc, char** argv) {
   if (const int fd = absl::GetFlag(FLAGS_worker_fd); fd >= 0) {
     const std::string name = absl::GetFlag(FLAGS_backend);
     absl::StatusOr<std::unique_ptr<gpuprobe::Backend>> backend =
-        gpuprobe::MakeBackend(name, absl::GetFlag(FLAGS_device));
+        gpuprobe::MakeBackend(name, absl::GetFlag(FLAGS_device), absl::GetFlag(FLAGS_cpu_repeat));
     if (!backend.ok()) {
       spdlog::error("worker: {}", backend.status().ToString());
       return 2;

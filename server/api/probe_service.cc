@@ -4,6 +4,7 @@
 #include "common/status_macros.h"
 #include "server/api/grpc_status.h"
 #include "server/api/job_stream_reactor.h"
+#include "server/jobs/job_comparison.h"
 #include "server/jobs/proto_mapping.h"
 
 namespace gpuprobe {
@@ -178,6 +179,14 @@ grpc::ServerWriteReactor<v1::ArtifactChunk>* ProbeService::GetArtifact(
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "GetArtifact");
   if (!caller.ok()) return new ArtifactReactor(caller.status());
   return new ArtifactReactor(manager_.OpenArtifact(request->job_id(), request->name()));
+}
+
+grpc::ServerUnaryReactor* ProbeService::CompareJobs(grpc::CallbackServerContext* context,
+                                                    const v1::CompareJobsRequest* request,
+                                                    v1::CompareJobsResponse* response) {
+  absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "CompareJobs");
+  if (!caller.ok()) return Answer<v1::CompareJobsResponse>(context, caller.status(), response);
+  return Answer(context, gpuprobe::CompareJobs(manager_, *request), response);
 }
 
 }  // namespace gpuprobe

@@ -42,6 +42,9 @@ class ProbeService final : public v1::ProbeService::CallbackService {
                                           v1::ListArtifactsResponse* response) override;
   grpc::ServerWriteReactor<v1::ArtifactChunk>* GetArtifact(
       grpc::CallbackServerContext* context, const v1::GetArtifactRequest* request) override;
+  grpc::ServerUnaryReactor* CompareJobs(grpc::CallbackServerContext* context,
+                                        const v1::CompareJobsRequest* request,
+                                        v1::CompareJobsResponse* response) override;
 
  private:
   absl::StatusOr<Caller> Authorize(grpc::CallbackServerContext* context, Role needed,

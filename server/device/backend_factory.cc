@@ -48,10 +48,11 @@ int VisibleDevices(std::string_view name) {
   return name == "auto" && cuda == 0 ? 1 : cuda;
 }
 
-absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name, int device) {
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name, int device,
+                                                     int cpu_repeat) {
   if (name == "cpu") {
     if (device != 0) return absl::InvalidArgumentError("devices: the cpu backend is device 0 only");
-    return std::make_unique<CpuBackend>();
+    return std::make_unique<CpuBackend>(cpu_repeat);
   }
   if (name == "cuda") {
     absl::StatusOr<std::unique_ptr<Backend>> cuda = MakeCuda(device);
@@ -64,7 +65,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name, int 
     absl::StatusOr<std::unique_ptr<Backend>> cuda = MakeCuda(device);
     if (cuda.ok()) return cuda;
     spdlog::info("backend auto: no cuda ({}); using cpu", cuda.status().ToString());
-    return std::make_unique<CpuBackend>();
+    return std::make_unique<CpuBackend>(cpu_repeat);
   }
   return absl::InvalidArgumentError(
       absl::StrFormat("backend: unknown value \"%s\" (expected auto, cuda or cpu)", name));

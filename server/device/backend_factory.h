@@ -12,8 +12,10 @@
 
 namespace gpuprobe {
 
-// `device` selects the CUDA device (cpu has only device 0).
-absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name, int device = 0);
+// `device` selects the CUDA device (cpu has only device 0). `cpu_repeat` > 1 makes the cpu
+// backend run each timed kernel that many times per launch (CpuBackend).
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name, int device = 0,
+                                                     int cpu_repeat = 1);
 
 // Devices a backend of this kind can use here: CUDA devices for cuda (and for auto when there
 // are any), 1 for cpu.

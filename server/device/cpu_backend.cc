@@ -30,7 +30,13 @@ size_t FlushBytes() {
 
 }  // namespace
 
-CpuBackend::CpuBackend() : capacity_bytes_(HostCapacityBytes()) {}
+CpuBackend::CpuBackend(int repeat)
+    : repeat_(std::max(1, repeat)), capacity_bytes_(HostCapacityBytes()) {}
+
+std::string CpuBackend::Description() const {
+  if (repeat_ == 1) return "cpu (reference kernels)";
+  return absl::StrFormat("cpu (reference kernels, each run %dx)", repeat_);
+}
 
 absl::Status CpuBackend::CheckVariant(KernelVariant variant) const {
   if (variant != KernelVariant::kPerSlot) {
@@ -104,7 +110,7 @@ absl::StatusOr<double> CpuBackend::TimeLaunch(ArmHandle handle, MoeKernel kernel
   for (int i = 0; i < launches; ++i) {
     if (options.cache == CacheMode::kCold) FlushCache();
     const auto start = std::chrono::steady_clock::now();
-    RETURN_IF_ERROR(Launch(arm, kernel));
+    for (int r = 0; r < repeat_; ++r) RETURN_IF_ERROR(Launch(arm, kernel));
     const auto stop = std::chrono::steady_clock::now();
     total_us += std::chrono::duration<double, std::micro>(stop - start).count();
   }

@@ -17,10 +17,13 @@ namespace gpuprobe {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend();
+  // `repeat` > 1 runs each timed kernel that many times per launch: an honest, known slowdown
+  // for testing what consumes the rows (a CI gate must call it slower). Rows and the
+  // description say so.
+  explicit CpuBackend(int repeat = 1);
 
   std::string Name() const override { return "cpu"; }
-  std::string Description() const override { return "cpu (reference kernels)"; }
+  std::string Description() const override;
   int64_t MemoryCapacityBytes() const override { return capacity_bytes_; }
   absl::Status CheckVariant(KernelVariant variant) const override;
 
@@ -44,6 +47,7 @@ class CpuBackend final : public Backend {
   // Overwrites a buffer twice the last-level cache so the next launch starts cold.
   void FlushCache();
 
+  const int repeat_;
   int64_t capacity_bytes_;
   std::optional<uint64_t> seed_;
   std::unique_ptr<MoeBanks> banks_;

@@ -196,6 +196,8 @@ v1::Row RowToProto(const ArmRow& row) {
   out.set_down_min_us(row.down.min);
   out.set_down_max_us(row.down.max);
   out.set_kept_reps(row.kept_reps);
+  out.mutable_gu_samples_us()->Add(row.samples.gu_us.begin(), row.samples.gu_us.end());
+  out.mutable_down_samples_us()->Add(row.samples.down_us.begin(), row.samples.down_us.end());
   out.set_timing(TimingToProto(row.timing));
   out.set_cache(CacheToProto(row.cache));
   out.set_device(row.device);

@@ -31,6 +31,7 @@ std::vector<ArmRow> BuildRows(const SweepSpec& spec, const std::vector<Arm>& arm
                .down = Summarize(samples[i].down_us),
                .read_bytes = reads[i],
                .kept_reps = static_cast<int>(samples[i].gu_us.size()),
+               .samples = samples[i],
                .timing = spec.timing,
                .cache = spec.cache,
                .device = context.device};

@@ -47,6 +47,7 @@ struct ArmRow {
   double gu_pct_of_read_bw = 0.0;
   double down_pct_of_read_bw = 0.0;
   int kept_reps = 0;
+  ArmSamples samples;  // the kept reps, in rep order: what comparisons resample
   TimingMode timing = TimingMode::kEvents;
   CacheMode cache = CacheMode::kWarm;
   std::string device;

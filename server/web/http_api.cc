@@ -9,6 +9,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "server/jobs/job_comparison.h"
 #include "server/web/prometheus_metrics.h"
 #include "server/web/web_assets.h"
 
@@ -202,6 +203,23 @@ void HttpApi::Route() {
                        return sink.write(bytes->data(), bytes->size());
                      });
                });
+
+  // ?base=JOB|label:KEY=VALUE&cand=JOB[&threshold=0.02]: CompareJobs for dashboards.
+  server_->Get("/api/v1/compare", [this](const httplib::Request& req, httplib::Response& res) {
+    v1::CompareJobsRequest request;
+    request.set_base(req.get_param_value("base"));
+    request.set_candidate(req.get_param_value("cand"));
+    if (req.has_param("threshold")) {
+      double threshold = 0;
+      if (!absl::SimpleAtod(req.get_param_value("threshold"), &threshold)) {
+        return Fail(res, absl::InvalidArgumentError("threshold: not a number"));
+      }
+      request.set_threshold(threshold);
+    }
+    absl::StatusOr<v1::CompareJobsResponse> compared = CompareJobs(manager_, request);
+    if (!compared.ok()) return Fail(res, compared.status());
+    Reply(res, ToJson(*compared));
+  });
 
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     absl::StatusOr<JobStore::Totals> totals = manager_.Totals();

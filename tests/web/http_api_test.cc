@@ -167,6 +167,38 @@ TEST_F(HttpApiTest, ArtifactsAreListedAndServedByNameOnly) {
   EXPECT_EQ(escape->status, 404);
 }
 
+TEST_F(HttpApiTest, CompareAnswersInJsonAndRefusesMismatchedJobsNamingTheField) {
+  Start();
+  const std::string base = FinishedJob(), cand = FinishedJob();
+  const auto compared =
+      Json<v1::CompareJobsResponse>("/api/v1/compare?base=" + base + "&cand=" + cand);
+  EXPECT_EQ(compared.base_job_id(), base);
+  EXPECT_EQ(compared.arms_size(), 3);
+  // Two reps keep one sample each: too few to judge.
+  EXPECT_EQ(compared.too_few_reps(), 3u);
+  httplib::Result missing = client_->Get("/api/v1/compare?base=job-999&cand=" + cand);
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  v1::SubmitRequest wider;
+  v1::SweepRequest* sweep = wider.mutable_sweep();
+  sweep->mutable_geometry()->set_experts(32);
+  sweep->mutable_geometry()->set_hidden(512);
+  sweep->mutable_geometry()->set_ff(64);
+  sweep->mutable_geometry()->set_selected(4);
+  sweep->set_t_max(1);
+  sweep->set_reps(2);
+  absl::StatusOr<v1::Job> other = manager_->Submit(wider, "test");
+  ASSERT_TRUE(other.ok());
+  for (int i = 0; i < 500 && manager_->Get(other->id())->state() != v1::JOB_STATE_SUCCEEDED; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  httplib::Result mismatched =
+      client_->Get("/api/v1/compare?base=" + base + "&cand=" + other->id());
+  ASSERT_TRUE(mismatched);
+  EXPECT_EQ(mismatched->status, 400);
+  EXPECT_THAT(mismatched->body, HasSubstr("hidden"));
+}
+
 TEST_F(HttpApiTest, MetricsAreValidPrometheusText) {
   Start();
   FinishedJob();

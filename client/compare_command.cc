@@ -1,0 +1,126 @@
+// `gpuprobe compare BASE CAND`: CompareJobs, printed in --format, with --fail-on's exit code.
+#include <cctype>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "client/commands.h"
+#include "client/exit_codes.h"
+#include "client/job_stream.h"
+#include "client/json_line.h"
+
+ABSL_FLAG(std::string, threshold, "2%",
+          "compare: ratios within 1 +- this are \"same\" (e.g. 2% or 0.02)");
+ABSL_FLAG(std::string, fail_on, "",
+          "compare: exit 6 when an arm is slower (slower), or slower or unsure (unsure)");
+
+namespace gpuprobe {
+namespace {
+
+std::string VerdictText(v1::Verdict v) {
+  switch (v) {
+    case v1::VERDICT_FASTER:
+      return "faster";
+    case v1::VERDICT_SLOWER:
+      return "slower";
+    case v1::VERDICT_SAME:
+      return "same";
+    case v1::VERDICT_UNSURE:
+      return "unsure";
+    case v1::VERDICT_TOO_FEW_REPS:
+      return "too few reps";
+    default:
+      return "-";
+  }
+}
+
+std::string VariantText(v1::KernelVariant v) {
+  std::string name = v1::KernelVariant_Name(v).substr(std::string("KERNEL_VARIANT_").size());
+  std::string lower;
+  for (char c : name) lower.push_back(c == '_' ? '-' : static_cast<char>(std::tolower(c)));
+  return lower;
+}
+
+absl::StatusOr<double> ParseThreshold(absl::string_view text) {
+  const bool percent = absl::ConsumeSuffix(&text, "%");
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value) || !(value > 0)) {
+    return absl::InvalidArgumentError("--threshold: expected a positive number like 2% or 0.02");
+  }
+  return percent ? value / 100.0 : value;
+}
+
+void Print(const std::string& format, const v1::CompareJobsResponse& r) {
+  if (format == "json") {  // the whole comparison as one object on one line
+    std::cout << JsonLine(r) << "\n";
+    return;
+  }
+  const std::vector<std::string> header = {
+      "variant",         "t",     "slots",     "union",      "base_section_us",
+      "cand_section_us", "ratio", "ratio_low", "ratio_high", "verdict"};
+  if (format == "csv" || format == "tsv") {
+    const char* sep = format == "csv" ? "," : "\t";
+    std::cout << absl::StrJoin(header, sep) << "\n";
+    for (const v1::ArmComparison& a : r.arms()) {
+      std::cout << absl::StrJoin(
+                       {VariantText(a.arm().variant()), absl::StrCat(a.arm().t()),
+                        absl::StrCat(a.arm().slots()), absl::StrCat(a.arm().union_size()),
+                        absl::StrFormat("%.2f", a.base_section_us()),
+                        absl::StrFormat("%.2f", a.candidate_section_us()),
+                        absl::StrFormat("%.4f", a.ratio()), absl::StrFormat("%.4f", a.ratio_low()),
+                        absl::StrFormat("%.4f", a.ratio_high()), VerdictText(a.verdict())},
+                       sep)
+                << "\n";
+    }
+    return;
+  }
+  std::cout << absl::StrFormat("%s (base) -> %s (candidate), threshold %.1f%%, %.0f%% intervals\n",
+                               r.base_job_id(), r.candidate_job_id(), 100 * r.threshold(),
+                               100 * r.confidence());
+  std::cout << absl::StrFormat("%-9s %3s %5s %5s %12s %12s %7s %17s  %s\n", "variant", "t", "slots",
+                               "union", "base_us", "cand_us", "ratio", "interval", "verdict");
+  for (const v1::ArmComparison& a : r.arms()) {
+    std::cout << absl::StrFormat("%-9s %3d %5d %5d %12.1f %12.1f %7.4f [%7.4f, %7.4f]  %s\n",
+                                 VariantText(a.arm().variant()), a.arm().t(), a.arm().slots(),
+                                 a.arm().union_size(), a.base_section_us(),
+                                 a.candidate_section_us(), a.ratio(), a.ratio_low(), a.ratio_high(),
+                                 VerdictText(a.verdict()));
+  }
+  std::cout << absl::StrFormat("%d faster, %d slower, %d same, %d unsure, %d too few reps\n",
+                               r.faster(), r.slower(), r.same(), r.unsure(), r.too_few_reps());
+}
+
+}  // namespace
+
+int CompareCommand(const ClientContext& context, const std::string& base,
+                   const std::string& candidate) {
+  absl::StatusOr<double> threshold = ParseThreshold(absl::GetFlag(FLAGS_threshold));
+  if (!threshold.ok()) return UsageError(threshold.status());
+  const std::string fail_on = absl::GetFlag(FLAGS_fail_on);
+  if (!fail_on.empty() && fail_on != "slower" && fail_on != "unsure") {
+    return UsageError(absl::InvalidArgumentError(
+        absl::StrFormat("--fail-on: \"%s\" is not slower or unsure", fail_on)));
+  }
+  auto stub = v1::ProbeService::NewStub(context.channel);
+  grpc::ClientContext rpc;
+  context.Prepare(rpc);
+  v1::CompareJobsRequest request;
+  request.set_base(base);
+  request.set_candidate(candidate);
+  request.set_threshold(*threshold);
+  v1::CompareJobsResponse response;
+  if (grpc::Status s = stub->CompareJobs(&rpc, request, &response); !s.ok()) {
+    return ReportRpcError(context, s);
+  }
+  Print(context.format, response);
+  const bool regression =
+      (fail_on == "slower" && response.slower() > 0) ||
+      (fail_on == "unsure" && response.slower() + response.unsure() + response.too_few_reps() > 0);
+  return regression ? kExitRegression : kExitOk;
+}
+
+}  // namespace gpuprobe

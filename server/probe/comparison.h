@@ -1,0 +1,42 @@
+// Noise-aware comparison of two measurements of one arm: the ratio of their section times
+// (candidate / base; above 1 is slower) with a percentile-bootstrap interval over both arms'
+// kept reps, and a verdict against a threshold, in the manner of nvbench_compare.
+//
+//   RatioEstimate r = CompareSections(base_samples, candidate_samples, ComparisonOptions{});
+//   if (r.verdict == Verdict::kSlower) ...
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "server/probe/arm_rows.h"
+
+namespace gpuprobe {
+
+struct ComparisonOptions {
+  double threshold = 0.02;   // |ratio - 1| within this is "same"
+  double confidence = 0.95;  // of the interval
+  int resamples = 2000;
+  uint64_t seed = 1;       // the bootstrap's: the same inputs give the same interval
+  int min_kept_reps = 10;  // fewer on either side: "too few reps"
+};
+
+enum class Verdict { kFaster, kSlower, kSame, kUnsure, kTooFewReps };
+
+std::string_view VerdictName(Verdict verdict);  // faster, slower, same, unsure, too few reps
+
+struct RatioEstimate {
+  double ratio = 0.0;  // candidate section median / base section median
+  double low = 0.0;    // the interval's bounds
+  double high = 0.0;
+  Verdict verdict = Verdict::kUnsure;
+};
+
+// The section of a set of samples is median(gate+up) + median(down), as in a row. The
+// interval resamples each side's gate+up and down samples with replacement. Verdict: slower
+// when the whole interval is above 1 + threshold, faster when below 1 - threshold, same when
+// inside [1 - threshold, 1 + threshold], unsure when it straddles a threshold.
+RatioEstimate CompareSections(const ArmSamples& base, const ArmSamples& candidate,
+                              const ComparisonOptions& options);
+
+}  // namespace gpuprobe
