@@ -28,6 +28,8 @@ ABSL_FLAG(std::optional<int64_t>, reps, std::nullopt,
           "reps per arm including the throwaway rep 0 (default $MEMRA_MOEU_REPS, else 20)");
 ABSL_FLAG(std::string, timing, "", "events (default) or graph");
 ABSL_FLAG(std::string, cache, "", "warm (default) or cold");
+ABSL_FLAG(std::string, order, "",
+          "arms within each rep: fixed (default, the seed's), rotate, or shuffle (seeded)");
 ABSL_FLAG(std::vector<std::string>, variant, {}, "per-slot (default), union, floor, or all");
 ABSL_FLAG(std::optional<uint64_t>, seed, std::nullopt, "seed of banks, activations, routing");
 ABSL_FLAG(std::vector<std::string>, label, {}, "labels stored with the job: k=v,k2=v2");
@@ -186,6 +188,16 @@ absl::StatusOr<v1::SweepRequest> SweepRequestFromFlags(const EnvLookup& env) {
     request.set_cache(v1::CACHE_MODE_COLD);
   } else if (!cache.empty()) {
     return Invalid("--cache", cache, "is not one of warm, cold");
+  }
+  const std::string order = absl::GetFlag(FLAGS_order);
+  if (order == "fixed") {
+    request.set_order(v1::ARM_ORDER_FIXED);
+  } else if (order == "rotate") {
+    request.set_order(v1::ARM_ORDER_ROTATE);
+  } else if (order == "shuffle") {
+    request.set_order(v1::ARM_ORDER_SHUFFLE);
+  } else if (!order.empty()) {
+    return Invalid("--order", order, "is not one of fixed, rotate, shuffle");
   }
   RETURN_IF_ERROR(SetVariants(absl::GetFlag(FLAGS_variant), request));
   if (std::optional<uint64_t> seed = absl::GetFlag(FLAGS_seed)) request.set_seed(*seed);

@@ -88,6 +88,21 @@ absl::StatusOr<SweepOptions> SweepOptionsFromProto(const v1::SweepRequest& r) {
     default:
       return UnknownEnum("cache", r.cache());
   }
+  switch (r.order()) {
+    case v1::ARM_ORDER_UNSPECIFIED:
+      break;
+    case v1::ARM_ORDER_FIXED:
+      o.order = ArmOrder::kFixed;
+      break;
+    case v1::ARM_ORDER_ROTATE:
+      o.order = ArmOrder::kRotate;
+      break;
+    case v1::ARM_ORDER_SHUFFLE:
+      o.order = ArmOrder::kShuffle;
+      break;
+    default:
+      return UnknownEnum("order", r.order());
+  }
   RETURN_IF_ERROR(VariantsFromProto(r.variants(), o));
   return o;
 }
@@ -161,6 +176,9 @@ v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<
   out.set_reps(spec.reps);
   out.set_timing(TimingToProto(spec.timing));
   out.set_cache(CacheToProto(spec.cache));
+  out.set_order(spec.order == ArmOrder::kRotate    ? v1::ARM_ORDER_ROTATE
+                : spec.order == ArmOrder::kShuffle ? v1::ARM_ORDER_SHUFFLE
+                                                   : v1::ARM_ORDER_FIXED);
   out.set_seed(spec.seed);
   out.set_gu_expert_bytes(GateUpExpertBytes(spec.geometry));
   out.set_down_expert_bytes(DownExpertBytes(spec.geometry));

@@ -92,7 +92,7 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
       .timing = spec.timing, .cache = spec.cache, .graph_launches = kGraphLaunchesPerSample};
   std::vector<ArmSamples> samples(arms.size());
   for (int rep = 0; rep < spec.reps; ++rep) {
-    for (size_t i = 0; i < arms.size(); ++i) {
+    for (const int i : ArmOrderOfRep(spec.order, static_cast<int>(arms.size()), rep, spec.seed)) {
       if (cancelled.load()) {
         backend.ReleaseArms();
         // The reps that completed still make rows (with fewer kept reps); the partial one

@@ -117,6 +117,7 @@ absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& o, const SweepLimits&
   ASSIGN_OR_RETURN(spec.reps, Bounded("reps", o.reps, SweepDefaults::kReps, 2, l.max_reps));
   spec.timing = o.timing.value_or(TimingMode::kEvents);
   spec.cache = o.cache.value_or(CacheMode::kWarm);
+  spec.order = o.order.value_or(ArmOrder::kFixed);
 
   RETURN_IF_ERROR(ListLength("variants", o.variants.size(), l.max_list_entries));
   for (KernelVariant v : o.variants) {

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/moe_geometry.h"
 #include "server/device/backend.h"
+#include "server/probe/arm_order.h"
 
 namespace gpuprobe {
 
@@ -50,6 +51,7 @@ struct SweepOptions {
   std::vector<int64_t> unions;
   std::optional<TimingMode> timing;
   std::optional<CacheMode> cache;
+  std::optional<ArmOrder> order;
   std::vector<KernelVariant> variants;
   std::optional<uint64_t> seed;
   std::map<std::string, std::string> labels;
@@ -62,6 +64,7 @@ struct SweepSpec {
   int reps = 0;               // including the throwaway rep 0
   TimingMode timing = TimingMode::kEvents;
   CacheMode cache = CacheMode::kWarm;
+  ArmOrder order = ArmOrder::kFixed;    // within each rep
   std::vector<KernelVariant> variants;  // distinct, in request order
   uint64_t seed = 0;
   std::map<std::string, std::string> labels;

@@ -43,6 +43,20 @@ TEST_F(ProbeServiceTest, RunStreamsAcceptedStartedProgressRowsFinishedInOrder) {
   EXPECT_EQ(job.device(), "cpu (reference kernels)");
 }
 
+TEST_F(ProbeServiceTest, TheArmOrderIsRecordedAndEveryArmStillGetsItsRow) {
+  for (v1::ArmOrder order : {v1::ARM_ORDER_ROTATE, v1::ARM_ORDER_SHUFFLE}) {
+    v1::SweepRequest request = Small(4);
+    request.set_order(order);
+    std::vector<v1::JobEvent> events;
+    ASSERT_TRUE(RunAll(request, &events).ok());
+    ASSERT_TRUE(events[1].has_started());
+    EXPECT_EQ(events[1].started().sweep().order(), order);
+    int rows = 0;
+    for (const v1::JobEvent& e : events) rows += e.has_row() ? 1 : 0;
+    EXPECT_EQ(rows, 6);
+  }
+}
+
 TEST_F(ProbeServiceTest, InvalidRequestIsRefusedBeforeItIsStored) {
   v1::SweepRequest request = Small();
   request.mutable_geometry()->set_hidden(500);
