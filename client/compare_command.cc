@@ -1,5 +1,4 @@
 // `gpuprobe compare BASE CAND`: CompareJobs, printed in --format, with --fail-on's exit code.
-#include <cctype>
 #include <iostream>
 
 #include "absl/flags/flag.h"
@@ -12,6 +11,7 @@
 #include "client/exit_codes.h"
 #include "client/job_stream.h"
 #include "client/json_line.h"
+#include "client/proto_names.h"
 
 ABSL_FLAG(std::string, threshold, "2%",
           "compare: ratios within 1 +- this are \"same\" (e.g. 2% or 0.02)");
@@ -20,30 +20,6 @@ ABSL_FLAG(std::string, fail_on, "",
 
 namespace gpuprobe {
 namespace {
-
-std::string VerdictText(v1::Verdict v) {
-  switch (v) {
-    case v1::VERDICT_FASTER:
-      return "faster";
-    case v1::VERDICT_SLOWER:
-      return "slower";
-    case v1::VERDICT_SAME:
-      return "same";
-    case v1::VERDICT_UNSURE:
-      return "unsure";
-    case v1::VERDICT_TOO_FEW_REPS:
-      return "too few reps";
-    default:
-      return "-";
-  }
-}
-
-std::string VariantText(v1::KernelVariant v) {
-  std::string name = v1::KernelVariant_Name(v).substr(std::string("KERNEL_VARIANT_").size());
-  std::string lower;
-  for (char c : name) lower.push_back(c == '_' ? '-' : static_cast<char>(std::tolower(c)));
-  return lower;
-}
 
 absl::StatusOr<double> ParseThreshold(absl::string_view text) {
   const bool percent = absl::ConsumeSuffix(&text, "%");
@@ -67,12 +43,12 @@ void Print(const std::string& format, const v1::CompareJobsResponse& r) {
     std::cout << absl::StrJoin(header, sep) << "\n";
     for (const v1::ArmComparison& a : r.arms()) {
       std::cout << absl::StrJoin(
-                       {VariantText(a.arm().variant()), absl::StrCat(a.arm().t()),
+                       {VariantName(a.arm().variant()), absl::StrCat(a.arm().t()),
                         absl::StrCat(a.arm().slots()), absl::StrCat(a.arm().union_size()),
                         absl::StrFormat("%.2f", a.base_section_us()),
                         absl::StrFormat("%.2f", a.candidate_section_us()),
                         absl::StrFormat("%.4f", a.ratio()), absl::StrFormat("%.4f", a.ratio_low()),
-                        absl::StrFormat("%.4f", a.ratio_high()), VerdictText(a.verdict())},
+                        absl::StrFormat("%.4f", a.ratio_high()), VerdictName(a.verdict())},
                        sep)
                 << "\n";
     }
@@ -85,10 +61,10 @@ void Print(const std::string& format, const v1::CompareJobsResponse& r) {
                                "union", "base_us", "cand_us", "ratio", "interval", "verdict");
   for (const v1::ArmComparison& a : r.arms()) {
     std::cout << absl::StrFormat("%-9s %3d %5d %5d %12.1f %12.1f %7.4f [%7.4f, %7.4f]  %s\n",
-                                 VariantText(a.arm().variant()), a.arm().t(), a.arm().slots(),
+                                 VariantName(a.arm().variant()), a.arm().t(), a.arm().slots(),
                                  a.arm().union_size(), a.base_section_us(),
                                  a.candidate_section_us(), a.ratio(), a.ratio_low(), a.ratio_high(),
-                                 VerdictText(a.verdict()));
+                                 VerdictName(a.verdict()));
   }
   std::cout << absl::StrFormat("%d faster, %d slower, %d same, %d unsure, %d too few reps\n",
                                r.faster(), r.slower(), r.same(), r.unsure(), r.too_few_reps());

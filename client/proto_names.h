@@ -24,4 +24,22 @@ inline std::string TimingName(v1::TimingMode t) {
 
 inline std::string CacheName(v1::CacheMode c) { return c == v1::CACHE_MODE_COLD ? "cold" : "warm"; }
 
+// "-" where nothing was judged.
+inline std::string VerdictName(v1::Verdict v) {
+  switch (v) {
+    case v1::VERDICT_FASTER:
+      return "faster";
+    case v1::VERDICT_SLOWER:
+      return "slower";
+    case v1::VERDICT_SAME:
+      return "same";
+    case v1::VERDICT_UNSURE:
+      return "unsure";
+    case v1::VERDICT_TOO_FEW_REPS:
+      return "too few reps";
+    default:
+      return "-";
+  }
+}
+
 }  // namespace gpuprobe

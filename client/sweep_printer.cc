@@ -32,6 +32,13 @@ std::string Ratio(const v1::Row& r) {
   return r.has_vs_reference() ? absl::StrFormat("%.4fx", r.vs_reference()) : "-";
 }
 
+// vs_reference's interval: "[0.9812, 1.0034]", or "-" without a reference row.
+std::string RatioInterval(const v1::Row& r) {
+  return r.has_vs_reference_low()
+             ? absl::StrFormat("[%.4f, %.4f]", r.vs_reference_low(), r.vs_reference_high())
+             : "-";
+}
+
 // The seed's columns, formatted as it formats them.
 std::vector<std::string> SeedCells(const v1::Row& r) {
   return {absl::StrCat(r.arm().t()),
@@ -138,6 +145,8 @@ class TablePrinter final : public SweepPrinter {
     for (const std::string& h : SeedHeader(s)) header.push_back(h);
     header.push_back("gu_%bw");
     header.push_back("dn_%bw");
+    header.push_back("vs_ref 95%");
+    header.push_back("verdict");
     PrintCells(header);
   }
 
@@ -146,6 +155,8 @@ class TablePrinter final : public SweepPrinter {
     for (std::string& c : SeedCells(row)) cells.push_back(std::move(c));
     cells.push_back(Percent(row.gu_pct_of_read_bw()));
     cells.push_back(Percent(row.down_pct_of_read_bw()));
+    cells.push_back(RatioInterval(row));
+    cells.push_back(VerdictName(row.verdict()));
     PrintCells(cells);
   }
 
@@ -159,7 +170,7 @@ class TablePrinter final : public SweepPrinter {
 
  private:
   void PrintCells(const std::vector<std::string>& cells) {
-    static constexpr int kWidths[] = {8, 3, 5, 5, 10, 10, 10, 9, 9, 14, 14, 11, 7, 7};
+    static constexpr int kWidths[] = {8, 3, 5, 5, 10, 10, 10, 9, 9, 14, 14, 11, 7, 7, 18, 7};
     std::string line;
     for (size_t i = 0; i < cells.size(); ++i) {
       absl::StrAppend(&line, i == 0 ? "" : " ", absl::StrFormat("%*s", kWidths[i], cells[i]));
@@ -178,9 +189,11 @@ class CsvPrinter final : public SweepPrinter {
   void Started(const v1::JobStarted& started) override {
     std::vector<std::string> header = {"variant"};
     for (const std::string& h : SeedHeader(started.sweep())) header.push_back(h);
-    for (const char* h : {"gu_min_us", "gu_max_us", "down_min_us", "down_max_us", "kept_reps",
-                          "gu_read_bytes", "down_read_bytes", "gu_pct_of_read_bw",
-                          "down_pct_of_read_bw", "timing", "cache", "device"}) {
+    for (const char* h :
+         {"gu_min_us", "gu_max_us", "down_min_us", "down_max_us", "kept_reps", "gu_read_bytes",
+          "down_read_bytes", "gu_pct_of_read_bw", "down_pct_of_read_bw", "timing", "cache",
+          "device", "gu_us_low", "gu_us_high", "down_us_low", "down_us_high", "vs_reference_low",
+          "vs_reference_high", "verdict"}) {
       header.push_back(h);
     }
     out_ << absl::StrJoin(header, ",") << "\n" << std::flush;
@@ -201,6 +214,14 @@ class CsvPrinter final : public SweepPrinter {
     cells.push_back(TimingName(r.timing()));
     cells.push_back(CacheName(r.cache()));
     cells.push_back(absl::StrCat("\"", r.device(), "\""));
+    cells.push_back(absl::StrFormat("%.3f", r.gu_us_low()));
+    cells.push_back(absl::StrFormat("%.3f", r.gu_us_high()));
+    cells.push_back(absl::StrFormat("%.3f", r.down_us_low()));
+    cells.push_back(absl::StrFormat("%.3f", r.down_us_high()));
+    cells.push_back(r.has_vs_reference_low() ? absl::StrFormat("%.4f", r.vs_reference_low()) : "");
+    cells.push_back(r.has_vs_reference_high() ? absl::StrFormat("%.4f", r.vs_reference_high())
+                                              : "");
+    cells.push_back(VerdictName(r.verdict()));
     out_ << absl::StrJoin(cells, ",") << "\n" << std::flush;
   }
 

@@ -95,22 +95,6 @@ ArmSamples SamplesOf(const v1::Row& row) {
           std::vector<double>(row.down_samples_us().begin(), row.down_samples_us().end())};
 }
 
-v1::Verdict VerdictToProto(Verdict v) {
-  switch (v) {
-    case Verdict::kFaster:
-      return v1::VERDICT_FASTER;
-    case Verdict::kSlower:
-      return v1::VERDICT_SLOWER;
-    case Verdict::kSame:
-      return v1::VERDICT_SAME;
-    case Verdict::kUnsure:
-      return v1::VERDICT_UNSURE;
-    case Verdict::kTooFewReps:
-      return v1::VERDICT_TOO_FEW_REPS;
-  }
-  return v1::VERDICT_UNSPECIFIED;
-}
-
 }  // namespace
 
 absl::StatusOr<v1::CompareJobsResponse> CompareJobs(JobManager& manager,

@@ -193,6 +193,22 @@ v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<
   return out;
 }
 
+v1::Verdict VerdictToProto(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kFaster:
+      return v1::VERDICT_FASTER;
+    case Verdict::kSlower:
+      return v1::VERDICT_SLOWER;
+    case Verdict::kSame:
+      return v1::VERDICT_SAME;
+    case Verdict::kUnsure:
+      return v1::VERDICT_UNSURE;
+    case Verdict::kTooFewReps:
+      return v1::VERDICT_TOO_FEW_REPS;
+  }
+  return v1::VERDICT_UNSPECIFIED;
+}
+
 v1::Row RowToProto(const ArmRow& row) {
   v1::Row out;
   out.set_arm_index(row.arm_index);
@@ -216,6 +232,15 @@ v1::Row RowToProto(const ArmRow& row) {
   out.set_kept_reps(row.kept_reps);
   out.mutable_gu_samples_us()->Add(row.samples.gu_us.begin(), row.samples.gu_us.end());
   out.mutable_down_samples_us()->Add(row.samples.down_us.begin(), row.samples.down_us.end());
+  out.set_gu_us_low(row.gu_interval.low);
+  out.set_gu_us_high(row.gu_interval.high);
+  out.set_down_us_low(row.down_interval.low);
+  out.set_down_us_high(row.down_interval.high);
+  if (row.vs_reference) {
+    out.set_vs_reference_low(row.vs_reference_interval.low);
+    out.set_vs_reference_high(row.vs_reference_interval.high);
+  }
+  if (row.verdict) out.set_verdict(VerdictToProto(*row.verdict));
   out.set_timing(TimingToProto(row.timing));
   out.set_cache(CacheToProto(row.cache));
   out.set_device(row.device);

@@ -47,6 +47,7 @@ v1::CacheMode CacheToProto(CacheMode cache);
 
 v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<Arm>& arms);
 v1::Row RowToProto(const ArmRow& row);
+v1::Verdict VerdictToProto(Verdict verdict);
 v1::DeviceDetails DeviceDetailsToProto(const DeviceDetails& details);
 
 v1::JobEvent AcceptedEvent(const std::string& job_id, int queue_position);

@@ -46,10 +46,23 @@ std::vector<ArmRow> BuildRows(const SweepSpec& spec, const std::vector<Arm>& arm
     row.gu_bw_vs_slots_tbps = Tbps(arms[i].slots * gu_expert_bytes, row.gu.median);
     rows.push_back(std::move(row));
   }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    // Seeded per arm from the job's seed: the same rows give the same intervals.
+    const ComparisonOptions options{.seed = spec.seed ^ (0x9E3779B97F4A7C15ull * (i + 1))};
+    rows[i].gu_interval = MedianInterval(samples[i].gu_us, options);
+    rows[i].down_interval = MedianInterval(samples[i].down_us, options);
+  }
   if (std::optional<int> ref = ReferenceArm(spec, arms)) {
     const double ref_section = rows[*ref].section_us;
-    for (ArmRow& row : rows) {
-      if (row.section_us > 0.0) row.vs_reference = ref_section / row.section_us;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      ArmRow& row = rows[i];
+      if (row.section_us <= 0.0) continue;
+      row.vs_reference = ref_section / row.section_us;
+      // This arm's time over the reference's: the verdict reads "this arm is faster/slower".
+      const RatioEstimate r = CompareSections(samples[*ref], samples[i],
+                                              ComparisonOptions{.seed = spec.seed ^ (i + 1)});
+      row.verdict = r.verdict;
+      row.vs_reference_interval = {r.high > 0 ? 1.0 / r.high : 0.0, r.low > 0 ? 1.0 / r.low : 0.0};
     }
   }
   return rows;

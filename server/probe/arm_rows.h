@@ -9,16 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "server/probe/comparison.h"
 #include "server/probe/statistics.h"
 #include "server/probe/sweep_spec.h"
 
 namespace gpuprobe {
-
-// Samples of the kept reps (rep 0 excluded), microseconds.
-struct ArmSamples {
-  std::vector<double> gu_us;
-  std::vector<double> down_us;
-};
 
 // Bytes an arm's kernels read from the banks: every slot's expert for per-slot and floor, each
 // group's expert once for union.
@@ -42,6 +37,11 @@ struct ArmRow {
   double gu_bw_vs_union_tbps = 0.0;    // union * gate+up bytes / gu median
   double gu_bw_vs_slots_tbps = 0.0;    // slots * gate+up bytes / gu median
   std::optional<double> vs_reference;  // reference section / this section
+  // 95% bootstrap intervals over the kept reps (comparison.h) of the medians and of
+  // vs_reference, and the verdict of this arm against the reference row (threshold 2%).
+  // No verdict without a reference row.
+  Interval gu_interval, down_interval, vs_reference_interval;
+  std::optional<Verdict> verdict;
   ArmReadBytes read_bytes;
   // read_bytes / median time as a percentage of the calibrated streaming read; 0 without one.
   double gu_pct_of_read_bw = 0.0;

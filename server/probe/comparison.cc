@@ -28,7 +28,29 @@ double Section(const ArmSamples& s) {
   return Summarize(s.gu_us).median + Summarize(s.down_us).median;
 }
 
+// The confidence interval's bounds of sorted replicates.
+Interval Percentiles(const std::vector<double>& sorted, double confidence) {
+  const double tail = (1.0 - confidence) / 2.0;
+  const auto at = [&](double q) {
+    const size_t i = static_cast<size_t>(std::floor(q * static_cast<double>(sorted.size() - 1)));
+    return sorted[std::min(i, sorted.size() - 1)];
+  };
+  return {at(tail), at(1.0 - tail)};
+}
+
 }  // namespace
+
+Interval MedianInterval(const std::vector<double>& samples, const ComparisonOptions& o) {
+  if (samples.empty()) return {};
+  SeededRng rng(o.seed);
+  std::vector<double> medians(static_cast<size_t>(o.resamples)), scratch;
+  for (double& m : medians) {
+    Resample(samples, rng, scratch);
+    m = Median(scratch);
+  }
+  std::sort(medians.begin(), medians.end());
+  return Percentiles(medians, o.confidence);
+}
 
 std::string_view VerdictName(Verdict verdict) {
   switch (verdict) {
@@ -72,13 +94,9 @@ RatioEstimate CompareSections(const ArmSamples& base, const ArmSamples& candidat
     ratio = sections[1] / sections[0];
   }
   std::sort(ratios.begin(), ratios.end());
-  const double tail = (1.0 - o.confidence) / 2.0;
-  const auto at = [&](double q) {
-    const size_t i = static_cast<size_t>(std::floor(q * static_cast<double>(ratios.size() - 1)));
-    return ratios[std::min(i, ratios.size() - 1)];
-  };
-  r.low = at(tail);
-  r.high = at(1.0 - tail);
+  const Interval interval = Percentiles(ratios, o.confidence);
+  r.low = interval.low;
+  r.high = interval.high;
   if (static_cast<int>(fewest) < o.min_kept_reps) {
     r.verdict = Verdict::kTooFewReps;
   } else if (r.low > 1.0 + o.threshold) {

@@ -8,8 +8,9 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
-#include "server/probe/arm_rows.h"
+#include "server/probe/statistics.h"
 
 namespace gpuprobe {
 
@@ -24,6 +25,14 @@ struct ComparisonOptions {
 enum class Verdict { kFaster, kSlower, kSame, kUnsure, kTooFewReps };
 
 std::string_view VerdictName(Verdict verdict);  // faster, slower, same, unsure, too few reps
+
+struct Interval {
+  double low = 0.0;
+  double high = 0.0;
+};
+
+// The median's percentile-bootstrap interval.
+Interval MedianInterval(const std::vector<double>& samples, const ComparisonOptions& options);
 
 struct RatioEstimate {
   double ratio = 0.0;  // candidate section median / base section median

@@ -7,6 +7,12 @@
 
 namespace gpuprobe {
 
+// Samples of an arm's kept reps (rep 0 excluded), microseconds.
+struct ArmSamples {
+  std::vector<double> gu_us;
+  std::vector<double> down_us;
+};
+
 struct SampleStats {
   double median = 0.0;
   double min = 0.0;
