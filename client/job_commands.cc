@@ -61,6 +61,22 @@ std::string When(const google::protobuf::Timestamp& t) {
                           absl::UTCTimeZone());
 }
 
+// The device over the job, for people: clocks, power, temperature, what disturbed it.
+std::string TelemetryLine(const v1::TelemetrySummary& t) {
+  if (!t.available()) return "telemetry: " + t.note();
+  std::vector<std::string> foreign;
+  for (const v1::ForeignProcess& p : t.foreign_processes()) {
+    foreign.push_back(absl::StrFormat("%d %s", p.pid(), p.name()));
+  }
+  return absl::StrFormat(
+      "telemetry: %d readings | SM %d/%d/%d MHz (min/median/max) | memory %d-%d MHz | "
+      "<= %.0f W, <= %d C | throttle reasons: %s | foreign processes: %s",
+      t.samples(), t.sm_mhz_min(), t.sm_mhz_median(), t.sm_mhz_max(), t.memory_mhz_min(),
+      t.memory_mhz_max(), t.power_w_max(), t.temperature_c_max(),
+      t.throttle_reasons().empty() ? "none" : absl::StrJoin(t.throttle_reasons(), ","),
+      foreign.empty() ? "none" : absl::StrJoin(foreign, ", "));
+}
+
 std::string Labels(const v1::Job& job) {
   const auto& labels =
       job.request().has_check() ? job.request().check().labels() : job.request().sweep().labels();
@@ -180,6 +196,7 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
         job.id(), StateName(job.state()), When(job.created_at()), job.submitter(),
         When(job.started_at()), When(job.finished_at()), job.attempts(), job.device(),
         job.error_message().empty() ? "" : " | " + job.error_message());
+    if (job.has_telemetry()) std::cerr << TelemetryLine(job.telemetry()) << "\n";
   }
   // Collect first: only the last attempt's rows count.
   grpc::ClientContext watch_rpc;

@@ -81,6 +81,7 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
         progress.Clear();
         on.finished(event.finished());
         break;
+      case v1::JobEvent::kTelemetry:  // `show` tells the job's summary
       case v1::JobEvent::EVENT_NOT_SET:
         break;
     }

@@ -158,9 +158,14 @@ class TablePrinter final : public SweepPrinter {
     cells.push_back(RatioInterval(row));
     cells.push_back(VerdictName(row.verdict()));
     PrintCells(cells);
+    if (!row.disturbance().empty()) disturbance_ = row.disturbance();
   }
 
   void Finished(const v1::JobFinished& f) override {
+    if (!disturbance_.empty()) {
+      out_ << "warning: the device was disturbed during the sweep (" << disturbance_
+           << "); the rows may not be what it does undisturbed\n";
+    }
     if (f.state() == v1::JOB_STATE_SUCCEEDED) {
       out_ << absl::StrFormat("%d rows in %.2f s; rep 0 dropped, medians over %s\n", f.rows(),
                               f.elapsed_s(), "the kept reps");
@@ -179,6 +184,7 @@ class TablePrinter final : public SweepPrinter {
   }
 
   std::ostream& out_;
+  std::string disturbance_;
 };
 
 // Every field of every row, for spreadsheets and scripts.
@@ -222,6 +228,7 @@ class CsvPrinter final : public SweepPrinter {
     cells.push_back(r.has_vs_reference_high() ? absl::StrFormat("%.4f", r.vs_reference_high())
                                               : "");
     cells.push_back(VerdictName(r.verdict()));
+    cells.push_back(absl::StrCat("\"", r.disturbance(), "\""));
     out_ << absl::StrJoin(cells, ",") << "\n" << std::flush;
   }
 

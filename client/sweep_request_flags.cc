@@ -28,6 +28,9 @@ ABSL_FLAG(std::optional<int64_t>, reps, std::nullopt,
           "reps per arm including the throwaway rep 0 (default $MEMRA_MOEU_REPS, else 20)");
 ABSL_FLAG(std::string, timing, "", "events (default) or graph");
 ABSL_FLAG(std::string, cache, "", "warm (default) or cold");
+ABSL_FLAG(bool, require_clean, false,
+          "fail the job when telemetry sees a throttle reason or another compute process on the "
+          "device (default: record and flag the rows)");
 ABSL_FLAG(std::string, order, "",
           "arms within each rep: fixed (default, the seed's), rotate, or shuffle (seeded)");
 ABSL_FLAG(std::vector<std::string>, variant, {}, "per-slot (default), union, floor, or all");
@@ -199,6 +202,7 @@ absl::StatusOr<v1::SweepRequest> SweepRequestFromFlags(const EnvLookup& env) {
   } else if (!order.empty()) {
     return Invalid("--order", order, "is not one of fixed, rotate, shuffle");
   }
+  request.set_require_clean(absl::GetFlag(FLAGS_require_clean));
   RETURN_IF_ERROR(SetVariants(absl::GetFlag(FLAGS_variant), request));
   if (std::optional<uint64_t> seed = absl::GetFlag(FLAGS_seed)) request.set_seed(*seed);
   RETURN_IF_ERROR(SetLabels(*request.mutable_labels()));

@@ -1,5 +1,8 @@
 #include "server/device/backend.h"
 
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
 namespace gpuprobe {
 
 std::string_view VariantName(KernelVariant variant) {
@@ -19,5 +22,29 @@ std::string_view TimingName(TimingMode timing) {
 }
 
 std::string_view CacheName(CacheMode cache) { return cache == CacheMode::kCold ? "cold" : "warm"; }
+
+std::vector<std::string> ThrottleReasonNames(uint64_t clock_event_reasons) {
+  static constexpr std::pair<uint64_t, const char*> kNames[] = {{0x4, "sw_power_cap"},
+                                                                {0x8, "hw_slowdown"},
+                                                                {0x20, "sw_thermal_slowdown"},
+                                                                {0x40, "hw_thermal_slowdown"},
+                                                                {0x80, "hw_power_brake"}};
+  std::vector<std::string> names;
+  for (const auto& [bit, name] : kNames) {
+    if ((clock_event_reasons & bit) != 0) names.push_back(name);
+  }
+  return names;
+}
+
+std::string Disturbance(const TelemetrySample& s) {
+  std::vector<std::string> parts;
+  for (const std::string& reason : ThrottleReasonNames(s.clock_event_reasons)) {
+    parts.push_back("throttled: " + reason);
+  }
+  for (const TelemetrySample::Process& p : s.foreign_processes) {
+    parts.push_back(absl::StrFormat("foreign process %d %s", p.pid, p.name));
+  }
+  return absl::StrJoin(parts, "; ");
+}
 
 }  // namespace gpuprobe

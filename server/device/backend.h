@@ -64,6 +64,39 @@ struct DeviceDetails {
   int64_t calibration_bytes = 0;
 };
 
+// One reading of the device while a sweep runs (NVML on cuda; the cpu backend has none).
+struct TelemetrySample {
+  int sm_mhz = 0;
+  int memory_mhz = 0;
+  // NVML's clock-event (throttle) reasons, a bit mask.
+  uint64_t clock_event_reasons = 0;
+  double power_w = 0.0;
+  int temperature_c = 0;
+  struct Process {
+    int pid = 0;
+    std::string name;
+  };
+  // Compute processes on the device other than the one measuring.
+  std::vector<Process> foreign_processes;
+};
+
+// The clock-event reasons that slow the clocks below what was asked: software power cap,
+// hardware slowdown, software and hardware thermal slowdown, power brake. (Idle, the
+// applications clock setting, sync boost and display settings are not throttling.)
+inline constexpr uint64_t kThrottleReasons = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+
+// The throttling reasons in a clock-event mask, by name ("sw_power_cap", "hw_slowdown",
+// "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake").
+std::vector<std::string> ThrottleReasonNames(uint64_t clock_event_reasons);
+
+// What a sample says may have disturbed a measurement, for people; empty when nothing.
+std::string Disturbance(const TelemetrySample& s);
+
+// Whether a sample says the measurement may be disturbed.
+inline bool Disturbed(const TelemetrySample& s) {
+  return (s.clock_event_reasons & kThrottleReasons) != 0 || !s.foreign_processes.empty();
+}
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -96,6 +129,9 @@ class Backend {
   virtual void ReleaseArms() = 0;
 
   virtual DeviceDetails Details() const = 0;
+
+  // A reading of the device now; none where the backend has no telemetry (cpu, or no NVML).
+  virtual std::optional<TelemetrySample> SampleTelemetry() { return std::nullopt; }
 };
 
 }  // namespace gpuprobe

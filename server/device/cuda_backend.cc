@@ -1,5 +1,7 @@
 #include "server/device/cuda_backend.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -120,6 +122,10 @@ absl::Status CudaBackend::Init(int device) {
       absl::StrFormat("%s (cuda:%d, sm_%d%d, %d SMs, %d MiB L2, %.1f GiB)", prop.name, device,
                       prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20,
                       static_cast<double>(prop.totalGlobalMem) / (1 << 30));
+  char pci_bus_id[32] = {};
+  if (cudaDeviceGetPCIBusId(pci_bus_id, sizeof(pci_bus_id), device) == cudaSuccess) {
+    telemetry_ = NvmlTelemetry::Open(pci_bus_id);
+  }
   CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_RETURN_IF_ERROR(cudaEventCreate(&start_));
   CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop_));
@@ -167,6 +173,11 @@ absl::Status CudaBackend::Calibrate() {
 }
 
 absl::Status CudaBackend::CheckVariant(KernelVariant) const { return absl::OkStatus(); }
+
+std::optional<TelemetrySample> CudaBackend::SampleTelemetry() {
+  if (telemetry_ == nullptr) return std::nullopt;
+  return telemetry_->Sample(static_cast<int>(getpid()));
+}
 
 absl::Status CudaBackend::CheckCudaGeometry(const MoeGeometry& geometry, KernelVariant variant) {
   return CanImplementSelKernels(geometry, variant == KernelVariant::kUnion ? kMaxGroupSlots : 1);

@@ -25,6 +25,7 @@
 #include "kernels/read_floor.h"
 #include "server/device/backend.h"
 #include "server/device/device_buffer.h"
+#include "server/device/nvml_telemetry.h"
 
 namespace gpuprobe {
 
@@ -53,6 +54,8 @@ class CudaBackend final : public Backend {
   absl::StatusOr<LaunchOutput> RunOnce(ArmHandle arm, MoeKernel kernel) override;
   void ReleaseArms() override;
   DeviceDetails Details() const override { return details_; }
+  // NVML's reading of this device (found by PCI bus id); none without NVML.
+  std::optional<TelemetrySample> SampleTelemetry() override;
 
  private:
   struct Arm;
@@ -70,6 +73,7 @@ class CudaBackend final : public Backend {
 
   int device_ = 0;
   std::string description_;
+  std::unique_ptr<NvmlTelemetry> telemetry_;  // null: no NVML here
   DeviceDetails details_;
   int64_t capacity_bytes_ = 0;
   cudaStream_t stream_ = nullptr;

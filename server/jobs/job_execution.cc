@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "server/jobs/proto_mapping.h"
+#include "server/jobs/telemetry_summary.h"
 #include "server/probe/exactness.h"
 #include "server/probe/sweep_runner.h"
 
@@ -21,6 +22,11 @@ class PublishingObserver final : public SweepObserver, public CheckObserver {
   }
   void OnRow(const ArmRow& row) override { publish_(RowEvent(row)); }
   void OnCheck(const KernelCheckResult& result) override { publish_(CheckEvent(result)); }
+  void OnTelemetry(const TelemetrySample& sample) override {
+    v1::JobEvent event;
+    *event.mutable_telemetry() = ReadingToProto(sample);
+    publish_(std::move(event));
+  }
 
  private:
   const EventPublisher& publish_;

@@ -8,6 +8,7 @@
 #include "common/status_macros.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/jobs/proto_mapping.h"
+#include "server/jobs/telemetry_summary.h"
 #include "server/probe/exactness.h"
 #include "server/probe/sweep_runner.h"
 #include "spdlog/spdlog.h"
@@ -58,6 +59,7 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
     absl::MutexLock lock(&manager->mu_);
     manager->running_ids_.assign(executors.size(), "");
     manager->running_progress_.assign(executors.size(), v1::JobProgress());
+    manager->last_telemetry_.assign(executors.size(), std::nullopt);
   }
   for (auto& executor : executors) {
     manager->devices_.push_back(std::make_unique<Device>());
@@ -131,6 +133,7 @@ std::vector<v1::DeviceStatus> JobManager::Devices() {
     d.set_running_reps_done(running_progress_[i].reps_done());
     d.set_running_reps_total(running_progress_[i].reps_total());
     d.set_worker_restarts(static_cast<uint32_t>(devices_[i]->executor->restarts()));
+    if (last_telemetry_[i]) *d.mutable_telemetry() = *last_telemetry_[i];
   }
   return out;
 }
@@ -363,8 +366,11 @@ void JobManager::Loop(int device) {
 void JobManager::RunJob(int device, const v1::Job& job) {
   const std::string& id = job.id();
   Device& d = *devices_[device];
+  // A worker that dies under the job is replaced, and its Backend with it: copy what is needed
+  // after the run now.
   const Backend& info = d.executor->info();
   const std::string description = info.Description();
+  const std::string backend_name = info.Name();
   const absl::Time start = absl::Now();
   // Fails when another device took the job first, or it was cancelled meanwhile.
   absl::StatusOr<int> attempt = store_->MarkRunning(id, device, description, start);
@@ -392,12 +398,18 @@ void JobManager::RunJob(int device, const v1::Job& job) {
       }
     }
   }
-  auto publish = [this, &id, device, &d, &failure, a = *attempt](v1::JobEvent event) {
+  std::vector<v1::TelemetryReading> readings;
+  auto publish = [this, &id, device, &d, &failure, &readings, a = *attempt](v1::JobEvent event) {
     event.set_attempt(a);
     if (event.has_row()) event.mutable_row()->set_attempt(a);
     if (event.has_progress()) {
       absl::MutexLock lock(&mu_);
       running_progress_[device] = event.progress();
+    }
+    if (event.has_telemetry()) {
+      readings.push_back(event.telemetry());
+      absl::MutexLock lock(&mu_);
+      last_telemetry_[device] = event.telemetry();
     }
     if (!failure.ok()) return;  // the job is ending; nothing more is stored
     if (absl::Status s = Publish(id, std::move(event)); !s.ok()) {
@@ -427,9 +439,11 @@ void JobManager::RunJob(int device, const v1::Job& job) {
       FinishedEvent(outcome.status, outcome.results, absl::ToDoubleSeconds(end - start),
                     outcome.reference_section_us);
   finished.set_attempt(*attempt);
-  absl::Status recorded =
-      store_->MarkFinished(id, finished.finished().state(), static_cast<int>(outcome.status.code()),
-                           std::string(outcome.status.message()), end);
+  std::optional<v1::TelemetrySummary> telemetry;
+  if (job.request().has_sweep()) telemetry = SummarizeTelemetry(readings, backend_name);
+  absl::Status recorded = store_->MarkFinished(
+      id, finished.finished().state(), static_cast<int>(outcome.status.code()),
+      std::string(outcome.status.message()), end, telemetry ? &*telemetry : nullptr);
   if (recorded.ok()) recorded = Publish(id, finished);
   if (!recorded.ok()) {
     // The store cannot take the end either: the job stays RUNNING there (a restart queues it

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -145,6 +146,8 @@ class JobManager {
   std::vector<std::string> running_ids_ ABSL_GUARDED_BY(mu_);  // per device; "" when idle
   // Per device: the running job's last progress event.
   std::vector<v1::JobProgress> running_progress_ ABSL_GUARDED_BY(mu_);
+  // Per device: the latest telemetry reading (unset: none yet).
+  std::vector<std::optional<v1::TelemetryReading>> last_telemetry_ ABSL_GUARDED_BY(mu_);
   int64_t submissions_ ABSL_GUARDED_BY(mu_) = 0;  // wakes the device threads
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool store_writable_ ABSL_GUARDED_BY(mu_) = true;

@@ -62,6 +62,11 @@ constexpr char kSchemaV3[] = R"sql(
 CREATE TABLE write_probe (bytes BLOB NOT NULL);
 )sql";
 
+// Schema version 4: the device's telemetry over a job's last attempt (a TelemetrySummary).
+constexpr char kSchemaV4[] = R"sql(
+ALTER TABLE jobs ADD COLUMN telemetry BLOB;
+)sql";
+
 // Idempotency keys are unique per scope: the column holds the key, or (scoped) the scope, a
 // newline and the key. Unscoped keys keep the form schema 2 stored.
 std::string ScopedKey(const std::string& scope, const std::string& key) {
@@ -73,7 +78,7 @@ constexpr int kMaxLabelFilters = 16;
 
 constexpr char kJobColumns[] =
     "seq, id, state, request, priority, submitter, created_us, started_us, finished_us, device, "
-    "error_code, error_message, attempts, results, device_index";
+    "error_code, error_message, attempts, results, device_index, telemetry";
 
 google::protobuf::Timestamp Micros(int64_t us) { return TimeUtil::MicrosecondsToTimestamp(us); }
 
@@ -97,6 +102,7 @@ v1::Job JobFromRow(SqliteStatement& st) {
   job.set_attempts(static_cast<uint32_t>(st.Int(12)));
   job.set_results(static_cast<uint32_t>(st.Int(13)));
   if (!st.IsNull(14)) job.set_device_index(static_cast<uint32_t>(st.Int(14)));
+  if (!st.IsNull(15)) (void)job.mutable_telemetry()->ParseFromString(st.Text(15));
   if (!request_ok) {
     job.clear_request();
     job.set_state(v1::JOB_STATE_FAILED);
@@ -199,6 +205,10 @@ absl::Status JobStore::Migrate() {
   if (current < 3) {
     RETURN_IF_ERROR(
         db_.Exec(absl::StrCat("BEGIN; ", kSchemaV3, " PRAGMA user_version = 3; COMMIT;")));
+  }
+  if (current < 4) {
+    RETURN_IF_ERROR(
+        db_.Exec(absl::StrCat("BEGIN; ", kSchemaV4, " PRAGMA user_version = 4; COMMIT;")));
   }
   return absl::OkStatus();
 }
@@ -453,16 +463,22 @@ absl::StatusOr<int> JobStore::MarkRunning(const std::string& id, int device_inde
 }
 
 absl::Status JobStore::MarkFinished(const std::string& id, v1::JobState state, int error_code,
-                                    const std::string& error_message, absl::Time now) {
+                                    const std::string& error_message, absl::Time now,
+                                    const v1::TelemetrySummary* telemetry) {
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(SqliteStatement st,
                    db_.Prepare("UPDATE jobs SET state = ?, error_code = ?, error_message = ?, "
-                               "finished_us = ? WHERE id = ?"));
+                               "finished_us = ?, telemetry = ? WHERE id = ?"));
   st.Bind(1, int64_t{state});
   st.Bind(2, int64_t{error_code});
   st.Bind(3, error_message);
   st.Bind(4, absl::ToUnixMicros(now));
-  st.Bind(5, id);
+  if (telemetry != nullptr) {
+    st.BindBlob(5, telemetry->SerializeAsString());
+  } else {
+    st.BindNull(5);
+  }
+  st.Bind(6, id);
   return st.Run();
 }
 

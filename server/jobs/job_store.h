@@ -30,7 +30,7 @@ namespace v1 = ::gpuprobe::v1;
 class JobStore {
  public:
   // The schema this build writes; older databases are migrated, newer ones refused.
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   // Opens DATA_DIR/gpuprobe.sqlite, refusing a damaged file (an empty one included) with a
   // message naming it and how to recover. `max_bytes` > 0 bounds the file: writes past it fail
@@ -77,8 +77,10 @@ class JobStore {
   // Returns the attempt number.
   absl::StatusOr<int> MarkRunning(const std::string& id, int device_index,
                                   const std::string& device, absl::Time now);
+  // `telemetry`: the device over the attempt (sweeps), stored with the record; null: none.
   absl::Status MarkFinished(const std::string& id, v1::JobState state, int error_code,
-                            const std::string& error_message, absl::Time now);
+                            const std::string& error_message, absl::Time now,
+                            const v1::TelemetrySummary* telemetry = nullptr);
   // Appends the job's next event (seq is assigned here, from 0) and counts rows and checks
   // of the attempt as the job's results.
   absl::Status AppendEvent(const std::string& id, const v1::JobEvent& event);

@@ -88,6 +88,7 @@ absl::StatusOr<SweepOptions> SweepOptionsFromProto(const v1::SweepRequest& r) {
     default:
       return UnknownEnum("cache", r.cache());
   }
+  o.require_clean = r.require_clean();
   switch (r.order()) {
     case v1::ARM_ORDER_UNSPECIFIED:
       break;
@@ -241,6 +242,7 @@ v1::Row RowToProto(const ArmRow& row) {
     out.set_vs_reference_high(row.vs_reference_interval.high);
   }
   if (row.verdict) out.set_verdict(VerdictToProto(*row.verdict));
+  out.set_disturbance(row.disturbance);
   out.set_timing(TimingToProto(row.timing));
   out.set_cache(CacheToProto(row.cache));
   out.set_device(row.device);

@@ -42,6 +42,9 @@ struct ArmRow {
   // No verdict without a reference row.
   Interval gu_interval, down_interval, vs_reference_interval;
   std::optional<Verdict> verdict;
+  // What telemetry saw during the sweep that may have disturbed it (throttling, foreign
+  // processes); empty when nothing.
+  std::string disturbance;
   ArmReadBytes read_bytes;
   // read_bytes / median time as a percentage of the calibrated streaming read; 0 without one.
   double gu_pct_of_read_bw = 0.0;

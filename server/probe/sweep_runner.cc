@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/seeded_rng.h"
 #include "common/status_macros.h"
@@ -91,6 +92,7 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
   const TimingOptions timing{
       .timing = spec.timing, .cache = spec.cache, .graph_launches = kGraphLaunchesPerSample};
   std::vector<ArmSamples> samples(arms.size());
+  std::string disturbance;  // the first disturbing reading's account
   for (int rep = 0; rep < spec.reps; ++rep) {
     for (const int i : ArmOrderOfRep(spec.order, static_cast<int>(arms.size()), rep, spec.seed)) {
       if (cancelled.load()) {
@@ -102,7 +104,8 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
             s.gu_us.resize(rep - 1);
             s.down_us.resize(rep - 1);
           }
-          for (const ArmRow& row : BuildRows(spec, arms, samples, reads, context)) {
+          for (ArmRow& row : BuildRows(spec, arms, samples, reads, context)) {
+            row.disturbance = disturbance;
             observer.OnRow(row);
           }
         }
@@ -117,11 +120,23 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
       samples[i].gu_us.push_back(gu_us);
       samples[i].down_us.push_back(down_us);
     }
+    if (std::optional<TelemetrySample> reading = backend.SampleTelemetry()) {
+      observer.OnTelemetry(*reading);
+      if (disturbance.empty() && Disturbed(*reading)) {
+        disturbance = absl::StrFormat("rep %d: %s", rep, Disturbance(*reading));
+        if (spec.require_clean) {
+          backend.ReleaseArms();
+          return absl::FailedPreconditionError(
+              absl::StrCat("require_clean: the device was not clean during ", disturbance));
+        }
+      }
+    }
     observer.OnRepDone(rep + 1, spec.reps);
   }
   backend.ReleaseArms();
 
   SweepOutcome outcome{.rows = BuildRows(spec, arms, samples, reads, context)};
+  for (ArmRow& row : outcome.rows) row.disturbance = disturbance;
   if (std::optional<int> ref = ReferenceArm(spec, arms)) {
     outcome.reference_section_us = outcome.rows[*ref].section_us;
   }

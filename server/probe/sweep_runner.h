@@ -27,6 +27,8 @@ class SweepObserver {
   virtual void OnRepDone(int reps_done, int reps_total) = 0;
   // Once per arm, in arm order, as soon as its statistics are final.
   virtual void OnRow(const ArmRow& row) = 0;
+  // After each rep, a reading of the device (backends with telemetry).
+  virtual void OnTelemetry(const TelemetrySample&) {}
 };
 
 struct SweepOutcome {

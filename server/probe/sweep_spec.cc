@@ -118,6 +118,7 @@ absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& o, const SweepLimits&
   spec.timing = o.timing.value_or(TimingMode::kEvents);
   spec.cache = o.cache.value_or(CacheMode::kWarm);
   spec.order = o.order.value_or(ArmOrder::kFixed);
+  spec.require_clean = o.require_clean;
 
   RETURN_IF_ERROR(ListLength("variants", o.variants.size(), l.max_list_entries));
   for (KernelVariant v : o.variants) {

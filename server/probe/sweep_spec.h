@@ -52,6 +52,7 @@ struct SweepOptions {
   std::optional<TimingMode> timing;
   std::optional<CacheMode> cache;
   std::optional<ArmOrder> order;
+  bool require_clean = false;
   std::vector<KernelVariant> variants;
   std::optional<uint64_t> seed;
   std::map<std::string, std::string> labels;
@@ -64,7 +65,9 @@ struct SweepSpec {
   int reps = 0;               // including the throwaway rep 0
   TimingMode timing = TimingMode::kEvents;
   CacheMode cache = CacheMode::kWarm;
-  ArmOrder order = ArmOrder::kFixed;    // within each rep
+  ArmOrder order = ArmOrder::kFixed;  // within each rep
+  // Fail at the first telemetry reading that shows throttling or a foreign process.
+  bool require_clean = false;
   std::vector<KernelVariant> variants;  // distinct, in request order
   uint64_t seed = 0;
   std::map<std::string, std::string> labels;

@@ -69,6 +69,36 @@ std::string PrometheusMetrics(const v1::ServerInfo& info, const JobStore::Totals
                     Escape(d.details().name()), "\"} ",
                     absl::StrFormat("%.6f", d.details().calibrated_read_tbps()), "\n");
   }
+
+  // The latest telemetry reading of each device that has one (NVML, after each rep).
+  struct Gauge {
+    const char* name;
+    const char* help;
+    double (*value)(const v1::TelemetryReading&);
+  };
+  static constexpr Gauge kGauges[] = {
+      {"gpuprobe_device_sm_clock_mhz", "SM clock at the latest reading, MHz.",
+       [](const v1::TelemetryReading& r) { return double(r.sm_mhz()); }},
+      {"gpuprobe_device_memory_clock_mhz", "Memory clock at the latest reading, MHz.",
+       [](const v1::TelemetryReading& r) { return double(r.memory_mhz()); }},
+      {"gpuprobe_device_power_watts", "Board power at the latest reading.",
+       [](const v1::TelemetryReading& r) { return r.power_w(); }},
+      {"gpuprobe_device_temperature_celsius", "GPU temperature at the latest reading.",
+       [](const v1::TelemetryReading& r) { return double(r.temperature_c()); }},
+      {"gpuprobe_device_throttled", "1 when the latest reading showed a throttle reason.",
+       [](const v1::TelemetryReading& r) { return r.throttle_reasons_size() > 0 ? 1.0 : 0.0; }},
+      {"gpuprobe_device_foreign_processes",
+       "Compute processes other than gpuprobe's at the latest reading.",
+       [](const v1::TelemetryReading& r) { return double(r.foreign_processes_size()); }},
+  };
+  for (const Gauge& g : kGauges) {
+    Family(out, g.name, "gauge", g.help);
+    for (const v1::DeviceStatus& d : info.devices()) {
+      if (!d.has_telemetry()) continue;
+      absl::StrAppend(&out, g.name, "{device=\"", d.index(), "\"} ",
+                      absl::StrFormat("%g", g.value(d.telemetry())), "\n");
+    }
+  }
   return out;
 }
 

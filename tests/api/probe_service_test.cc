@@ -43,6 +43,18 @@ TEST_F(ProbeServiceTest, RunStreamsAcceptedStartedProgressRowsFinishedInOrder) {
   EXPECT_EQ(job.device(), "cpu (reference kernels)");
 }
 
+TEST_F(ProbeServiceTest, ACpuSweepsRecordSaysItHasNoTelemetry) {
+  std::vector<v1::JobEvent> events;
+  ASSERT_TRUE(RunAll(Small(3), &events).ok());
+  const v1::Job job = Get(events[0].accepted().job_id());
+  ASSERT_TRUE(job.has_telemetry());
+  EXPECT_FALSE(job.telemetry().available());
+  EXPECT_THAT(job.telemetry().note(), HasSubstr("no telemetry"));
+  EXPECT_THAT(job.telemetry().note(), HasSubstr("cpu"));
+  EXPECT_EQ(job.telemetry().samples(), 0u);
+  for (const v1::JobEvent& e : events) EXPECT_FALSE(e.has_telemetry());
+}
+
 TEST_F(ProbeServiceTest, TheArmOrderIsRecordedAndEveryArmStillGetsItsRow) {
   for (v1::ArmOrder order : {v1::ARM_ORDER_ROTATE, v1::ARM_ORDER_SHUFFLE}) {
     v1::SweepRequest request = Small(4);

@@ -51,6 +51,12 @@ class RecordingBackend final : public Backend {
   }
   void ReleaseArms() override { ++releases; }
   DeviceDetails Details() const override { return {.calibrated_read_tbps = 2.0}; }
+  std::optional<TelemetrySample> SampleTelemetry() override {
+    if (readings.empty()) return std::nullopt;
+    TelemetrySample s = readings.front();
+    if (readings.size() > 1) readings.erase(readings.begin());
+    return s;
+  }
 
   int64_t capacity_bytes = int64_t{1} << 40;
   int fail_at_launch = -1;
@@ -60,14 +66,18 @@ class RecordingBackend final : public Backend {
   std::vector<ArmInputs> prepared;
   std::vector<Launch> launches;
   TimingOptions last_options;
+  // Telemetry after each rep, in turn; the last repeats. Empty: none.
+  std::vector<TelemetrySample> readings;
 };
 
 class CountingObserver final : public SweepObserver {
  public:
   void OnRepDone(int done, int total) override { reps.emplace_back(done, total); }
   void OnRow(const ArmRow& row) override { rows.push_back(row); }
+  void OnTelemetry(const TelemetrySample& s) override { telemetry.push_back(s); }
   std::vector<std::pair<int, int>> reps;
   std::vector<ArmRow> rows;
+  std::vector<TelemetrySample> telemetry;
 };
 
 SweepSpec SmallSpec(int reps = 4) {
@@ -98,6 +108,53 @@ TEST(RunSweepTest, EveryRepRunsEveryArmOnceGateUpThenDown) {
   EXPECT_EQ(observer.reps.size(), static_cast<size_t>(spec.reps));
   EXPECT_EQ(observer.reps.back(), std::make_pair(spec.reps, spec.reps));
   EXPECT_EQ(backend.bank_seed, 9u);
+}
+
+TEST(RunSweepTest, TelemetryIsReadAfterEveryRepAndADisturbedSweepFlagsItsRows) {
+  RecordingBackend backend;
+  const TelemetrySample clean{.sm_mhz = 1980, .memory_mhz = 3201};
+  TelemetrySample busy = clean;
+  busy.foreign_processes.push_back({.pid = 4242, .name = "python3"});
+  busy.clock_event_reasons = 0x4;  // software power cap
+  backend.readings = {clean, busy, clean};
+  CountingObserver observer;
+  std::atomic<bool> cancelled{false};
+  const SweepSpec spec = SmallSpec(4);
+  ASSERT_TRUE(RunSweep(spec, backend, observer, cancelled).ok());
+  EXPECT_EQ(observer.telemetry.size(), static_cast<size_t>(spec.reps));
+  ASSERT_EQ(observer.rows.size(), 6u);
+  for (const ArmRow& row : observer.rows) {
+    EXPECT_THAT(row.disturbance, testing::HasSubstr("rep 1"));
+    EXPECT_THAT(row.disturbance, testing::HasSubstr("foreign process 4242 python3"));
+    EXPECT_THAT(row.disturbance, testing::HasSubstr("sw_power_cap"));
+  }
+}
+
+TEST(RunSweepTest, RequireCleanFailsAtTheFirstDisturbedReadingNamingIt) {
+  RecordingBackend backend;
+  TelemetrySample busy{.sm_mhz = 1980};
+  busy.foreign_processes.push_back({.pid = 7, .name = "trainer"});
+  backend.readings = {busy};
+  CountingObserver observer;
+  std::atomic<bool> cancelled{false};
+  SweepOptions o = SmallSweepOptions();
+  o.require_clean = true;
+  absl::StatusOr<SweepOutcome> outcome =
+      RunSweep(*ResolveSweep(o, SweepLimits{}), backend, observer, cancelled);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(outcome.status().message(), testing::HasSubstr("require_clean"));
+  EXPECT_THAT(outcome.status().message(), testing::HasSubstr("trainer"));
+  EXPECT_TRUE(observer.rows.empty());
+}
+
+TEST(RunSweepTest, WithoutTelemetryRowsAreNotFlagged) {
+  RecordingBackend backend;
+  CountingObserver observer;
+  std::atomic<bool> cancelled{false};
+  ASSERT_TRUE(RunSweep(SmallSpec(3), backend, observer, cancelled).ok());
+  EXPECT_TRUE(observer.telemetry.empty());
+  for (const ArmRow& row : observer.rows) EXPECT_TRUE(row.disturbance.empty());
 }
 
 TEST(RunSweepTest, RepZeroIsDroppedFromTheStatistics) {

@@ -1,0 +1,71 @@
+#include "server/jobs/telemetry_summary.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+
+namespace gpuprobe {
+
+v1::TelemetryReading ReadingToProto(const TelemetrySample& s) {
+  v1::TelemetryReading r;
+  r.set_sm_mhz(static_cast<uint32_t>(s.sm_mhz));
+  r.set_memory_mhz(static_cast<uint32_t>(s.memory_mhz));
+  r.set_clock_event_reasons(s.clock_event_reasons);
+  for (const std::string& name : ThrottleReasonNames(s.clock_event_reasons)) {
+    r.add_throttle_reasons(name);
+  }
+  r.set_power_w(s.power_w);
+  r.set_temperature_c(static_cast<uint32_t>(s.temperature_c));
+  for (const TelemetrySample::Process& p : s.foreign_processes) {
+    v1::ForeignProcess* f = r.add_foreign_processes();
+    f->set_pid(static_cast<uint32_t>(p.pid));
+    f->set_name(p.name);
+  }
+  return r;
+}
+
+v1::TelemetrySummary SummarizeTelemetry(const std::vector<v1::TelemetryReading>& readings,
+                                        const std::string& backend) {
+  v1::TelemetrySummary s;
+  if (readings.empty()) {
+    s.set_note(absl::StrCat("no telemetry: the ", backend,
+                            " backend reads none here (the cpu backend never, cuda without "
+                            "NVML)"));
+    return s;
+  }
+  s.set_available(true);
+  s.set_samples(static_cast<uint32_t>(readings.size()));
+  std::vector<uint32_t> sm;
+  std::set<std::string> reasons;
+  std::map<uint32_t, std::string> foreign;
+  uint32_t mem_min = UINT32_MAX, mem_max = 0, temperature = 0;
+  double power = 0.0;
+  for (const v1::TelemetryReading& r : readings) {
+    sm.push_back(r.sm_mhz());
+    mem_min = std::min(mem_min, r.memory_mhz());
+    mem_max = std::max(mem_max, r.memory_mhz());
+    power = std::max(power, r.power_w());
+    temperature = std::max(temperature, r.temperature_c());
+    reasons.insert(r.throttle_reasons().begin(), r.throttle_reasons().end());
+    for (const v1::ForeignProcess& p : r.foreign_processes()) foreign[p.pid()] = p.name();
+  }
+  std::sort(sm.begin(), sm.end());
+  s.set_sm_mhz_min(sm.front());
+  s.set_sm_mhz_median(sm[sm.size() / 2]);
+  s.set_sm_mhz_max(sm.back());
+  s.set_memory_mhz_min(mem_min);
+  s.set_memory_mhz_max(mem_max);
+  s.set_power_w_max(power);
+  s.set_temperature_c_max(temperature);
+  for (const std::string& reason : reasons) s.add_throttle_reasons(reason);
+  for (const auto& [pid, name] : foreign) {
+    v1::ForeignProcess* f = s.add_foreign_processes();
+    f->set_pid(pid);
+    f->set_name(name);
+  }
+  return s;
+}
+
+}  // namespace gpuprobe
