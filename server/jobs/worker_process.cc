@@ -98,7 +98,8 @@ absl::Status WorkerProcessExecutor::Spawn() {
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     return absl::InternalError(absl::StrCat("socketpair: ", std::strerror(errno)));
   }
-  std::vector<std::string> args = {binary_, absl::StrCat("--worker_fd=", fds[1])};
+  // argv[0] names the process for ps and for NVML's process list (telemetry's foreign processes).
+  std::vector<std::string> args = {"gpuprobed-worker", absl::StrCat("--worker_fd=", fds[1])};
   args.insert(args.end(), worker_args_.begin(), worker_args_.end());
   const pid_t pid = fork();
   if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
@@ -112,7 +113,7 @@ absl::Status WorkerProcessExecutor::Spawn() {
     sigset_t none;
     sigemptyset(&none);
     pthread_sigmask(SIG_SETMASK, &none, nullptr);
-    execv(argv[0], argv.data());
+    execv(binary_.c_str(), argv.data());
     _exit(127);
   }
   close(fds[1]);

@@ -173,6 +173,16 @@ TEST_F(SweepEndToEndTest, JsonAndCsvCarryOneRecordPerArm) {
   const std::vector<std::string> rows = absl::StrSplit(csv.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_TRUE(absl::StartsWith(rows[0], "variant,t,slots,union,gu_us"));
+  auto fields = [](const std::string& line) {  // commas outside quotes, plus one
+    bool quoted = false;
+    int n = 1;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      if (c == ',' && !quoted) ++n;
+    }
+    return n;
+  };
+  for (const std::string& row : rows) EXPECT_EQ(fields(row), fields(rows[0])) << row;
 }
 
 TEST_F(SweepEndToEndTest, BadFlagValuesAreUsageErrors) {
