@@ -2,9 +2,11 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <regex>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -25,6 +27,7 @@
 namespace gpuprobe {
 namespace {
 
+using testing::DoubleNear;
 using testing::HasSubstr;
 using testing_support::ChildProcess;
 using testing_support::CommandResult;
@@ -381,8 +384,53 @@ TEST_F(SweepEndToEndTest, DashboardShowsAJobsRowsAndOnePlottedSeriesPerT) {
   EXPECT_EQ(count("class=\"series\""), 3);
   EXPECT_EQ(count("class=\"reference\""), 1);
   EXPECT_THAT(dom.out, HasSubstr("page=test"));
+  EXPECT_THAT(dom.out, HasSubstr("telemetry: none: the cpu backend has no device telemetry"));
+  EXPECT_THAT(dom.out, HasSubstr("<th class=\"text\">verdict</th>"));
+  // The y axis ticks at 0 and equal round steps: 1, 2, 2.5 or 5 times a power of ten.
+  std::vector<double> ticks;
+  static const std::regex kTick("<text class=\"tick\"[^>]*>([0-9.e+-]+)</text>");
+  const std::string section = plot.substr(0, plot.find("</svg>"));
+  for (std::sregex_iterator it(section.begin(), section.end(), kTick), end; it != end; ++it) {
+    ticks.push_back(std::stod((*it)[1]));
+  }
+  ASSERT_GE(ticks.size(), 3u) << section;
+  EXPECT_EQ(ticks[0], 0.0);
+  const double step = ticks[1];
+  const double mantissa = step / std::pow(10.0, std::floor(std::log10(step)));
+  EXPECT_THAT(mantissa, ::testing::AnyOf(DoubleNear(1, 1e-9), DoubleNear(2, 1e-9),
+                                         DoubleNear(2.5, 1e-9), DoubleNear(5, 1e-9)))
+      << step;
+  for (size_t i = 1; i < ticks.size(); ++i) {
+    EXPECT_NEAR(ticks[i], static_cast<double>(i) * step, step * 1e-9) << section;
+  }
   // Kept for people to look at: the build tree's tests folder.
   const CommandResult shot = Chromium(*dir_, {"--screenshot=" + std::string(SCREENSHOT_PATH)}, url);
+  EXPECT_EQ(shot.exit_code, 0) << shot.err;
+}
+
+TEST_F(SweepEndToEndTest, DashboardComparesTwoJobsArmByArm) {
+  const std::vector<std::string> submit = {
+      "submit", "--wait",     "--experts", "32",  "--hidden", "256",    "--ff",
+      "64",     "--selected", "4",         "--t", "2",        "--reps", "12"};
+  std::vector<std::string> jobs;
+  for (int i = 0; i < 2; ++i) {
+    const CommandResult r = Cli(submit);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    jobs.push_back(std::vector<std::string>(absl::StrSplit(r.out, '\n', absl::SkipEmpty())).back());
+  }
+  const std::string url = "http://" + *http_ + "/#/compare/" + jobs[0] + "/" + jobs[1];
+  const CommandResult dom = Chromium(*dir_, {"--dump-dom"}, url);
+  ASSERT_EQ(dom.exit_code, 0) << dom.err;
+  int arms = 0;
+  for (size_t at = dom.out.find("<tr class=\"arm"); at != std::string::npos;
+       at = dom.out.find("<tr class=\"arm", at + 1)) {
+    ++arms;
+  }
+  EXPECT_EQ(arms, 3) << dom.out;  // t=1 union 4; t=2 unions 4 and 8
+  EXPECT_THAT(dom.out, HasSubstr("Compare <a href=\"#/jobs/" + jobs[0]));
+  EXPECT_THAT(dom.out, HasSubstr("id=\"compare-summary\""));
+  const CommandResult shot =
+      Chromium(*dir_, {"--screenshot=" + std::string(COMPARE_SCREENSHOT_PATH)}, url);
   EXPECT_EQ(shot.exit_code, 0) << shot.err;
 }
 

@@ -26,6 +26,17 @@ const fixed = (x, d) => (x === undefined || x === null ? '-' : Number(x).toFixed
 const when = (t) => (t ? new Date(t).toLocaleString() : '-');
 const seconds = (a, b) => (a && b ? ((new Date(b) - new Date(a)) / 1000).toFixed(1) + ' s' : '-');
 
+const verdict = (v) => (v ? v.replace('VERDICT_', '').replace(/_/g, ' ').toLowerCase() : '-');
+
+// A job's telemetry summary in one line, as `gpuprobe show` prints it.
+function telemetry(t) {
+  if (!t.available) return esc(t.note);
+  const processes = (t.foreign_processes || []).map((p) => `${p.pid} ${esc(p.name)}`).join(', ');
+  return `${t.samples} readings · SM ${t.sm_mhz_min}/${t.sm_mhz_median}/${t.sm_mhz_max} MHz (min/median/max) · ` +
+    `memory ${t.memory_mhz_min}-${t.memory_mhz_max} MHz · ≤ ${fixed(t.power_w_max, 0)} W, ≤ ${t.temperature_c_max} C · ` +
+    `throttle reasons: ${esc((t.throttle_reasons || []).join(', ')) || 'none'} · foreign processes: ${processes || 'none'}`;
+}
+
 function labels(job) {
   const req = job.request || {};
   const l = (req.sweep || req.check || {}).labels || {};
@@ -68,9 +79,27 @@ async function renderHome() {
     api('/api/v1/jobs?state=running&state=queued&page_size=100'),
     api('/api/v1/jobs?page_size=25'),
   ]);
+  if (document.activeElement && document.activeElement.form) return true;  // typing in the form
   view.innerHTML = `<section><h2>Running and queued</h2>${jobsTable(live.jobs || [])}</section>
-    <section><h2>Recent jobs</h2>${jobsTable(recent.jobs || [])}</section>`;
+    <section><h2>Recent jobs</h2>${jobsTable(recent.jobs || [])}</section>${compareForm()}`;
+  document.getElementById('compare-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const f = e.target;
+    location.hash = `#/compare/${encodeURIComponent(f.base.value.trim())}/${encodeURIComponent(f.cand.value.trim())}`;
+  });
   return true;  // keep polling
+}
+
+// Axis ticks from 0 at a round step (1, 2, 2.5 or 5 times a power of ten), 4 to 6 intervals,
+// the last at or above max.
+function roundTicks(max) {
+  if (!(max > 0)) return [0, 1];
+  const power = 10 ** Math.floor(Math.log10(max / 5));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * power).find((st) => max / st <= 6);
+  const ticks = [];
+  for (let k = 0; k * step < max + step * 1e-9; ++k) ticks.push(k * step);
+  if (ticks[ticks.length - 1] < max) ticks.push(ticks.length * step);
+  return ticks;
 }
 
 // One SVG line plot: series of points {x, y, lo, hi, ref}, min-max error bars, a marked reference.
@@ -80,15 +109,14 @@ function plot({title, xLabel, yLabel, series}) {
   if (!pts.length) return '';
   const xs = pts.map((p) => p.x), ys = pts.flatMap((p) => [p.lo ?? p.y, p.hi ?? p.y]);
   const x0 = Math.min(...xs), x1 = Math.max(...xs) === x0 ? x0 + 1 : Math.max(...xs);
-  const y1 = Math.max(...ys) * 1.08 || 1, y0 = 0;
+  const yTicks = roundTicks(Math.max(...ys)), y0 = 0, y1 = yTicks[yTicks.length - 1];
   const sx = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
   const sy = (y) => H - B - ((y - y0) / (y1 - y0)) * (H - T - B);
   let svg = `<svg viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${esc(title)}">`;
   svg += `<text x="${L}" y="16" style="font-size:13px;fill:#1d2330">${esc(title)}</text>`;
-  for (let i = 0; i <= 4; ++i) {
-    const y = y0 + ((y1 - y0) * i) / 4;
+  for (const y of yTicks) {
     svg += `<line x1="${L}" x2="${W - R}" y1="${sy(y)}" y2="${sy(y)}" stroke="#eef0f4"/>`;
-    svg += `<text x="${L - 6}" y="${sy(y) + 4}" text-anchor="end">${y >= 100 ? y.toFixed(0) : y.toPrecision(3)}</text>`;
+    svg += `<text class="tick" x="${L - 6}" y="${sy(y) + 4}" text-anchor="end">${+y.toPrecision(6)}</text>`;
   }
   for (const x of [...new Set(xs)].sort((a, b) => a - b)) {
     svg += `<text x="${sx(x)}" y="${H - B + 16}" text-anchor="middle">${x}</text>`;
@@ -138,7 +166,7 @@ async function renderJob(id) {
   const table = rows.length ? `<table><tr><th class="text">variant</th><th>t</th><th>slots</th><th>union</th>
       <th>gu_us</th><th>down_us</th><th>section_us</th><th>gu_spread</th><th>dn_spread</th>
       <th>gu_BW_vs_union</th><th>gu_BW_vs_slots</th><th>vs_t${tMax}_full</th><th>gu %bw</th><th>dn %bw</th>
-      <th class="text">mode</th></tr>` + rows.map((r) => `<tr class="row${isReference(r, tMax) ? ' reference' : ''}">
+      <th class="text">mode</th><th class="text">vs_ref 95%</th><th class="text">verdict</th></tr>` + rows.map((r) => `<tr class="row${isReference(r, tMax) ? ' reference' : ''}">
       <td class="text">${variant(r.arm.variant)}</td><td>${r.arm.t}</td><td>${r.arm.slots}</td><td>${r.arm.union_size}</td>
       <td>${fixed(r.gu_us, 1)}</td><td>${fixed(r.down_us, 1)}</td><td>${fixed(r.section_us, 1)}</td>
       <td>${fixed(r.gu_spread, 4)}</td><td>${fixed(r.dn_spread, 4)}</td>
@@ -146,7 +174,9 @@ async function renderJob(id) {
       <td>${r.vs_reference === undefined ? '-' : fixed(r.vs_reference, 4) + 'x'}</td>
       <td>${r.gu_pct_of_read_bw ? fixed(r.gu_pct_of_read_bw, 1) + '%' : '-'}</td>
       <td>${r.down_pct_of_read_bw ? fixed(r.down_pct_of_read_bw, 1) + '%' : '-'}</td>
-      <td class="text">${(r.timing || '').replace('TIMING_MODE_', '').toLowerCase()}, ${(r.cache || '').replace('CACHE_MODE_', '').toLowerCase()}</td></tr>`).join('') + '</table>'
+      <td class="text">${(r.timing || '').replace('TIMING_MODE_', '').toLowerCase()}, ${(r.cache || '').replace('CACHE_MODE_', '').toLowerCase()}</td>
+      <td class="text">${r.vs_reference_low === undefined ? '-' : `[${fixed(r.vs_reference_low, 4)}, ${fixed(r.vs_reference_high, 4)}]`}</td>
+      <td class="text">${verdict(r.verdict)}${r.disturbance ? ` <span class="disturbed" title="${esc(r.disturbance)}">disturbed</span>` : ''}</td></tr>`).join('') + '</table>'
     : '<p class="muted">no rows yet</p>';
   const sections = seriesOf(rows, (r) => ({
     y: r.section_us, lo: r.gu_min_us + r.down_min_us, hi: r.gu_max_us + r.down_max_us, ref: isReference(r, tMax),
@@ -158,7 +188,8 @@ async function renderJob(id) {
     : [];
   view.innerHTML = `<section><h2>Job ${esc(job.id)} · <span class="state-${state(job.state)}">${state(job.state)}</span></h2>
       <div class="muted">${labels(job)} · submitted ${when(job.created_at)} by ${esc(job.submitter)} ·
-      ${esc(job.device)} · attempts ${job.attempts || 0}${job.error_message ? ' · ' + esc(job.error_message) : ''}</div></section>
+      ${esc(job.device)} · attempts ${job.attempts || 0}${job.error_message ? ' · ' + esc(job.error_message) : ''}</div>
+      ${job.telemetry ? `<div class="muted" id="telemetry">telemetry: ${telemetry(job.telemetry)}</div>` : ''}</section>
     <section class="plots"><div id="plot-section">${plot({title: 'Section time against union (median; bars: min-max; circled: reference row)',
       xLabel: 'union (distinct experts)', yLabel: 'section (us)', series: sections})}</div>
       <div id="plot-bandwidth">${calibrated ? plot({title: 'Achieved bandwidth, % of the calibrated streaming read',
@@ -168,12 +199,41 @@ async function renderJob(id) {
   return !TERMINAL.includes(job.state);
 }
 
+// Two jobs arm by arm (GET /api/v1/compare): both section medians, the ratio with its 95%
+// interval and the verdict. BASE may be a job id or label:KEY=VALUE.
+async function renderCompare(base, cand) {
+  const view = document.getElementById('view');
+  const c = await api(`/api/v1/compare?base=${encodeURIComponent(base)}&cand=${encodeURIComponent(cand)}`);
+  const arms = c.arms || [];
+  view.innerHTML = `<section><h2>Compare <a href="#/jobs/${esc(c.base_job_id)}">${esc(c.base_job_id)}</a> →
+      <a href="#/jobs/${esc(c.candidate_job_id)}">${esc(c.candidate_job_id)}</a></h2>
+      <div class="muted" id="compare-summary">${c.faster || 0} faster · ${c.slower || 0} slower · ${c.same || 0} same ·
+      ${c.unsure || 0} unsure · ${c.too_few_reps || 0} too few reps (threshold ${fixed(100 * c.threshold, 1)}%,
+      ${fixed(100 * c.confidence, 0)}% intervals)</div></section>
+    <section><table><tr><th class="text">variant</th><th>t</th><th>union</th><th>base section_us</th>
+      <th>candidate section_us</th><th>ratio</th><th class="text">95%</th><th class="text">verdict</th></tr>` +
+    arms.map((a) => `<tr class="arm verdict-${verdict(a.verdict).replace(/ /g, '-')}"><td class="text">${variant(a.arm.variant)}</td>
+      <td>${a.arm.t}</td><td>${a.arm.union_size}</td><td>${fixed(a.base_section_us, 1)}</td>
+      <td>${fixed(a.candidate_section_us, 1)}</td><td>${fixed(a.ratio, 4)}</td>
+      <td class="text">[${fixed(a.ratio_low, 4)}, ${fixed(a.ratio_high, 4)}]</td>
+      <td class="text">${verdict(a.verdict)}</td></tr>`).join('') + '</table></section>';
+  return false;
+}
+
+function compareForm() {
+  return `<section><h2>Compare two jobs</h2><form id="compare-form">
+      <input name="base" placeholder="base: job id or label:branch=main" required>
+      <input name="cand" placeholder="candidate job id" required> <button>compare</button></form></section>`;
+}
+
 async function route() {
   clearTimeout(timer);
   const match = location.hash.match(/^#\/jobs\/([^/]+)$/);
+  const compare = location.hash.match(/^#\/compare\/([^/]+)\/([^/]+)$/);
   try {
     await renderDevices();
-    const again = match ? await renderJob(match[1]) : await renderHome();
+    const again = compare ? await renderCompare(decodeURIComponent(compare[1]), decodeURIComponent(compare[2]))
+      : match ? await renderJob(match[1]) : await renderHome();
     if (again) timer = setTimeout(route, 2000);
   } catch (e) {
     document.getElementById('view').innerHTML = `<section><h2>Cannot load</h2><p>${esc(e.message)}</p>
