@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
@@ -405,6 +406,33 @@ TEST_F(SweepEndToEndTest, DashboardShowsAJobsRowsAndOnePlottedSeriesPerT) {
   }
   // Kept for people to look at: the build tree's tests folder.
   const CommandResult shot = Chromium(*dir_, {"--screenshot=" + std::string(SCREENSHOT_PATH)}, url);
+  EXPECT_EQ(shot.exit_code, 0) << shot.err;
+}
+
+// Two jobs labelled branch=main and one branch=feature: a series per branch, the baseline at
+// the newest main job, one point per job with the job ids along the axis.
+TEST_F(SweepEndToEndTest, DashboardTrendsAnArmAcrossJobs) {
+  std::vector<std::string> jobs;
+  for (const char* branch : {"main", "feature", "main"}) {
+    const CommandResult r = Cli({"submit", "--wait", "--experts", "32", "--hidden", "256", "--ff",
+                                 "64", "--selected", "4", "--t", "2", "--reps", "12", "--label",
+                                 absl::StrCat("trend=yes,branch=", branch)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    jobs.push_back(std::vector<std::string>(absl::StrSplit(r.out, '\n', absl::SkipEmpty())).back());
+  }
+  const std::string url =
+      "http://" + *http_ + "/#/trends?key=branch&base=main&arm=per-slot,2,8&metric=gu";
+  const CommandResult dom = Chromium(*dir_, {"--dump-dom"}, url);
+  ASSERT_EQ(dom.exit_code, 0) << dom.err;
+  EXPECT_THAT(dom.out, HasSubstr("3 jobs with label branch")) << dom.out;
+  const std::string plot = dom.out.substr(dom.out.find("id=\"plot-trend\""));
+  EXPECT_THAT(plot, HasSubstr("class=\"series\" data-series=\"branch=main\""));
+  EXPECT_THAT(plot, HasSubstr("class=\"series\" data-series=\"branch=feature\""));
+  EXPECT_THAT(plot, HasSubstr("class=\"series\" data-series=\"baseline main\""));
+  EXPECT_THAT(dom.out, HasSubstr("baseline: " + jobs[2] + ", the newest with branch=main"));
+  for (const std::string& job : jobs) EXPECT_THAT(plot, HasSubstr(">" + job + "</text>"));
+  const CommandResult shot =
+      Chromium(*dir_, {"--screenshot=" + std::string(TRENDS_SCREENSHOT_PATH)}, url);
   EXPECT_EQ(shot.exit_code, 0) << shot.err;
 }
 

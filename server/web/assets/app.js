@@ -103,7 +103,7 @@ function roundTicks(max) {
 }
 
 // One SVG line plot: series of points {x, y, lo, hi, ref}, min-max error bars, a marked reference.
-function plot({title, xLabel, yLabel, series}) {
+function plot({title, xLabel, yLabel, series, xTicks}) {
   const W = 620, H = 340, L = 64, R = 150, T = 28, B = 44;
   const pts = series.flatMap((s) => s.points);
   if (!pts.length) return '';
@@ -118,8 +118,9 @@ function plot({title, xLabel, yLabel, series}) {
     svg += `<line x1="${L}" x2="${W - R}" y1="${sy(y)}" y2="${sy(y)}" stroke="#eef0f4"/>`;
     svg += `<text class="tick" x="${L - 6}" y="${sy(y) + 4}" text-anchor="end">${+y.toPrecision(6)}</text>`;
   }
-  for (const x of [...new Set(xs)].sort((a, b) => a - b)) {
-    svg += `<text x="${sx(x)}" y="${H - B + 16}" text-anchor="middle">${x}</text>`;
+  const labelled = xTicks || [...new Set(xs)].sort((a, b) => a - b).map((x) => ({x, label: x}));
+  for (const {x, label} of labelled) {
+    svg += `<text x="${sx(x)}" y="${H - B + 16}" text-anchor="middle">${esc(label)}</text>`;
   }
   svg += `<text x="${(L + W - R) / 2}" y="${H - 6}" text-anchor="middle">${esc(xLabel)}</text>`;
   svg += `<text transform="translate(14 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">${esc(yLabel)}</text>`;
@@ -127,16 +128,16 @@ function plot({title, xLabel, yLabel, series}) {
     const c = s.color || COLORS[i % COLORS.length];
     const ordered = [...s.points].sort((a, b) => a.x - b.x);
     const d = ordered.map((p, k) => `${k ? 'L' : 'M'}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join('');
-    svg += `<path class="series" data-series="${esc(s.name)}" d="${d}" fill="none" stroke="${c}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>`;
-    for (const p of ordered) {
+    svg += `<g data-series="${esc(s.name)}"><path class="series" data-series="${esc(s.name)}" d="${d}" fill="none" stroke="${c}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>`;
+    for (const p of s.markers === false ? [] : ordered) {
       if (p.lo !== undefined) {
         svg += `<line x1="${sx(p.x)}" x2="${sx(p.x)}" y1="${sy(p.lo)}" y2="${sy(p.hi)}" stroke="${c}" stroke-width="1"/>`;
       }
       svg += p.ref
         ? `<circle class="reference" cx="${sx(p.x)}" cy="${sy(p.y)}" r="6" fill="none" stroke="#111" stroke-width="2"><title>reference row</title></circle>`
-        : `<circle cx="${sx(p.x)}" cy="${sy(p.y)}" r="3" fill="${c}"/>`;
+        : `<circle cx="${sx(p.x)}" cy="${sy(p.y)}" r="3" fill="${c}">${p.job ? `<title>${esc(p.job)}</title>` : ''}</circle>`;
     }
-    svg += `<g class="legend"><line x1="${W - R + 12}" x2="${W - R + 32}" y1="${T + 8 + i * 18}" y2="${T + 8 + i * 18}" stroke="${c}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>
+    svg += `</g><g class="legend" data-series="${esc(s.name)}"><line x1="${W - R + 12}" x2="${W - R + 32}" y1="${T + 8 + i * 18}" y2="${T + 8 + i * 18}" stroke="${c}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>
       <text x="${W - R + 38}" y="${T + 12 + i * 18}">${esc(s.name)}</text></g>`;
   });
   return svg + '</svg>';
@@ -220,6 +221,76 @@ async function renderCompare(base, cand) {
   return false;
 }
 
+// Trends: one arm's median with its 95% interval across the newest succeeded jobs that carry
+// label KEY (one series per value of KEY, oldest first), and a baseline line at the newest job
+// with KEY=BASE. Only jobs of the newest job's geometry, device, timing and cache count. Reads
+// at most TREND_JOBS jobs' rows.
+const TREND_JOBS = 50;
+
+function trendParams() {
+  const q = new URLSearchParams(location.hash.split('?')[1] || '');
+  return {key: q.get('key') || 'branch', base: q.get('base') || 'main', arm: q.get('arm') || 'reference',
+          metric: q.get('metric') === 'down' ? 'down' : 'gu'};
+}
+
+function armMatches(r, arm, tMax) {
+  if (arm === 'reference') return isReference(r, tMax);
+  const [v, t, u] = arm.split(',');
+  return variant(r.arm.variant) === v && r.arm.t === Number(t) && r.arm.union_size === Number(u);
+}
+
+async function renderTrends() {
+  const view = document.getElementById('view');
+  const p = trendParams();
+  const listed = await api(`/api/v1/jobs?state=succeeded&page_size=${TREND_JOBS}`);
+  const jobs = (listed.jobs || []).filter((j) => ((j.request || {}).sweep || {}).labels?.[p.key] !== undefined);
+  const withRows = await Promise.all(jobs.map(async (j) => ({job: j, rows: (await api(`/api/v1/jobs/${j.id}/rows`)).rows || []})));
+  const points = [];
+  for (const {job, rows} of withRows) {
+    const tMax = Math.max(0, ...rows.map((r) => r.arm.t));
+    const row = rows.find((r) => armMatches(r, p.arm, tMax));
+    if (row) points.push({job, row, value: job.request.sweep.labels[p.key], when: new Date(job.created_at)});
+  }
+  points.sort((a, b) => a.when - b.when);
+  const newest = points[points.length - 1];
+  const same = (a) => newest && a.row.device === newest.row.device && a.row.timing === newest.row.timing &&
+    a.row.cache === newest.row.cache && JSON.stringify(a.job.request.sweep.geometry) === JSON.stringify(newest.job.request.sweep.geometry);
+  const kept = points.filter(same);
+  const m = p.metric === 'down' ? 'down_us' : 'gu_us';
+  const series = new Map();
+  kept.forEach((pt, i) => {
+    if (!series.has(pt.value)) series.set(pt.value, {name: `${p.key}=${pt.value}`, points: []});
+    series.get(pt.value).points.push({x: i + 1, y: pt.row[m], lo: pt.row[`${m}_low`], hi: pt.row[`${m}_high`], job: pt.job.id});
+  });
+  const baseline = [...kept].reverse().find((pt) => pt.value === p.base);
+  // The baseline first, without markers, so that no job's point is drawn behind it.
+  const all = [...(baseline ? [{name: `baseline ${p.base}`, dashed: true, color: '#111', markers: false,
+    points: [{x: 1, y: baseline.row[m]}, {x: Math.max(2, kept.length), y: baseline.row[m]}]}] : []), ...series.values()];
+  view.innerHTML = `<section><h2>Trends</h2><form id="trend-form">
+      label key <input name="key" value="${esc(p.key)}" size="10"> baseline value <input name="base" value="${esc(p.base)}" size="10">
+      arm <input name="arm" value="${esc(p.arm)}" size="16" title="reference, or variant,t,union e.g. per-slot,6,60">
+      <select name="metric"><option value="gu"${p.metric === 'gu' ? ' selected' : ''}>gate+up</option>
+      <option value="down"${p.metric === 'down' ? ' selected' : ''}>down</option></select> <button>show</button></form>
+      <div class="muted" id="trend-summary">${kept.length} jobs with label ${esc(p.key)} (of the newest ${TREND_JOBS} succeeded),
+      ${newest ? `geometry and mode of ${esc(newest.job.id)}: ${esc(newest.row.device)}` : 'none match'}${baseline ? ` · baseline: ${esc(baseline.job.id)}, the newest with ${esc(p.key)}=${esc(p.base)}` : ` · no job with ${esc(p.key)}=${esc(p.base)} for a baseline`}.
+      Click a legend entry to hide or show its series.</div></section>
+    <section class="plots"><div id="plot-trend">${plot({title: `${p.metric === 'down' ? 'down' : 'gate+up'} median of ${p.arm === 'reference' ? 'the reference row' : p.arm}, 95% intervals, per job (oldest first)`,
+      xLabel: 'job (oldest first)', yLabel: `${p.metric === 'down' ? 'down' : 'gate+up'} (us)`, series: all, xTicks: kept.map((pt, i) => ({x: i + 1, label: pt.job.id}))})
+      || '<p class="muted">no matching jobs</p>'}</div></section>`;
+  document.getElementById('trend-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    location.hash = '#/trends?' + new URLSearchParams(new FormData(e.target)).toString();
+  });
+  for (const entry of view.querySelectorAll('.legend')) {
+    entry.addEventListener('click', () => {
+      for (const el of view.querySelectorAll(`[data-series="${CSS.escape(entry.dataset.series)}"]`)) {
+        el.classList.toggle('hidden');
+      }
+    });
+  }
+  return false;
+}
+
 function compareForm() {
   return `<section><h2>Compare two jobs</h2><form id="compare-form">
       <input name="base" placeholder="base: job id or label:branch=main" required>
@@ -230,9 +301,10 @@ async function route() {
   clearTimeout(timer);
   const match = location.hash.match(/^#\/jobs\/([^/]+)$/);
   const compare = location.hash.match(/^#\/compare\/([^/]+)\/([^/]+)$/);
+  const trends = location.hash.startsWith('#/trends');
   try {
     await renderDevices();
-    const again = compare ? await renderCompare(decodeURIComponent(compare[1]), decodeURIComponent(compare[2]))
+    const again = trends ? await renderTrends() : compare ? await renderCompare(decodeURIComponent(compare[1]), decodeURIComponent(compare[2]))
       : match ? await renderJob(match[1]) : await renderHome();
     if (again) timer = setTimeout(route, 2000);
   } catch (e) {
