@@ -1,12 +1,14 @@
 // The commands that manage queued jobs: submit, wait, watch, jobs, show, cancel.
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -180,6 +182,30 @@ int WatchCommand(const ClientContext& context, const std::string& job_id) {
                     .finished = [&](const v1::JobFinished& e) { (*p)->Finished(e); }});
 }
 
+// One CSV field, quoted, its quotes doubled.
+std::string CsvField(const std::string& text) {
+  return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}), "\"");
+}
+
+// csv `show`: the record's columns lead every line of the rows' CSV (`rows_csv`, header first),
+// so that the one stream carries both; a job without rows gives the record's columns alone.
+void PrintCsvWithRecord(const v1::Job& job, const std::string& rows_csv) {
+  const std::string header =
+      "job,job_state,job_submitter,job_attempts,job_device,job_error,job_telemetry";
+  const std::string record = absl::StrJoin(
+      {CsvField(job.id()), CsvField(StateName(job.state())), CsvField(job.submitter()),
+       absl::StrCat(job.attempts()), CsvField(job.device()), CsvField(job.error_message()),
+       CsvField(job.has_telemetry() ? TelemetryLine(job.telemetry()) : "")},
+      ",");
+  const std::vector<std::string> lines = absl::StrSplit(rows_csv, '\n', absl::SkipEmpty());
+  if (lines.empty()) {
+    std::cout << header << "\n" << record << "\n";
+    return;
+  }
+  std::cout << header << "," << lines[0] << "\n";
+  for (size_t i = 1; i < lines.size(); ++i) std::cout << record << "," << lines[i] << "\n";
+}
+
 int ShowCommand(const ClientContext& context, const std::string& job_id) {
   auto stub = v1::ProbeService::NewStub(context.channel);
   v1::Job job;
@@ -187,10 +213,11 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
     return ReportRpcError(context, s);
   }
   // json: the record is the stream's first line ({"job": ...}), the rows follow, one per line;
-  // every other format keeps stdout for the rows and tells people the record on stderr.
+  // csv: the record's columns lead every row; table and tsv keep stdout for the rows (tsv is the
+  // seed's table) and tell people the record on stderr.
   if (context.format == "json") {
     std::cout << "{\"job\":" << JsonLine(job) << "}\n";
-  } else {
+  } else if (context.format != "csv") {
     std::cerr << absl::StrFormat(
         "job %s: %s | submitted %s by %s | started %s | finished %s | attempts %d | device %s%s\n",
         job.id(), StateName(job.state()), When(job.created_at()), job.submitter(),
@@ -204,6 +231,7 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
   v1::WatchRequest watch;
   watch.set_job_id(job_id);
   if (job.state() == v1::JOB_STATE_QUEUED || job.state() == v1::JOB_STATE_RUNNING) {
+    if (context.format == "csv") PrintCsvWithRecord(job, "");
     std::cerr << "the job has not ended; `gpuprobe watch " << job_id << "` follows it\n";
     return kExitOk;
   }
@@ -216,10 +244,11 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
     events.push_back(event);
   }
   (void)stream->Finish();
-  absl::StatusOr<std::unique_ptr<SweepPrinter>> rows = MakeSweepPrinter(context.format, std::cout);
+  std::ostringstream csv;
+  std::ostream& out = context.format == "csv" ? csv : std::cout;
+  absl::StatusOr<std::unique_ptr<SweepPrinter>> rows = MakeSweepPrinter(context.format, out);
   if (!rows.ok()) return UsageError(rows.status());
-  absl::StatusOr<std::unique_ptr<CheckPrinter>> checks =
-      MakeCheckPrinter(context.format, std::cout);
+  absl::StatusOr<std::unique_ptr<CheckPrinter>> checks = MakeCheckPrinter(context.format, out);
   if (!checks.ok()) return UsageError(checks.status());
   for (const v1::JobEvent& e : events) {
     if (e.attempt() != last_attempt && !e.has_finished()) continue;
@@ -230,6 +259,7 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
     if (e.has_finished() && job.request().has_sweep()) (*rows)->Finished(e.finished());
     if (e.has_finished() && job.request().has_check()) (*checks)->Finished(e.finished());
   }
+  if (context.format == "csv") PrintCsvWithRecord(job, csv.str());
   return ExitCodeOf(job.state());
 }
 

@@ -98,6 +98,17 @@ Tsv ParseTsv(const std::string& text) {
   return tsv;
 }
 
+// Fields in one CSV line: commas outside quotes, plus one.
+int CsvFieldCount(const std::string& line) {
+  bool quoted = false;
+  int n = 1;
+  for (char c : line) {
+    if (c == '"') quoted = !quoted;
+    if (c == ',' && !quoted) ++n;
+  }
+  return n;
+}
+
 TEST_F(SweepEndToEndTest, TsvSweepPrintsTheSeedsTable) {
   const CommandResult r = Cli({"--format", "tsv", "sweep", "--experts", "64", "--hidden", "512",
                                "--ff", "128", "--selected", "4", "--t", "3", "--reps", "3"});
@@ -177,16 +188,7 @@ TEST_F(SweepEndToEndTest, JsonAndCsvCarryOneRecordPerArm) {
   const std::vector<std::string> rows = absl::StrSplit(csv.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_TRUE(absl::StartsWith(rows[0], "variant,t,slots,union,gu_us"));
-  auto fields = [](const std::string& line) {  // commas outside quotes, plus one
-    bool quoted = false;
-    int n = 1;
-    for (char c : line) {
-      if (c == '"') quoted = !quoted;
-      if (c == ',' && !quoted) ++n;
-    }
-    return n;
-  };
-  for (const std::string& row : rows) EXPECT_EQ(fields(row), fields(rows[0])) << row;
+  for (const std::string& row : rows) EXPECT_EQ(CsvFieldCount(row), CsvFieldCount(rows[0])) << row;
 }
 
 TEST_F(SweepEndToEndTest, BadFlagValuesAreUsageErrors) {
@@ -266,6 +268,18 @@ TEST_F(SweepEndToEndTest, JsonAndCsvOutputsOfJobsAndShowAreOneParseableStream) {
     EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(shown_lines[i], &row).ok());
     EXPECT_EQ(row.attempt(), 1u);
   }
+
+  const CommandResult shown_csv = Cli({"--format", "csv", "show", job});
+  ASSERT_EQ(shown_csv.exit_code, 0) << shown_csv.err;
+  const std::vector<std::string> csv_lines = absl::StrSplit(shown_csv.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(csv_lines.size(), 1u + 3);  // the header, then 3 rows, each with the record's columns
+  EXPECT_TRUE(absl::StartsWith(csv_lines[0], "job,job_state,")) << csv_lines[0];
+  EXPECT_THAT(csv_lines[0], HasSubstr(",variant,t,slots,union,gu_us,"));
+  for (size_t i = 1; i < csv_lines.size(); ++i) {
+    EXPECT_TRUE(absl::StartsWith(csv_lines[i], "\"" + job + "\",\"succeeded\",")) << csv_lines[i];
+    EXPECT_EQ(CsvFieldCount(csv_lines[i]), CsvFieldCount(csv_lines[0])) << csv_lines[i];
+  }
+  EXPECT_EQ(shown_csv.err, "");
 
   const CommandResult help = Cli({"--help"});
   EXPECT_EQ(help.exit_code, 0);
