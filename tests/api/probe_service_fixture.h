@@ -37,8 +37,8 @@ class ProbeServiceTest : public testing::Test {
     ASSERT_TRUE(store.ok()) << store.status();
     std::vector<std::unique_ptr<DeviceExecutor>> executors;
     for (int i = 0; i < devices; ++i) {
-      executors.push_back(
-          std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), limits.sweep));
+      executors.push_back(std::make_unique<InProcessExecutor>(
+          make_backend_ ? make_backend_() : std::make_unique<CpuBackend>(), limits.sweep));
     }
     absl::StatusOr<std::unique_ptr<JobManager>> manager = JobManager::Start(
         *std::move(store), std::move(executors), limits,
@@ -55,6 +55,9 @@ class ProbeServiceTest : public testing::Test {
     stub_ = v1::ProbeService::NewStub(
         grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
   }
+
+  // The backend of each device at the next StartDaemon; empty: the cpu backend.
+  std::function<std::unique_ptr<Backend>()> make_backend_;
 
   void StopDaemon() {
     if (manager_) manager_->Stop();

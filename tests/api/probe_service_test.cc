@@ -54,6 +54,85 @@ TEST_F(ProbeServiceTest, ACpuSweepsRecordSaysItHasNoTelemetry) {
   for (const v1::JobEvent& e : events) EXPECT_FALSE(e.has_telemetry());
 }
 
+// The cpu backend with telemetry: a throttled reading at the third sample, and a foreign
+// process from the fifth on.
+class TelemetryCpuBackend final : public Backend {
+ public:
+  std::string Name() const override { return cpu_.Name(); }
+  std::string Description() const override { return cpu_.Description(); }
+  int64_t MemoryCapacityBytes() const override { return cpu_.MemoryCapacityBytes(); }
+  absl::Status CheckVariant(KernelVariant v) const override { return cpu_.CheckVariant(v); }
+  absl::Status LoadBanks(const MoeGeometry& g, uint64_t seed) override {
+    return cpu_.LoadBanks(g, seed);
+  }
+  absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& in) override { return cpu_.PrepareArm(in); }
+  absl::StatusOr<double> TimeLaunch(ArmHandle arm, MoeKernel k, const TimingOptions& o) override {
+    return cpu_.TimeLaunch(arm, k, o);
+  }
+  absl::StatusOr<LaunchOutput> RunOnce(ArmHandle arm, MoeKernel k) override {
+    return cpu_.RunOnce(arm, k);
+  }
+  void ReleaseArms() override { cpu_.ReleaseArms(); }
+  DeviceDetails Details() const override { return cpu_.Details(); }
+  std::optional<TelemetrySample> SampleTelemetry() override {
+    ++samples_;
+    TelemetrySample s{.sm_mhz = 1980 - (samples_ == 3 ? 600 : 0),
+                      .memory_mhz = 3201,
+                      .clock_event_reasons = samples_ == 3 ? 0x20u : 0u,  // sw thermal
+                      .power_w = 120.0 + samples_,
+                      .temperature_c = 40};
+    if (samples_ >= 5) s.foreign_processes.push_back({4242, "python3"});
+    return s;
+  }
+
+ private:
+  CpuBackend cpu_;
+  int samples_ = 0;
+};
+
+TEST_F(ProbeServiceTest, EveryTelemetryReadingIsAStoredEventAndTheRecordSummarizesThem) {
+  StopDaemon();
+  make_backend_ = [] { return std::make_unique<TelemetryCpuBackend>(); };
+  StartDaemon();
+  std::vector<v1::JobEvent> live;
+  ASSERT_TRUE(RunAll(Small(6), &live).ok());
+  const std::string id = live[0].accepted().job_id();
+  std::vector<v1::JobEvent> replay;
+  ASSERT_TRUE(WatchAll(id, &replay).ok());
+  std::vector<v1::TelemetryReading> readings;
+  for (const v1::JobEvent& e : replay) {
+    if (e.has_telemetry()) readings.push_back(e.telemetry());
+  }
+  ASSERT_EQ(readings.size(), 6u);  // one per rep, rep 0 included
+  EXPECT_EQ(readings[2].sm_mhz(), 1380u);
+  EXPECT_THAT(readings[2].throttle_reasons(), testing::ElementsAre("sw_thermal_slowdown"));
+  ASSERT_EQ(readings[4].foreign_processes_size(), 1);
+  EXPECT_EQ(readings[4].foreign_processes(0).name(), "python3");
+
+  const v1::Job job = Get(id);
+  ASSERT_TRUE(job.telemetry().available());
+  EXPECT_EQ(job.telemetry().samples(), 6u);
+  EXPECT_EQ(job.telemetry().sm_mhz_min(), 1380u);
+  EXPECT_EQ(job.telemetry().sm_mhz_max(), 1980u);
+  EXPECT_EQ(job.telemetry().sm_mhz_median(), 1980u);
+  EXPECT_DOUBLE_EQ(job.telemetry().power_w_max(), 126.0);
+  EXPECT_THAT(job.telemetry().throttle_reasons(), testing::ElementsAre("sw_thermal_slowdown"));
+  ASSERT_EQ(job.telemetry().foreign_processes_size(), 1);
+  EXPECT_EQ(job.telemetry().foreign_processes(0).pid(), 4242u);
+  // Rows of the disturbed reps say so; the device's live reading is the last sample.
+  for (const v1::JobEvent& e : replay) {
+    if (e.has_row()) {
+      EXPECT_THAT(e.row().disturbance(), testing::HasSubstr("sw_thermal_slowdown"));
+    }
+  }
+  grpc::ClientContext context;
+  v1::ServerInfo info;
+  ASSERT_TRUE(stub_->GetServerInfo(&context, v1::GetServerInfoRequest(), &info).ok());
+  ASSERT_EQ(info.devices_size(), 1);
+  EXPECT_DOUBLE_EQ(info.devices(0).telemetry().power_w(), 126.0);
+  EXPECT_EQ(info.devices(0).telemetry().foreign_processes_size(), 1);
+}
+
 TEST_F(ProbeServiceTest, TheArmOrderIsRecordedAndEveryArmStillGetsItsRow) {
   for (v1::ArmOrder order : {v1::ARM_ORDER_ROTATE, v1::ARM_ORDER_SHUFFLE}) {
     v1::SweepRequest request = Small(4);
