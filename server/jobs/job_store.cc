@@ -85,6 +85,9 @@ google::protobuf::Timestamp Micros(int64_t us) { return TimeUtil::MicrosecondsTo
 constexpr char kCorruptRequest[] =
     "the stored request cannot be read (a damaged record); the job was failed";
 
+constexpr char kCorruptTelemetry[] =
+    "none: the stored telemetry summary cannot be read (a damaged record)";
+
 // A row's job. A request that cannot be parsed leaves the request empty and the job shown as
 // FAILED with DATA_LOSS, so that one damaged record never fails a whole listing.
 v1::Job JobFromRow(SqliteStatement& st) {
@@ -102,7 +105,10 @@ v1::Job JobFromRow(SqliteStatement& st) {
   job.set_attempts(static_cast<uint32_t>(st.Int(12)));
   job.set_results(static_cast<uint32_t>(st.Int(13)));
   if (!st.IsNull(14)) job.set_device_index(static_cast<uint32_t>(st.Int(14)));
-  if (!st.IsNull(15)) (void)job.mutable_telemetry()->ParseFromString(st.Text(15));
+  if (!st.IsNull(15) && !job.mutable_telemetry()->ParseFromString(st.Text(15))) {
+    job.clear_telemetry();
+    job.mutable_telemetry()->set_note(kCorruptTelemetry);
+  }
   if (!request_ok) {
     job.clear_request();
     job.set_state(v1::JOB_STATE_FAILED);

@@ -120,6 +120,18 @@ TEST_F(JobStoreTest, ACorruptRequestFailsItsJobOnlyAndTheQueueMovesOn) {
   EXPECT_EQ(corrupt->state(), v1::JOB_STATE_FAILED);
 }
 
+TEST_F(JobStoreTest, ADamagedTelemetrySummaryIsSaidToBeDamagedAndTheJobStaysReadable) {
+  absl::StatusOr<std::unique_ptr<JobStore>> opened = JobStore::Open(dir_);
+  ASSERT_TRUE(opened.ok());
+  ASSERT_TRUE(Insert(**opened).ok());
+  Sql("UPDATE jobs SET telemetry = x'ffffffff0f' WHERE id = 'job-1';");
+  absl::StatusOr<v1::Job> job = (*opened)->Get("job-1");
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->state(), v1::JOB_STATE_QUEUED);
+  EXPECT_FALSE(job->telemetry().available());
+  EXPECT_THAT(job->telemetry().note(), HasSubstr("damaged record"));
+}
+
 TEST_F(JobStoreTest, IdempotencyKeysAreUniqueWithinTheirScope) {
   absl::StatusOr<std::unique_ptr<JobStore>> opened = JobStore::Open(dir_);
   ASSERT_TRUE(opened.ok());
