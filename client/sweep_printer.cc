@@ -195,11 +195,26 @@ class CsvPrinter final : public SweepPrinter {
   void Started(const v1::JobStarted& started) override {
     std::vector<std::string> header = {"variant"};
     for (const std::string& h : SeedHeader(started.sweep())) header.push_back(h);
-    for (const char* h :
-         {"gu_min_us", "gu_max_us", "down_min_us", "down_max_us", "kept_reps", "gu_read_bytes",
-          "down_read_bytes", "gu_pct_of_read_bw", "down_pct_of_read_bw", "timing", "cache",
-          "device", "gu_us_low", "gu_us_high", "down_us_low", "down_us_high", "vs_reference_low",
-          "vs_reference_high", "verdict", "disturbance"}) {
+    for (const char* h : {"gu_min_us",
+                          "gu_max_us",
+                          "down_min_us",
+                          "down_max_us",
+                          "kept_reps",
+                          "gu_read_bytes",
+                          "down_read_bytes",
+                          "gu_pct_of_read_bw",
+                          "down_pct_of_read_bw",
+                          "timing",
+                          "cache",
+                          "device",
+                          "gu_us_low",
+                          "gu_us_high",
+                          "down_us_low",
+                          "down_us_high",
+                          "vs_reference_low",
+                          "vs_reference_high",
+                          "verdict",
+                          "disturbance"}) {
       header.push_back(h);
     }
     out_ << absl::StrJoin(header, ",") << "\n" << std::flush;

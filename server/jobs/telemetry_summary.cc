@@ -30,9 +30,8 @@ v1::TelemetrySummary SummarizeTelemetry(const std::vector<v1::TelemetryReading>&
                                         const std::string& backend) {
   v1::TelemetrySummary s;
   if (readings.empty()) {
-    s.set_note(backend == "cpu"
-                   ? "none: the cpu backend has no device telemetry"
-                   : "none: NVML (libnvidia-ml.so.1) gave no readings on this host");
+    s.set_note(backend == "cpu" ? "none: the cpu backend has no device telemetry"
+                                : "none: NVML (libnvidia-ml.so.1) gave no readings on this host");
     return s;
   }
   s.set_available(true);
