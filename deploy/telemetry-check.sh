@@ -6,6 +6,7 @@
 #   busy.csv, busy-show.txt     the same sweep while a second gpuprobed runs a sweep on the GPU:
 #                               its rows carry a disturbance naming that process
 #   require-clean.txt           the same again with --require-clean: the job fails
+#   load-show.txt               the second daemon's load job, still running after both
 #   daemon.log, other.log       the two daemons' logs
 # usage: deploy/telemetry-check.sh BUNDLE_DIR OUT_DIR
 set -uo pipefail
@@ -51,4 +52,6 @@ gpuprobe show "$(gpuprobe --format tsv jobs --label run=busy | tail -n1 | cut -f
   >"$out/busy-show.txt" 2>&1
 gpuprobe "${sweep[@]}" --require-clean >"$out/require-clean.txt" 2>&1
 echo "sweep --require-clean exit $?" >>"$out/require-clean.txt"
+# Still running after both sweeps: the load overlapped them.
+gpuprobe --server "$other" show "$load" >"$out/load-show.txt" 2>&1
 gpuprobe --server "$other" cancel "$load" >/dev/null
