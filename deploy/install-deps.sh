@@ -11,6 +11,7 @@ packages=(
   libcpp-httplib-dev
   chromium
   patchelf python3-numpy grpc-proto openssl
+  systemd
 )
 
 missing=()

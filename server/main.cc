@@ -29,6 +29,7 @@
 #include "server/jobs/data_dir_lock.h"
 #include "server/jobs/worker_main.h"
 #include "server/jobs/worker_process.h"
+#include "server/service_notify.h"
 #include "server/web/http_api.h"
 #include "spdlog/spdlog.h"
 
@@ -358,9 +359,13 @@ int main(int argc, char** argv) {
     }
     spdlog::info("http listening on {}:{}", http_address.substr(0, colon), *bound);
   }
+  // Under systemd (Type=notify): ready now that the device workers answered and both listeners
+  // are up.
+  gpuprobe::NotifyServiceManager("READY=1");
 
   const int signal = WaitForShutdownSignal(signals);
   spdlog::info("received {}, shutting down", strsignal(signal));
+  gpuprobe::NotifyServiceManager("STOPPING=1");
   (*manager)->OnStoreHealth(nullptr);
   health->SetServingStatus(false);
   http.Stop();
