@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "client/json_line.h"
 #include "client/proto_names.h"
+#include "common/proto_json.h"
 
 namespace gpuprobe {
 
@@ -41,7 +41,7 @@ void CheckPrinter::Started(const v1::JobStarted& started) {
 
 void CheckPrinter::Check(const v1::KernelCheck& c) {
   if (format_ == "json") {
-    out_ << JsonLine(c) << "\n" << std::flush;
+    out_ << ProtoJson(c) << "\n" << std::flush;
     return;
   }
   if (format_ == "table" && !criteria_printed_) {

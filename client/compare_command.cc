@@ -10,8 +10,8 @@
 #include "client/commands.h"
 #include "client/exit_codes.h"
 #include "client/job_stream.h"
-#include "client/json_line.h"
 #include "client/proto_names.h"
+#include "common/proto_json.h"
 
 ABSL_FLAG(std::string, threshold, "2%",
           "compare: ratios within 1 +- this are \"same\" (e.g. 2% or 0.02)");
@@ -32,7 +32,7 @@ absl::StatusOr<double> ParseThreshold(absl::string_view text) {
 
 void Print(const std::string& format, const v1::CompareJobsResponse& r) {
   if (format == "json") {  // the whole comparison as one object on one line
-    std::cout << JsonLine(r) << "\n";
+    std::cout << ProtoJson(r) << "\n";
     return;
   }
   const std::vector<std::string> header = {

@@ -18,9 +18,9 @@
 #include "client/commands.h"
 #include "client/exit_codes.h"
 #include "client/job_stream.h"
-#include "client/json_line.h"
 #include "client/sweep_printer.h"
 #include "client/sweep_request_flags.h"
+#include "common/proto_json.h"
 
 ABSL_DECLARE_FLAG(std::vector<std::string>, label);
 
@@ -216,7 +216,7 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
   // csv: the record's columns lead every row; table and tsv keep stdout for the rows (tsv is the
   // seed's table) and tell people the record on stderr.
   if (context.format == "json") {
-    std::cout << "{\"job\":" << JsonLine(job) << "}\n";
+    std::cout << "{\"job\":" << ProtoJson(job) << "}\n";
   } else if (context.format != "csv") {
     std::cerr << absl::StrFormat(
         "job %s: %s | submitted %s by %s | started %s | finished %s | attempts %d | device %s%s\n",
@@ -291,7 +291,7 @@ int JobsCommand(const ClientContext& context) {
     return ReportRpcError(context, s);
   }
   if (context.format == "json") {  // one Job object per line
-    for (const v1::Job& job : response.jobs()) std::cout << JsonLine(job) << "\n";
+    for (const v1::Job& job : response.jobs()) std::cout << ProtoJson(job) << "\n";
     return kExitOk;
   }
   if (context.format == "csv" || context.format == "tsv") {

@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "client/json_line.h"
 #include "client/proto_names.h"
+#include "common/proto_json.h"
 
 namespace gpuprobe {
 namespace {
@@ -259,7 +259,7 @@ class JsonPrinter final : public SweepPrinter {
 
   void Started(const v1::JobStarted&) override {}
 
-  void Row(const v1::Row& row) override { out_ << JsonLine(row) << "\n" << std::flush; }
+  void Row(const v1::Row& row) override { out_ << ProtoJson(row) << "\n" << std::flush; }
 
   void Finished(const v1::JobFinished&) override {}
 

@@ -5,6 +5,7 @@
 # Writes OUT_DIR/arm-order.txt (the comparisons) and OUT_DIR/arm-order-daemon.log.
 # usage: deploy/arm-order-bench.sh BUNDLE_DIR OUT_DIR
 set -uo pipefail
+source "$(dirname "$0")/await-daemon.sh"
 bundle=$(cd "$1" && pwd)
 out=$2
 mkdir -p "$out"
@@ -13,12 +14,8 @@ gpuprobed --listen 127.0.0.1:0 --backend cuda --http '' --data-dir "$(mktemp -d)
   >"$out/arm-order-daemon.log" 2>&1 &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null' EXIT
-for _ in $(seq 1 600); do
-  address=$(grep -o 'listening on [^ ]*' "$out/arm-order-daemon.log" | head -n1 | cut -d' ' -f3)
-  [[ -n "$address" ]] && break
-  sleep 0.1
-done
-export GPUPROBE_SERVER=$address
+GPUPROBE_SERVER=$(await_gpuprobed "$out/arm-order-daemon.log" $daemon) || exit 1
+export GPUPROBE_SERVER
 : >"$out/arm-order.txt"
 for timing in events graph; do
   declare -A job

@@ -13,6 +13,7 @@
 # second bundle, e.g. an earlier commit's kernels, measured in the same session).
 # usage: deploy/gpu-bench.sh BUNDLE_DIR OUT_DIR [--quick]
 set -uo pipefail
+source "$(dirname "$0")/await-daemon.sh"
 bundle=$(cd "$1" && pwd)
 out=$2
 quick=${3:-}
@@ -29,13 +30,8 @@ fi
 gpuprobed --listen 127.0.0.1:0 --backend cuda --http 127.0.0.1:0 --data-dir "$(mktemp -d)" >"$out/daemon.log" 2>&1 &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null' EXIT
-for _ in $(seq 1 600); do
-  address=$(grep -o 'gpuprobed [^ ]* listening on [^ ]*' "$out/daemon.log" | head -n1 | cut -d' ' -f5)
-  [[ -n "$address" ]] && break
-  kill -0 $daemon 2>/dev/null || { echo "gpuprobed died"; cat "$out/daemon.log"; exit 1; }
-  sleep 0.1
-done
-export GPUPROBE_SERVER=$address
+GPUPROBE_SERVER=$(await_gpuprobed "$out/daemon.log" $daemon) || exit 1
+export GPUPROBE_SERVER
 gpuprobe info >>"$out/info.txt" 2>&1
 
 gpuprobe check --t 6 >"$out/check.txt" 2>&1

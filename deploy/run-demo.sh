@@ -7,6 +7,7 @@
 # finishes in well under a minute on 2 cores. Extra arguments are passed to `gpuprobe sweep`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source deploy/await-daemon.sh
 deploy/build.sh >/dev/null
 bin=build
 
@@ -16,15 +17,8 @@ workdir=$(mktemp -d)
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null; rm -rf "$workdir"' EXIT
 
-address=""
-for _ in $(seq 1 100); do
-  address=$(grep -o 'gpuprobed [^ ]* listening on [^ ]*' "$workdir/gpuprobed.log" | head -n1 | cut -d' ' -f5 || true)
-  [[ -n "$address" ]] && break
-  kill -0 $daemon 2>/dev/null || { cat "$workdir/gpuprobed.log" >&2; exit 1; }
-  sleep 0.1
-done
-[[ -n "$address" ]] || { echo "gpuprobed did not start:" >&2; cat "$workdir/gpuprobed.log" >&2; exit 1; }
-export GPUPROBE_SERVER=$address
+GPUPROBE_SERVER=$(await_gpuprobed "$workdir/gpuprobed.log" $daemon) || exit 1
+export GPUPROBE_SERVER
 
 backend=$("$bin/client/gpuprobe" info | awk '$1 == "backend" {print $2}')
 if [[ "$backend" == "cpu" ]]; then

@@ -10,26 +10,22 @@
 #   daemon.log, other.log       the two daemons' logs
 # usage: deploy/telemetry-check.sh BUNDLE_DIR OUT_DIR
 set -uo pipefail
+source "$(dirname "$0")/await-daemon.sh"
 bundle=$(cd "$1" && pwd)
 out=$2
 mkdir -p "$out"
 export PATH="$bundle/bin:$PATH"
 
-# Starts a gpuprobed logging to $1 and prints its gRPC address.
+# Starts a gpuprobed logging to $1; its pid is then in $!.
 start_daemon() {
   gpuprobed --listen 127.0.0.1:0 --backend cuda --http 127.0.0.1:0 --data-dir "$(mktemp -d)" \
     >"$1" 2>&1 &
-  for _ in $(seq 1 600); do
-    address=$(grep -o 'gpuprobed [^ ]* listening on [^ ]*' "$1" | head -n1 | cut -d' ' -f5)
-    [[ -n "$address" ]] && echo "$address" && return 0
-    sleep 0.1
-  done
-  echo "gpuprobed did not start; see $1" >&2
-  return 1
 }
 
-address=$(start_daemon "$out/daemon.log") || exit 1
-trap 'pkill -TERM -x gpuprobed; wait' EXIT
+start_daemon "$out/daemon.log"
+daemons=($!)
+trap 'kill -TERM "${daemons[@]}" 2>/dev/null; wait' EXIT
+address=$(await_gpuprobed "$out/daemon.log" "${daemons[0]}") || exit 1
 export GPUPROBE_SERVER=$address
 http=$(grep -o 'http listening on [^ ]*' "$out/daemon.log" | head -n1 | cut -d' ' -f4)
 sweep=(sweep --t-values 2 --reps 20 --timing graph)
@@ -41,7 +37,9 @@ curl -s "http://$http/api/v1/info" >"$out/info.json" || echo "no curl" >"$out/in
 curl -s "http://$http/metrics" >"$out/metrics.txt" || echo "no curl" >"$out/metrics.txt"
 
 # Another daemon's worker holds a context and runs kernels on the same GPU meanwhile.
-other=$(start_daemon "$out/other.log") || exit 1
+start_daemon "$out/other.log"
+daemons+=($!)
+other=$(await_gpuprobed "$out/other.log" "${daemons[1]}") || exit 1
 load=$(gpuprobe --server "$other" submit --t 6 --reps 10000 --cache cold | tail -n1)
 for _ in $(seq 1 100); do
   gpuprobe --server "$other" show "$load" 2>&1 | grep -q "$load: running" && break

@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/proto_json.h"
 #include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/jobs/job_comparison.h"
 #include "server/web/prometheus_metrics.h"
@@ -17,15 +17,6 @@ namespace gpuprobe {
 namespace {
 
 using google::protobuf::util::TimeUtil;
-
-std::string ToJson(const google::protobuf::Message& message) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.always_print_primitive_fields = true;
-  options.preserve_proto_field_names = true;
-  std::string json;
-  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
-  return json;
-}
 
 int HttpStatusOf(absl::StatusCode code) {
   switch (code) {
@@ -48,7 +39,7 @@ void Fail(httplib::Response& res, const absl::Status& status) {
   res.status = HttpStatusOf(status.code());
   google::protobuf::Value message;
   message.set_string_value(std::string(status.message()));
-  res.set_content(absl::StrCat("{\"error\":", ToJson(message), "}"), "application/json");
+  res.set_content(absl::StrCat("{\"error\":", ProtoJson(message), "}"), "application/json");
 }
 
 void Reply(httplib::Response& res, const std::string& json) {
@@ -145,7 +136,7 @@ void HttpApi::Route() {
   });
 
   server_->Get("/api/v1/info", [this](const httplib::Request&, httplib::Response& res) {
-    Reply(res, ToJson(manager_.Info(version_)));
+    Reply(res, ProtoJson(manager_.Info(version_)));
   });
 
   server_->Get("/api/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
@@ -153,14 +144,14 @@ void HttpApi::Route() {
     if (!request.ok()) return Fail(res, request.status());
     absl::StatusOr<v1::ListJobsResponse> jobs = manager_.List(*request);
     if (!jobs.ok()) return Fail(res, jobs.status());
-    Reply(res, ToJson(*jobs));
+    Reply(res, ProtoJson(*jobs));
   });
 
   server_->Get(R"(/api/v1/jobs/([^/]+))",
                [this](const httplib::Request& req, httplib::Response& res) {
                  absl::StatusOr<v1::Job> job = manager_.Get(req.matches[1]);
                  if (!job.ok()) return Fail(res, job.status());
-                 Reply(res, ToJson(*job));
+                 Reply(res, ProtoJson(*job));
                });
 
   server_->Get(
@@ -169,8 +160,8 @@ void HttpApi::Route() {
         if (!results.ok()) return Fail(res, results.status());
         std::vector<std::string> rows, checks;
         for (const v1::JobEvent& e : *results) {
-          if (e.has_row()) rows.push_back(ToJson(e.row()));
-          if (e.has_check()) checks.push_back(ToJson(e.check()));
+          if (e.has_row()) rows.push_back(ProtoJson(e.row()));
+          if (e.has_check()) checks.push_back(ProtoJson(e.check()));
         }
         Reply(res, absl::StrCat("{\"rows\":[", absl::StrJoin(rows, ","), "],\"checks\":[",
                                 absl::StrJoin(checks, ","), "]}"));
@@ -182,7 +173,7 @@ void HttpApi::Route() {
     if (!artifacts.ok()) return Fail(res, artifacts.status());
     v1::ListArtifactsResponse list;
     for (v1::Artifact& a : *artifacts) *list.add_artifacts() = std::move(a);
-    Reply(res, ToJson(list));
+    Reply(res, ProtoJson(list));
   });
 
   // The artifact's bytes, streamed from the file a chunk at a time.
@@ -218,7 +209,7 @@ void HttpApi::Route() {
     }
     absl::StatusOr<v1::CompareJobsResponse> compared = CompareJobs(manager_, request);
     if (!compared.ok()) return Fail(res, compared.status());
-    Reply(res, ToJson(*compared));
+    Reply(res, ProtoJson(*compared));
   });
 
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {

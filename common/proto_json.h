@@ -1,5 +1,5 @@
 // One protobuf message as one line of JSON (proto field names, every field printed): the unit
-// of the CLI's `--format json` streams, one object per line.
+// of the CLI's `--format json` streams, one object per line, and the HTTP API's bodies.
 #pragma once
 
 #include <string>
@@ -9,7 +9,7 @@
 
 namespace gpuprobe {
 
-inline std::string JsonLine(const google::protobuf::Message& message) {
+inline std::string ProtoJson(const google::protobuf::Message& message) {
   google::protobuf::util::JsonPrintOptions options;
   options.always_print_primitive_fields = true;
   options.preserve_proto_field_names = true;
