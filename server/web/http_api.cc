@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <chrono>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -230,12 +232,20 @@ absl::StatusOr<int> HttpApi::Start(const std::string& host, int port) {
   if (bound <= 0) {
     return absl::UnavailableError(absl::StrCat("http: cannot listen on ", host, ":", port));
   }
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  thread_ = std::thread([this] {
+    server_->listen_after_bind();
+    listen_ended_ = true;
+  });
   return bound;
 }
 
 void HttpApi::Stop() {
-  server_->stop();
+  // httplib ignores a stop() that comes before its listen loop has started (a SIGTERM right
+  // after start-up): repeat it until the loop has returned.
+  while (thread_.joinable() && !listen_ended_) {
+    server_->stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   if (thread_.joinable()) thread_.join();
 }
 

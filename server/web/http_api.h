@@ -14,6 +14,7 @@
 //   ASSIGN_OR_RETURN(int port, http.Start("127.0.0.1", 0));
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -45,6 +46,7 @@ class HttpApi {
   const std::string version_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
+  std::atomic<bool> listen_ended_{false};  // set by thread_ once the listen loop returned
 };
 
 }  // namespace gpuprobe
