@@ -10,14 +10,6 @@
 namespace gpuprobe {
 namespace {
 
-double Median(std::vector<double>& v) {
-  const size_t n = v.size();
-  std::nth_element(v.begin(), v.begin() + n / 2, v.end());
-  const double upper = v[n / 2];
-  if (n % 2 == 1) return upper;
-  return 0.5 * (upper + *std::max_element(v.begin(), v.begin() + n / 2));
-}
-
 // A resample of `samples` with replacement, into `out`.
 void Resample(const std::vector<double>& samples, SeededRng& rng, std::vector<double>& out) {
   out.resize(samples.size());
@@ -46,7 +38,7 @@ Interval MedianInterval(const std::vector<double>& samples, const ComparisonOpti
   std::vector<double> medians(static_cast<size_t>(o.resamples)), scratch;
   for (double& m : medians) {
     Resample(samples, rng, scratch);
-    m = Median(scratch);
+    m = MedianInPlace(scratch);
   }
   std::sort(medians.begin(), medians.end());
   return Percentiles(medians, o.confidence);
@@ -86,9 +78,9 @@ RatioEstimate CompareSections(const ArmSamples& base, const ArmSamples& candidat
     int side = 0;
     for (const ArmSamples* s : {&base, &candidate}) {
       Resample(s->gu_us, rng, scratch);
-      double section = Median(scratch);
+      double section = MedianInPlace(scratch);
       Resample(s->down_us, rng, scratch);
-      section += Median(scratch);
+      section += MedianInPlace(scratch);
       sections[side++] = section;
     }
     ratio = sections[1] / sections[0];

@@ -4,13 +4,20 @@
 
 namespace gpuprobe {
 
-SampleStats Summarize(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
+double MedianInPlace(std::vector<double>& samples) {
   const size_t n = samples.size();
+  std::nth_element(samples.begin(), samples.begin() + n / 2, samples.end());
+  const double upper = samples[n / 2];
+  if (n % 2 == 1) return upper;
+  return 0.5 * (upper + *std::max_element(samples.begin(), samples.begin() + n / 2));
+}
+
+SampleStats Summarize(std::vector<double> samples) {
   SampleStats s;
-  s.median = n % 2 == 1 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
-  s.min = samples.front();
-  s.max = samples.back();
+  const auto [min, max] = std::minmax_element(samples.begin(), samples.end());
+  s.min = *min;
+  s.max = *max;
+  s.median = MedianInPlace(samples);
   s.spread = s.median > 0.0 ? (s.max - s.min) / s.median : 0.0;
   return s;
 }

@@ -23,4 +23,7 @@ struct SampleStats {
 // Median of an even count is the mean of the two middle samples. Requires a non-empty input.
 SampleStats Summarize(std::vector<double> samples);
 
+// The same median, in linear time, reordering `samples` (the bootstrap's inner loop).
+double MedianInPlace(std::vector<double>& samples);
+
 }  // namespace gpuprobe
