@@ -12,6 +12,7 @@ packages=(
   chromium
   patchelf python3-numpy grpc-proto openssl
   systemd
+  postgresql-15 libpq-dev
 )
 
 missing=()

@@ -1,6 +1,10 @@
 // gpuprobed: the daemon that owns a host's GPUs and serialises every probe job.
+#include <unistd.h>
+
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -30,6 +34,7 @@
 #include "server/jobs/worker_main.h"
 #include "server/jobs/worker_process.h"
 #include "server/service_notify.h"
+#include "server/store/store_url.h"
 #include "server/web/http_api.h"
 #include "spdlog/spdlog.h"
 
@@ -70,6 +75,16 @@ ABSL_FLAG(double, min_watchdog_seconds, absl::ToDoubleSeconds(gpuprobe::QueueLim
 ABSL_FLAG(int, cpu_repeat, 1,
           "cpu backend: run each timed kernel this many times per launch (a known slowdown for "
           "testing CI gates; rows say so); 1: as measured");
+ABSL_FLAG(std::string, store, "",
+          "the job store: sqlite:///ABS/PATH/jobs.db (this daemon alone) or "
+          "postgresql://USER@HOST:PORT/DB (shared by a fleet of daemons); default: SQLite at "
+          "DATA_DIR/gpuprobe.sqlite");
+ABSL_FLAG(std::string, host_name, "",
+          "this daemon's name in the fleet, as jobs' --host targets name it; default: the "
+          "machine's host name");
+ABSL_FLAG(double, lease_seconds, absl::ToDoubleSeconds(gpuprobe::FleetOptions{}.lease),
+          "a running job's lease: when its daemon stops heartbeating for this long, another "
+          "daemon of the fleet runs it again (attempt 2)");
 ABSL_FLAG(int, worker_fd, -1, "internal: run as the device worker on this socket");
 ABSL_FLAG(int, device, 0, "internal: the device a worker serves");
 
@@ -218,6 +233,13 @@ absl::Status CheckFlags() {
   if (!(absl::GetFlag(FLAGS_min_watchdog_seconds) > 0)) {
     return absl::InvalidArgumentError("min-watchdog-seconds: must be positive");
   }
+  if (!(absl::GetFlag(FLAGS_lease_seconds) >= 1) || absl::GetFlag(FLAGS_lease_seconds) > 3600) {
+    return absl::InvalidArgumentError(absl::StrFormat("lease-seconds: %g is outside [1, 3600]",
+                                                      absl::GetFlag(FLAGS_lease_seconds)));
+  }
+  if (absl::GetFlag(FLAGS_host_name).size() > 128) {
+    return absl::InvalidArgumentError("host-name: longer than 128 bytes");
+  }
   for (const auto& [flag, address] :
        {std::pair<const char*, std::string>{"listen", absl::GetFlag(FLAGS_listen)},
         {"http", absl::GetFlag(FLAGS_http)}}) {
@@ -231,6 +253,23 @@ absl::Status CheckFlags() {
     }
   }
   return absl::OkStatus();
+}
+
+std::string MachineHostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
+// This daemon in the store's fleet: its host name, a lease and a heartbeat a tenth of it
+// (at least 4 per lease, at most every 5 s).
+gpuprobe::FleetOptions FleetFromFlags() {
+  gpuprobe::FleetOptions fleet;
+  fleet.host = absl::GetFlag(FLAGS_host_name);
+  if (fleet.host.empty()) fleet.host = MachineHostName();
+  fleet.lease = absl::Seconds(absl::GetFlag(FLAGS_lease_seconds));
+  fleet.heartbeat = std::min(absl::Seconds(5), fleet.lease / 10);
+  return fleet;
 }
 
 std::string HostOf(const std::string& address) {
@@ -276,6 +315,27 @@ int main(int argc, char** argv) {
     spdlog::error("{}", data_dir_lock.status().ToString());
     return 2;
   }
+  absl::StatusOr<gpuprobe::StoreUrl> store_url =
+      gpuprobe::ParseStoreUrl(absl::GetFlag(FLAGS_store), data_dir);
+  if (!store_url.ok()) {
+    spdlog::error("{}", store_url.status().ToString());
+    return 2;
+  }
+  // A SQLite store outside the data directory: one daemon per store directory too.
+  std::optional<gpuprobe::DataDirLock> store_dir_lock;
+  if (store_url->kind == gpuprobe::StoreUrl::Kind::kSqlite) {
+    const std::filesystem::path store_dir = std::filesystem::path(store_url->target).parent_path();
+    std::error_code ec;
+    if (!std::filesystem::equivalent(store_dir, data_dir, ec)) {
+      absl::StatusOr<gpuprobe::DataDirLock> lock =
+          gpuprobe::DataDirLock::Acquire(store_dir.string());
+      if (!lock.ok()) {
+        spdlog::error("--store: {}", lock.status().ToString());
+        return 2;
+      }
+      store_dir_lock = *std::move(lock);
+    }
+  }
 
   absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> executors =
       MakeExecutors();
@@ -288,21 +348,24 @@ int main(int argc, char** argv) {
     spdlog::info("device {}: backend {}: {}", i, info.Name(), info.Description());
   }
   absl::StatusOr<std::unique_ptr<gpuprobe::JobStore>> store =
-      gpuprobe::JobStore::Open(data_dir, absl::GetFlag(FLAGS_max_store_bytes));
+      gpuprobe::OpenStore(*store_url, absl::GetFlag(FLAGS_max_store_bytes));
   if (!store.ok()) {
     spdlog::error("{}", store.status().ToString());
     return 2;
   }
-  spdlog::info("data in {}", data_dir);
+  spdlog::info("data in {}; jobs in {}", data_dir,
+               store_url->kind == gpuprobe::StoreUrl::Kind::kSqlite
+                   ? store_url->target
+                   : gpuprobe::MaskedUrl(store_url->target));
   gpuprobe::QueueLimits limits;
   limits.max_queued_jobs = absl::GetFlag(FLAGS_max_queued_jobs);
   limits.max_job_seconds = absl::GetFlag(FLAGS_max_job_seconds);
   limits.max_artifact_bytes = absl::GetFlag(FLAGS_max_artifact_bytes);
   limits.min_watchdog = absl::Seconds(absl::GetFlag(FLAGS_min_watchdog_seconds));
-  absl::StatusOr<std::unique_ptr<gpuprobe::JobManager>> manager =
-      gpuprobe::JobManager::Start(*std::move(store), *std::move(executors), limits,
-                                  std::make_unique<gpuprobe::ArtifactStore>(
-                                      data_dir + "/artifacts", limits.max_artifact_bytes));
+  absl::StatusOr<std::unique_ptr<gpuprobe::JobManager>> manager = gpuprobe::JobManager::Start(
+      *std::move(store), *std::move(executors), limits,
+      std::make_unique<gpuprobe::ArtifactStore>(data_dir + "/artifacts", limits.max_artifact_bytes),
+      FleetFromFlags());
   if (!manager.ok()) {
     spdlog::error("{}", manager.status().ToString());
     return 2;

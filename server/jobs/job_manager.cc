@@ -1,8 +1,12 @@
 #include "server/jobs/job_manager.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
+#include "absl/random/random.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/abbreviated.h"
 #include "common/status_macros.h"
@@ -18,6 +22,8 @@ namespace {
 
 // A client-chosen key longer than this is refused.
 constexpr size_t kMaxIdempotencyKeyBytes = 128;
+// A gpu or host target longer than this is refused.
+constexpr size_t kMaxTargetBytes = 128;
 
 // A job id in a request: the daemon's own form, else NOT_FOUND quoting a short prefix.
 absl::Status CheckJobId(const std::string& id) {
@@ -44,31 +50,72 @@ v1::JobEvent FinishedFromRecord(const v1::Job& job) {
   return event;
 }
 
+// A daemon in the store's log: a time-ordered part and a random one, unique per start.
+std::string NewDaemonId(const std::string& host) {
+  return absl::StrFormat("%s/%d-%04x", host, getpid(),
+                         absl::Uniform<uint32_t>(absl::BitGen(), 0, 0x10000));
+}
+
+void LogRequeued(const absl::StatusOr<std::vector<std::string>>& requeued) {
+  if (!requeued.ok()) {
+    spdlog::error("leases: {}", requeued.status().ToString());
+    return;
+  }
+  for (const std::string& id : *requeued) {
+    spdlog::warn("job {} was interrupted; queued again (its daemon is gone: lease expired)", id);
+  }
+}
+
+// Stamps the event with the time it is stored.
+v1::JobEvent Stamped(v1::JobEvent event) {
+  *event.mutable_stored_at() =
+      google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(absl::Now()));
+  return event;
+}
+
+v1::JobEvent CancelledWhileQueued() {
+  return Stamped(
+      FinishedEvent(absl::CancelledError("cancelled while queued"), 0, 0.0, std::nullopt));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
     std::unique_ptr<JobStore> store, std::vector<std::unique_ptr<DeviceExecutor>> executors,
-    QueueLimits limits, std::unique_ptr<ArtifactStore> artifacts) {
+    QueueLimits limits, std::unique_ptr<ArtifactStore> artifacts, FleetOptions fleet) {
   if (executors.empty()) return absl::InvalidArgumentError("devices: none to serve");
-  ASSIGN_OR_RETURN(std::vector<std::string> requeued,
-                   store->RecoverInterrupted(limits.max_attempts, absl::Now()));
-  for (const std::string& id : requeued) spdlog::warn("job {} was interrupted; queued again", id);
+  if (fleet.daemon_id.empty()) fleet.daemon_id = NewDaemonId(fleet.host);
   std::unique_ptr<JobManager> manager(
-      new JobManager(std::move(store), limits, std::move(artifacts)));
+      new JobManager(std::move(store), limits, std::move(artifacts), std::move(fleet)));
   {
     absl::MutexLock lock(&manager->mu_);
     manager->running_ids_.assign(executors.size(), "");
     manager->running_progress_.assign(executors.size(), v1::JobProgress());
     manager->last_telemetry_.assign(executors.size(), std::nullopt);
   }
-  for (auto& executor : executors) {
-    manager->devices_.push_back(std::make_unique<Device>());
-    manager->devices_.back()->executor = std::move(executor);
+  for (size_t i = 0; i < executors.size(); ++i) {
+    auto device = std::make_unique<Device>();
+    const Backend& info = executors[i]->info();
+    const DeviceDetails details = info.Details();
+    device->registration = DeviceRegistration{.index = static_cast<int>(i),
+                                              .model = details.name,
+                                              .description = info.Description(),
+                                              .calibrated_read_tbps = details.calibrated_read_tbps};
+    device->executor = std::move(executors[i]);
+    manager->devices_.push_back(std::move(device));
   }
+  JobStore& s = *manager->store_;
+  RETURN_IF_ERROR(s.Register(manager->Registration(), absl::Now()));
+  ASSIGN_OR_RETURN(std::vector<std::string> requeued,
+                   s.RequeueExpired(limits.max_attempts, absl::Now()));
+  LogRequeued(requeued);
+  spdlog::info("member of the {} store's fleet as {}", s.Kind(), manager->fleet_.daemon_id);
   for (size_t i = 0; i < manager->devices_.size(); ++i) {
     manager->devices_[i]->thread =
         std::thread([m = manager.get(), i] { m->Loop(static_cast<int>(i)); });
   }
+  manager->heartbeat_thread_ = std::thread([m = manager.get()] { m->HeartbeatLoop(); });
+  if (s.Shared()) manager->watch_thread_ = std::thread([m = manager.get()] { m->WatchLoop(); });
   return manager;
 }
 
@@ -84,6 +131,90 @@ void JobManager::Stop() {
   for (auto& device : devices_) {
     if (device->thread.joinable()) device->thread.join();
   }
+  for (std::thread* t : {&heartbeat_thread_, &watch_thread_}) {
+    if (t->joinable()) t->join();
+  }
+  if (absl::Status s = store_->Unregister(fleet_.daemon_id); !s.ok()) {
+    spdlog::warn("could not leave the fleet registry: {}", s.ToString());
+  }
+}
+
+DaemonRegistration JobManager::Registration() const {
+  DaemonRegistration r{.daemon_id = fleet_.daemon_id, .host = fleet_.host, .devices = {}};
+  for (const auto& d : devices_) r.devices.push_back(d->registration);
+  return r;
+}
+
+absl::StatusOr<std::vector<v1::FleetDevice>> JobManager::Fleet() {
+  // Three missed heartbeats, at least a lease: lost.
+  return store_->FleetDevices(absl::Now(), std::max(3 * fleet_.heartbeat, fleet_.lease));
+}
+
+void JobManager::HeartbeatLoop() {
+  while (true) {
+    std::vector<std::string> running;
+    {
+      absl::MutexLock lock(&mu_);
+      auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
+      if (mu_.AwaitWithTimeout(absl::Condition(&stop), fleet_.heartbeat)) return;
+      running = running_ids_;
+    }
+    const absl::Time now = absl::Now();
+    absl::StatusOr<std::vector<std::string>> cancels =
+        store_->Heartbeat(fleet_.daemon_id, running, now, now + fleet_.lease);
+    if (absl::IsNotFound(cancels.status())) {
+      // Another daemon forgot this one (it was silent for a day): join again.
+      (void)store_->Register(Registration(), now);
+      cancels = store_->Heartbeat(fleet_.daemon_id, running, now, now + fleet_.lease);
+    }
+    if (!cancels.ok()) {
+      spdlog::error("heartbeat: {}", cancels.status().ToString());
+    } else {
+      absl::MutexLock lock(&mu_);
+      for (const std::string& id : *cancels) {
+        auto it = std::find(running_ids_.begin(), running_ids_.end(), id);
+        if (it != running_ids_.end()) devices_[it - running_ids_.begin()]->cancel = true;
+      }
+    }
+    LogRequeued(store_->RequeueExpired(limits_.max_attempts, absl::Now()));
+  }
+}
+
+void JobManager::WatchLoop() {
+  while (true) {
+    std::vector<StoreWatcher> watchers;
+    {
+      absl::MutexLock lock(&mu_);
+      auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
+      if (mu_.AwaitWithTimeout(absl::Condition(&wake), fleet_.watch_poll)) return;
+      watchers.swap(store_watchers_);
+    }
+    std::erase_if(watchers, [this](StoreWatcher& w) { return !FeedStoreWatcher(w); });
+    absl::MutexLock lock(&mu_);
+    // Watchers added meanwhile come after the ones already followed.
+    watchers.insert(watchers.end(), std::make_move_iterator(store_watchers_.begin()),
+                    std::make_move_iterator(store_watchers_.end()));
+    store_watchers_.swap(watchers);
+  }
+}
+
+bool JobManager::FeedStoreWatcher(StoreWatcher& w) {
+  absl::StatusOr<std::vector<v1::JobEvent>> events = store_->Events(w.job_id, w.next_seq);
+  if (!events.ok()) return true;  // the store is away for now; try again
+  for (const v1::JobEvent& e : *events) {
+    ++w.next_seq;
+    if (e.attempt() != 0 && e.attempt() < w.first_attempt) continue;
+    if (!w.sink->Publish(e) || e.has_finished()) return false;
+  }
+  if (!events->empty()) return true;
+  // Nothing new: a job ended without its finished event stored (failed when its lease expired
+  // for the last time) gets one made from its record.
+  absl::StatusOr<v1::Job> job = store_->Get(w.job_id);
+  if (!job.ok() || !IsTerminal(job->state())) return true;
+  absl::StatusOr<std::vector<v1::JobEvent>> late = store_->Events(w.job_id, w.next_seq);
+  if (late.ok() && !late->empty()) return true;  // it ended just now: the next pass has it
+  w.sink->Publish(FinishedFromRecord(*job));
+  return false;
 }
 
 int64_t JobManager::QueueDepth() {
@@ -101,6 +232,11 @@ v1::ServerInfo JobManager::Info(const std::string& version) {
   info.set_device(device0.Description());
   info.set_device_memory_bytes(device0.MemoryCapacityBytes());
   info.set_queue_depth(static_cast<uint32_t>(QueueDepth()));
+  info.set_host(fleet_.host);
+  info.set_store(store_->Kind());
+  if (absl::StatusOr<std::vector<v1::FleetDevice>> fleet = Fleet(); fleet.ok()) {
+    for (v1::FleetDevice& d : *fleet) *info.add_fleet() = std::move(d);
+  }
   *info.mutable_details() = DeviceDetailsToProto(device0.Details());
   for (v1::DeviceStatus& device : Devices()) *info.add_devices() = std::move(device);
   return info;
@@ -161,20 +297,29 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std:
   if (request.has_check() && !request.check().has_seed()) {
     request.mutable_check()->set_seed(FreshSeed());  // stored, so every attempt checks the same
   }
-  if (request.has_device() && request.device() >= devices_.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("device: %d is not a device of this daemon (it serves 0..%d)",
-                        request.device(), devices_.size() - 1));
+  for (const auto& [field, value] : {std::pair{"gpu", &request.gpu()}, {"host", &request.host()}}) {
+    if (value->size() > kMaxTargetBytes) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: \"%s\" is longer than %d bytes", field,
+                                                        Abbreviated(*value), kMaxTargetBytes));
+    }
   }
-  const Backend& device = devices_[request.has_device() ? request.device() : 0]->executor->info();
   ASSIGN_OR_RETURN(JobSpec job_spec, ResolveJob(request, limits_.sweep));
-  RETURN_IF_ERROR(CheckFitsBackend(job_spec.spec, device));
-  const double seconds = EstimateDeviceSeconds(job_spec.spec, device);
-  if (seconds > limits_.max_job_seconds) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "reps: the job needs about %.0f s of device time, more than the limit of %.0f s "
-        "(--max-job-seconds)",
-        seconds, limits_.max_job_seconds));
+  // A job for another host or model is checked where it runs; this daemon checks what it can.
+  if (ServesTargets(request)) {
+    if (request.has_device() && request.device() >= devices_.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("device: %d is not a device of this daemon (it serves 0..%d)",
+                          request.device(), devices_.size() - 1));
+    }
+    const Backend& device = devices_[request.has_device() ? request.device() : 0]->executor->info();
+    RETURN_IF_ERROR(CheckFitsBackend(job_spec.spec, device));
+    const double seconds = EstimateDeviceSeconds(job_spec.spec, device);
+    if (seconds > limits_.max_job_seconds) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "reps: the job needs about %.0f s of device time, more than the limit of %.0f s "
+          "(--max-job-seconds)",
+          seconds, limits_.max_job_seconds));
+    }
   }
   if (request.has_check() && request.check().dump()) {
     if (artifacts_ == nullptr) {
@@ -217,9 +362,49 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std:
   return inserted->job;
 }
 
+bool JobManager::ServesTargets(const v1::SubmitRequest& request) const {
+  if (!request.host().empty() && request.host() != fleet_.host) return false;
+  if (request.gpu().empty()) return true;
+  return std::any_of(devices_.begin(), devices_.end(),
+                     [&](const auto& d) { return d->registration.model == request.gpu(); });
+}
+
+void JobManager::ExplainWaiting(v1::Job& job, const std::vector<v1::FleetDevice>& fleet) {
+  const v1::SubmitRequest& r = job.request();
+  if (job.state() != v1::JOB_STATE_QUEUED || (r.gpu().empty() && r.host().empty())) return;
+  const bool served = std::any_of(fleet.begin(), fleet.end(), [&](const v1::FleetDevice& d) {
+    return d.state() == "serving" && (r.gpu().empty() || d.model() == r.gpu()) &&
+           (r.host().empty() || d.host() == r.host()) &&
+           (!r.has_device() || d.index() == r.device());
+  });
+  if (served) return;
+  std::string want = r.gpu().empty() ? "a device" : absl::StrCat("a \"", r.gpu(), "\"");
+  if (!r.host().empty()) absl::StrAppend(&want, " on host \"", r.host(), "\"");
+  if (r.has_device()) absl::StrAppend(&want, " with index ", r.device());
+  std::vector<std::string> serving;
+  for (const v1::FleetDevice& d : fleet) {
+    if (d.state() == "serving") serving.push_back(absl::StrCat(d.host(), ": ", d.model()));
+  }
+  std::sort(serving.begin(), serving.end());
+  serving.erase(std::unique(serving.begin(), serving.end()), serving.end());
+  job.set_waiting_reason(absl::StrCat(
+      "no serving gpuprobed of the fleet has ", want, "; it stays queued until one joins (",
+      serving.empty() ? "none serves now" : absl::StrCat("serving: ", absl::StrJoin(serving, ", ")),
+      ")"));
+}
+
 absl::Status JobManager::Watch(const std::string& job_id, std::shared_ptr<JobEventSink> sink,
                                bool all_attempts) {
   RETURN_IF_ERROR(CheckJobId(job_id));
+  if (store_->Shared()) {
+    // The job may run on any daemon: follow the store.
+    ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
+    absl::MutexLock lock(&mu_);
+    store_watchers_.push_back(StoreWatcher{.job_id = job_id,
+                                           .sink = std::move(sink),
+                                           .first_attempt = all_attempts ? 0 : job.attempts()});
+    return absl::OkStatus();
+  }
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
   ASSIGN_OR_RETURN(std::vector<v1::JobEvent> events, store_->Events(job_id));
@@ -240,7 +425,13 @@ absl::Status JobManager::Watch(const std::string& job_id, std::shared_ptr<JobEve
 
 absl::StatusOr<v1::Job> JobManager::Get(const std::string& job_id) {
   RETURN_IF_ERROR(CheckJobId(job_id));
-  return store_->Get(job_id);
+  ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
+  if (job.state() == v1::JOB_STATE_QUEUED) {
+    if (absl::StatusOr<std::vector<v1::FleetDevice>> fleet = Fleet(); fleet.ok()) {
+      ExplainWaiting(job, *fleet);
+    }
+  }
+  return job;
 }
 
 absl::StatusOr<std::vector<v1::Artifact>> JobManager::ListArtifacts(const std::string& job_id) {
@@ -286,7 +477,18 @@ void JobManager::SetStoreWritable(bool writable, const absl::Status& why) {
 }
 
 absl::StatusOr<v1::ListJobsResponse> JobManager::List(const v1::ListJobsRequest& request) {
-  return store_->List(request);
+  ASSIGN_OR_RETURN(v1::ListJobsResponse response, store_->List(request));
+  const bool targeted =
+      std::any_of(response.jobs().begin(), response.jobs().end(), [](const v1::Job& j) {
+        return j.state() == v1::JOB_STATE_QUEUED &&
+               !(j.request().gpu().empty() && j.request().host().empty());
+      });
+  if (targeted) {
+    if (absl::StatusOr<std::vector<v1::FleetDevice>> fleet = Fleet(); fleet.ok()) {
+      for (v1::Job& job : *response.mutable_jobs()) ExplainWaiting(job, *fleet);
+    }
+  }
+  return response;
 }
 
 absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
@@ -303,23 +505,22 @@ absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
       // The device stops between launches and records CANCELLED.
       devices_[running - running_ids_.begin()]->cancel = true;
     } else {
-      RETURN_IF_ERROR(store_->MarkFinished(job_id, v1::JOB_STATE_CANCELLED,
-                                           static_cast<int>(absl::StatusCode::kCancelled),
-                                           "cancelled while queued", absl::Now()));
+      const v1::JobEvent cancelled = CancelledWhileQueued();
+      ASSIGN_OR_RETURN(bool was_queued, store_->CancelQueued(job_id, cancelled, absl::Now()));
+      if (was_queued) {
+        Tell(job_id, cancelled);
+      } else {
+        // Running on another daemon of the fleet (or taken by one just now): its heartbeat
+        // hears the request and it stops the job between launches.
+        RETURN_IF_ERROR(store_->RequestCancel(job_id));
+      }
     }
   }
-  ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
-  if (job.state() == v1::JOB_STATE_CANCELLED) {
-    // The record says CANCELLED already; the event is the watchers' news.
-    (void)Publish(job_id, FinishedEvent(absl::CancelledError("cancelled while queued"), 0, 0.0,
-                                        std::nullopt));
-  }
-  return job;
+  return store_->Get(job_id);
 }
 
 absl::Status JobManager::Publish(const std::string& job_id, v1::JobEvent event) {
-  *event.mutable_stored_at() =
-      google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(absl::Now()));
+  event = Stamped(std::move(event));
   absl::Status stored;
   {
     absl::MutexLock lock(&mu_);
@@ -329,7 +530,8 @@ absl::Status JobManager::Publish(const std::string& job_id, v1::JobEvent event) 
       return absl::OkStatus();
     }
   }
-  SetStoreWritable(false, stored);
+  // A lost lease is the fleet's news, not the store's failure.
+  if (!absl::IsAborted(stored)) SetStoreWritable(false, stored);
   return stored;
 }
 
@@ -348,23 +550,28 @@ void JobManager::Loop(int device) {
       if (stopping_) return;
       seen = submissions_;
     }
-    absl::StatusOr<std::optional<v1::Job>> next = store_->NextQueued(device);
+    const absl::Time now = absl::Now();
+    absl::StatusOr<std::optional<JobStore::Claimed>> next =
+        store_->ClaimNext(Registration(), devices_[device]->registration, now, now + fleet_.lease);
     if (!next.ok()) spdlog::error("queue: {}", next.status().ToString());
     if (next.ok() && next->has_value()) {
       RunJob(device, **next);
       continue;
     }
-    // Nothing queued: sleep until a submission (or a second, as a backstop).
+    // Nothing queued: sleep until a submission here (jobs submitted through other daemons of
+    // a fleet are found at the next heartbeat interval).
     absl::MutexLock lock(&mu_);
     auto woken = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return stopping_ || submissions_ != seen;
     };
-    mu_.AwaitWithTimeout(absl::Condition(&woken), absl::Seconds(1));
+    mu_.AwaitWithTimeout(absl::Condition(&woken), fleet_.heartbeat);
   }
 }
 
-void JobManager::RunJob(int device, const v1::Job& job) {
+void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
+  const v1::Job& job = claimed.job;
   const std::string& id = job.id();
+  const int attempt = claimed.attempt;
   Device& d = *devices_[device];
   // A worker that dies under the job is replaced, and its Backend with it: copy what is needed
   // after the run now.
@@ -372,9 +579,6 @@ void JobManager::RunJob(int device, const v1::Job& job) {
   const std::string description = info.Description();
   const std::string backend_name = info.Name();
   const absl::Time start = absl::Now();
-  // Fails when another device took the job first, or it was cancelled meanwhile.
-  absl::StatusOr<int> attempt = store_->MarkRunning(id, device, description, start);
-  if (!attempt.ok()) return;
   {
     absl::MutexLock lock(&mu_);
     running_ids_[device] = id;
@@ -399,7 +603,7 @@ void JobManager::RunJob(int device, const v1::Job& job) {
     }
   }
   std::vector<v1::TelemetryReading> readings;
-  auto publish = [this, &id, device, &d, &failure, &readings, a = *attempt](v1::JobEvent event) {
+  auto publish = [this, &id, device, &d, &failure, &readings, a = attempt](v1::JobEvent event) {
     event.set_attempt(a);
     if (event.has_row()) event.mutable_row()->set_attempt(a);
     if (event.has_progress()) {
@@ -412,14 +616,18 @@ void JobManager::RunJob(int device, const v1::Job& job) {
       last_telemetry_[device] = event.telemetry();
     }
     if (!failure.ok()) return;  // the job is ending; nothing more is stored
-    if (absl::Status s = Publish(id, std::move(event)); !s.ok()) {
+    if (absl::Status s = Publish(id, std::move(event)); absl::IsAborted(s)) {
+      // The lease expired and the job was queued again: another attempt owns it now.
+      failure = s;
+      d.cancel = true;
+    } else if (!s.ok()) {
       // Never streamed as if stored: the job fails with the reason, between launches.
       failure = absl::DataLossError(
           absl::StrCat("gpuprobed could not store the job's results: ", s.message()));
       d.cancel = true;
     }
   };
-  spdlog::info("job {} started (attempt {}) on device {}: {}", id, *attempt, device, description);
+  spdlog::info("job {} started (attempt {}) on device {}: {}", id, attempt, device, description);
   JobOutcome outcome;
   if (failure.ok()) outcome = d.executor->Run(run, publish, d.cancel);
   if (!failure.ok()) outcome = JobOutcome{.status = failure};
@@ -428,7 +636,8 @@ void JobManager::RunJob(int device, const v1::Job& job) {
   {
     absl::MutexLock lock(&mu_);
     if (stopping_ && outcome.status.code() == absl::StatusCode::kCancelled) {
-      // Interrupted by shutdown, not by a user: left RUNNING, so the next start queues it again.
+      // Interrupted by shutdown, not by a user: left RUNNING (its lease given up at Stop), so
+      // the next start, or another daemon of the fleet, queues it again.
       spdlog::warn("job {} interrupted by shutdown; it runs again at the next start", id);
       running_ids_[device].clear();
       running_progress_[device].Clear();
@@ -436,16 +645,20 @@ void JobManager::RunJob(int device, const v1::Job& job) {
     }
   }
   v1::JobEvent finished =
-      FinishedEvent(outcome.status, outcome.results, absl::ToDoubleSeconds(end - start),
-                    outcome.reference_section_us);
-  finished.set_attempt(*attempt);
+      Stamped(FinishedEvent(outcome.status, outcome.results, absl::ToDoubleSeconds(end - start),
+                            outcome.reference_section_us));
+  finished.set_attempt(attempt);
   std::optional<v1::TelemetrySummary> telemetry;
   if (job.request().has_sweep()) telemetry = SummarizeTelemetry(readings, backend_name);
-  absl::Status recorded = store_->MarkFinished(
-      id, finished.finished().state(), static_cast<int>(outcome.status.code()),
-      std::string(outcome.status.message()), end, telemetry ? &*telemetry : nullptr);
-  if (recorded.ok()) recorded = Publish(id, finished);
-  if (!recorded.ok()) {
+  absl::Status recorded =
+      store_->MarkFinished(id, attempt, finished, end, telemetry ? &*telemetry : nullptr);
+  if (recorded.ok()) {
+    absl::MutexLock lock(&mu_);
+    Tell(id, finished);
+  } else if (absl::IsAborted(recorded)) {
+    spdlog::warn("job {}: {}; this daemon's attempt ends unrecorded", id,
+                 std::string(recorded.message()));
+  } else {
     // The store cannot take the end either: the job stays RUNNING there (a restart queues it
     // again); its watchers hear that it failed, and why.
     SetStoreWritable(false, recorded);
@@ -453,7 +666,7 @@ void JobManager::RunJob(int device, const v1::Job& job) {
         FinishedEvent(absl::DataLossError(absl::StrCat("gpuprobed could not store the job's end: ",
                                                        recorded.message())),
                       outcome.results, absl::ToDoubleSeconds(end - start), std::nullopt);
-    lost.set_attempt(*attempt);
+    lost.set_attempt(attempt);
     absl::MutexLock lock(&mu_);
     Tell(id, lost);
   }

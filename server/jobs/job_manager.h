@@ -2,10 +2,16 @@
 // hand-taken measurement lock.
 //
 // Jobs wait in the store (priority, then submission order); each device runs one at a time on
-// its own thread (never a gRPC callback), taking the next job pinned to it or to no device. Every
-// event is appended to the store before any watcher sees it; a watcher gets the stored events
-// first, then the live ones, with no gap and no duplicate. Watchers come and go without touching
-// the job.
+// its own thread (never a gRPC callback), claiming the next job that matches it (pinned index,
+// gpu model, host). Every event is appended to the store before any watcher sees it; a watcher
+// gets the stored events first, then the live ones, with no gap and no duplicate. Watchers come
+// and go without touching the job.
+//
+// The daemon registers itself and its devices in the store and heartbeats, renewing the leases
+// of the jobs it runs and hearing cancellations asked through other daemons; it also queues
+// again the jobs whose lease expired (their daemon was lost). With a shared store (a fleet),
+// jobs may run on other daemons, so watchers follow the store's events (polled every
+// FleetOptions::watch_poll) rather than this daemon's devices.
 //
 //   ASSIGN_OR_RETURN(auto manager, JobManager::Start(std::move(store), std::move(backend), {}));
 //   ASSIGN_OR_RETURN(v1::Job job, manager->Submit(request, "127.0.0.1"));
@@ -28,8 +34,8 @@
 #include "server/device/backend.h"
 #include "server/jobs/artifact_store.h"
 #include "server/jobs/device_executor.h"
-#include "server/jobs/job_store.h"
 #include "server/probe/sweep_spec.h"
+#include "server/store/job_store.h"
 
 namespace gpuprobe {
 
@@ -58,14 +64,30 @@ struct QueueLimits {
   SweepLimits sweep;
 };
 
+// This daemon as a member of the store's fleet (a fleet of one with SQLite).
+struct FleetOptions {
+  // As jobs' host targets name it (gpuprobed --host-name).
+  std::string host = "localhost";
+  // Unique per start; empty: made from the host, the process id and a random suffix.
+  std::string daemon_id;
+  // A running job's lease: another daemon may take the job over once it expired.
+  absl::Duration lease = absl::Seconds(30);
+  // How often the daemon heartbeats (renews its leases, hears remote cancels) and looks for
+  // expired leases; a device with nothing to do looks for queued jobs as often.
+  absl::Duration heartbeat = absl::Seconds(1);
+  // How often a watcher of a shared store's job looks for new events.
+  absl::Duration watch_poll = absl::Milliseconds(20);
+};
+
 class JobManager {
  public:
-  // Re-queues (or fails) the jobs a previous daemon left running, then starts the worker.
-  // executors[i] runs device i's jobs.
+  // Registers the daemon, re-queues (or fails) the jobs whose daemon is gone, then starts the
+  // device threads. executors[i] runs device i's jobs.
   // `artifacts` null: the daemon keeps no artifacts and refuses checks with dump.
   static absl::StatusOr<std::unique_ptr<JobManager>> Start(
       std::unique_ptr<JobStore> store, std::vector<std::unique_ptr<DeviceExecutor>> executors,
-      QueueLimits limits, std::unique_ptr<ArtifactStore> artifacts = nullptr);
+      QueueLimits limits, std::unique_ptr<ArtifactStore> artifacts = nullptr,
+      FleetOptions fleet = {});
   ~JobManager();  // Stop()
 
   // Validates the request completely (fields, limits, the backend's variants, geometry and
@@ -96,8 +118,9 @@ class JobManager {
   absl::StatusOr<v1::ListJobsResponse> List(const v1::ListJobsRequest& request);
   absl::StatusOr<v1::Job> Cancel(const std::string& job_id);
 
-  // Interrupts the running jobs between launches (they stay RUNNING in the store and run
-  // again at the next start) and stops the device threads. Queued jobs stay queued.
+  // Interrupts the running jobs between launches (they stay RUNNING in the store, their lease
+  // given up: they run again at the next start, or on another daemon of the fleet), stops the
+  // device threads and leaves the fleet registry. Queued jobs stay queued.
   void Stop();
 
   // Jobs queued or running, on every device.
@@ -105,6 +128,8 @@ class JobManager {
   // The daemon, its devices and its queue, as GetServerInfo and /api/v1/info report them.
   v1::ServerInfo Info(const std::string& version);
   absl::StatusOr<JobStore::Totals> Totals() { return store_->CountTotals(); }
+  // Every device of the fleet sharing the store (this daemon's included).
+  absl::StatusOr<std::vector<v1::FleetDevice>> Fleet();
   // The rows (sweeps) or checks of the job's last attempt, in order.
   absl::StatusOr<std::vector<v1::JobEvent>> Results(const std::string& job_id);
   // What device 0 is and can do (const use only); all devices of a daemon share a backend kind.
@@ -113,19 +138,43 @@ class JobManager {
  private:
   struct Device {
     std::unique_ptr<DeviceExecutor> executor;
+    DeviceRegistration registration;
     std::atomic<bool> cancel{false};  // stops the running job between launches
     std::atomic<double> busy_seconds{0.0};
     std::thread thread;
   };
 
+  // A watcher of a shared store's job, fed by polling the store.
+  struct StoreWatcher {
+    std::string job_id;
+    std::shared_ptr<JobEventSink> sink;
+    int64_t next_seq = 0;        // the first event not yet read
+    uint32_t first_attempt = 0;  // events of earlier attempts are skipped
+  };
+
   std::vector<v1::DeviceStatus> Devices();
 
   JobManager(std::unique_ptr<JobStore> store, QueueLimits limits,
-             std::unique_ptr<ArtifactStore> artifacts)
-      : store_(std::move(store)), limits_(limits), artifacts_(std::move(artifacts)) {}
+             std::unique_ptr<ArtifactStore> artifacts, FleetOptions fleet)
+      : store_(std::move(store)),
+        limits_(limits),
+        artifacts_(std::move(artifacts)),
+        fleet_(std::move(fleet)) {}
 
   void Loop(int device);
-  void RunJob(int device, const v1::Job& job);
+  void RunJob(int device, const JobStore::Claimed& claimed);
+  // Heartbeats, hears remote cancels and re-queues jobs whose lease expired, until Stop.
+  void HeartbeatLoop();
+  // Feeds the store watchers, until Stop.
+  void WatchLoop();
+  // One pass over the store watchers; false for a watcher that is done.
+  bool FeedStoreWatcher(StoreWatcher& watcher);
+  // The registration of this daemon and its devices.
+  DaemonRegistration Registration() const;
+  // Says why a queued job waits when no serving device of `fleet` matches it.
+  static void ExplainWaiting(v1::Job& job, const std::vector<v1::FleetDevice>& fleet);
+  // Whether a device of this daemon may run the request (its gpu and host targets).
+  bool ServesTargets(const v1::SubmitRequest& request) const;
   // Stores the event, then hands it to the job's watchers. An event that cannot be stored is
   // not streamed: the store is marked unwritable and the error returned (the caller fails the
   // job with it).
@@ -139,10 +188,14 @@ class JobManager {
   std::unique_ptr<JobStore> store_;
   const QueueLimits limits_;
   const std::unique_ptr<ArtifactStore> artifacts_;
+  const FleetOptions fleet_;
   std::vector<std::unique_ptr<Device>> devices_;
+  std::thread heartbeat_thread_;
+  std::thread watch_thread_;
 
   absl::Mutex mu_;
   std::map<std::string, std::vector<std::shared_ptr<JobEventSink>>> watchers_ ABSL_GUARDED_BY(mu_);
+  std::vector<StoreWatcher> store_watchers_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> running_ids_ ABSL_GUARDED_BY(mu_);  // per device; "" when idle
   // Per device: the running job's last progress event.
   std::vector<v1::JobProgress> running_progress_ ABSL_GUARDED_BY(mu_);

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gpuprobe/v1/probe.pb.h"
-#include "server/jobs/job_store.h"
+#include "server/store/job_store.h"
 
 namespace gpuprobe {
 

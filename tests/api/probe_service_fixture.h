@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "server/api/probe_service.h"
 #include "server/device/cpu_backend.h"
+#include "server/store/sqlite_job_store.h"
 
 namespace gpuprobe {
 
@@ -31,9 +32,10 @@ class ProbeServiceTest : public testing::Test {
 
   void TearDown() override { StopDaemon(); }
 
-  // `max_store_bytes` > 0 bounds the store's file (JobStore::Open).
+  // `max_store_bytes` > 0 bounds the store's file (SqliteJobStore::Open).
   void StartDaemon(QueueLimits limits = {}, int devices = 1, int64_t max_store_bytes = 0) {
-    absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(data_dir_, max_store_bytes);
+    absl::StatusOr<std::unique_ptr<JobStore>> store =
+        SqliteJobStore::Open(data_dir_ + "/gpuprobe.sqlite", max_store_bytes);
     ASSERT_TRUE(store.ok()) << store.status();
     std::vector<std::unique_ptr<DeviceExecutor>> executors;
     for (int i = 0; i < devices; ++i) {

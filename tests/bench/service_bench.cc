@@ -23,6 +23,7 @@
 #include "grpcpp/server_builder.h"
 #include "server/api/probe_service.h"
 #include "server/device/cpu_backend.h"
+#include "server/store/sqlite_job_store.h"
 
 namespace gpuprobe {
 namespace {
@@ -80,7 +81,7 @@ void PrintRows(const char* label, const SweepResult& r) {
 int Main() {
   std::string tmpl = "/tmp/gpuprobe_bench_XXXXXX";
   const std::string dir = mkdtemp(tmpl.data());
-  absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(dir);
+  absl::StatusOr<std::unique_ptr<JobStore>> store = SqliteJobStore::Open(dir + "/gpuprobe.sqlite");
   if (!store.ok()) return 1;
   QueueLimits limits;
   limits.max_queued_jobs = 2000;

@@ -15,6 +15,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "server/device/cpu_backend.h"
+#include "server/store/sqlite_job_store.h"
 
 namespace gpuprobe {
 namespace {
@@ -26,7 +27,8 @@ class HttpApiTest : public testing::Test {
   void Start(AccessControl access = {}) {
     std::string tmpl = ::testing::TempDir() + "gpuprobe_http_XXXXXX";
     data_dir_ = mkdtemp(tmpl.data());
-    absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(data_dir_);
+    absl::StatusOr<std::unique_ptr<JobStore>> store =
+        SqliteJobStore::Open(data_dir_ + "/gpuprobe.sqlite");
     ASSERT_TRUE(store.ok());
     std::vector<std::unique_ptr<DeviceExecutor>> executors;
     executors.push_back(

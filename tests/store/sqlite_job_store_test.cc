@@ -1,4 +1,4 @@
-#include "server/jobs/job_store.h"
+#include "server/store/sqlite_job_store.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@ namespace {
 
 using testing::HasSubstr;
 
-class JobStoreTest : public testing::Test {
+class SqliteJobStoreTest : public testing::Test {
  protected:
   void SetUp() override {
     std::string tmpl = ::testing::TempDir() + "gpuprobe_store_XXXXXX";
@@ -49,18 +49,18 @@ class JobStoreTest : public testing::Test {
   std::string dir_;
 };
 
-TEST_F(JobStoreTest, AnEmptyDatabaseFileIsDamagedNotANewStore) {
+TEST_F(SqliteJobStoreTest, AnEmptyDatabaseFileIsDamagedNotANewStore) {
   std::ofstream(DbPath()).close();
-  absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(dir_);
+  absl::StatusOr<std::unique_ptr<JobStore>> store = SqliteJobStore::Open(DbPath());
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(store.status().message(), HasSubstr(DbPath()));
   EXPECT_THAT(store.status().message(), HasSubstr("move it aside"));
 }
 
-TEST_F(JobStoreTest, GarbageInsideTheFileFailsTheIntegrityCheckAtOpen) {
+TEST_F(SqliteJobStoreTest, GarbageInsideTheFileFailsTheIntegrityCheckAtOpen) {
   {
-    absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(dir_);
+    absl::StatusOr<std::unique_ptr<JobStore>> store = SqliteJobStore::Open(DbPath());
     ASSERT_TRUE(store.ok());
     for (int i = 0; i < 200; ++i) ASSERT_TRUE(Insert(**store).ok());
   }
@@ -71,13 +71,13 @@ TEST_F(JobStoreTest, GarbageInsideTheFileFailsTheIntegrityCheckAtOpen) {
     const std::string garbage(8192, '\x5a');
     file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
   }
-  absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(dir_);
+  absl::StatusOr<std::unique_ptr<JobStore>> store = SqliteJobStore::Open(DbPath());
   ASSERT_FALSE(store.ok());
   EXPECT_THAT(store.status().message(), HasSubstr(DbPath()));
 }
 
-TEST_F(JobStoreTest, AWriteThatCannotBeStoredLeavesNothingAndProbeWriteSaysSo) {
-  absl::StatusOr<std::unique_ptr<JobStore>> opened = JobStore::Open(dir_, 64 << 10);
+TEST_F(SqliteJobStoreTest, AWriteThatCannotBeStoredLeavesNothingAndProbeWriteSaysSo) {
+  absl::StatusOr<std::unique_ptr<JobStore>> opened = SqliteJobStore::Open(DbPath(), 64 << 10);
   ASSERT_TRUE(opened.ok()) << opened.status();
   JobStore& store = **opened;
   absl::Status failed = absl::OkStatus();
@@ -99,8 +99,8 @@ TEST_F(JobStoreTest, AWriteThatCannotBeStoredLeavesNothingAndProbeWriteSaysSo) {
   EXPECT_EQ(list->jobs_size(), std::min(stored, 1000)) << "the refused insert left a job";
 }
 
-TEST_F(JobStoreTest, ACorruptRequestFailsItsJobOnlyAndTheQueueMovesOn) {
-  absl::StatusOr<std::unique_ptr<JobStore>> opened = JobStore::Open(dir_);
+TEST_F(SqliteJobStoreTest, ACorruptRequestFailsItsJobOnlyAndTheQueueMovesOn) {
+  absl::StatusOr<std::unique_ptr<JobStore>> opened = SqliteJobStore::Open(DbPath());
   ASSERT_TRUE(opened.ok());
   JobStore& store = **opened;
   ASSERT_TRUE(Insert(store).ok());
@@ -111,17 +111,19 @@ TEST_F(JobStoreTest, ACorruptRequestFailsItsJobOnlyAndTheQueueMovesOn) {
   ASSERT_EQ(list->jobs_size(), 2);
   EXPECT_EQ(list->jobs(1).state(), v1::JOB_STATE_FAILED);
   EXPECT_EQ(list->jobs(1).error_code(), static_cast<int>(absl::StatusCode::kDataLoss));
-  absl::StatusOr<std::optional<v1::Job>> next = store.NextQueued(0);
+  const DaemonRegistration daemon{.daemon_id = "d", .host = "h", .devices = {}};
+  absl::StatusOr<std::optional<JobStore::Claimed>> next =
+      store.ClaimNext(daemon, DeviceRegistration{}, absl::Now(), absl::Now() + absl::Seconds(30));
   ASSERT_TRUE(next.ok()) << next.status();
   ASSERT_TRUE(next->has_value());
-  EXPECT_EQ((*next)->id(), "job-2");
+  EXPECT_EQ((*next)->job.id(), "job-2");
   absl::StatusOr<v1::Job> corrupt = store.Get("job-1");
   ASSERT_TRUE(corrupt.ok());
   EXPECT_EQ(corrupt->state(), v1::JOB_STATE_FAILED);
 }
 
-TEST_F(JobStoreTest, ADamagedTelemetrySummaryIsSaidToBeDamagedAndTheJobStaysReadable) {
-  absl::StatusOr<std::unique_ptr<JobStore>> opened = JobStore::Open(dir_);
+TEST_F(SqliteJobStoreTest, ADamagedTelemetrySummaryIsSaidToBeDamagedAndTheJobStaysReadable) {
+  absl::StatusOr<std::unique_ptr<JobStore>> opened = SqliteJobStore::Open(DbPath());
   ASSERT_TRUE(opened.ok());
   ASSERT_TRUE(Insert(**opened).ok());
   Sql("UPDATE jobs SET telemetry = x'ffffffff0f' WHERE id = 'job-1';");
@@ -130,43 +132,6 @@ TEST_F(JobStoreTest, ADamagedTelemetrySummaryIsSaidToBeDamagedAndTheJobStaysRead
   EXPECT_EQ(job->state(), v1::JOB_STATE_QUEUED);
   EXPECT_FALSE(job->telemetry().available());
   EXPECT_THAT(job->telemetry().note(), HasSubstr("damaged record"));
-}
-
-TEST_F(JobStoreTest, IdempotencyKeysAreUniqueWithinTheirScope) {
-  absl::StatusOr<std::unique_ptr<JobStore>> opened = JobStore::Open(dir_);
-  ASSERT_TRUE(opened.ok());
-  JobStore& store = **opened;
-  absl::StatusOr<JobStore::Inserted> a = Insert(store, "k", "alice");
-  absl::StatusOr<JobStore::Inserted> b = Insert(store, "k", "bob");
-  absl::StatusOr<JobStore::Inserted> again = Insert(store, "k", "alice");
-  ASSERT_TRUE(a.ok() && b.ok() && again.ok());
-  EXPECT_NE(a->job.id(), b->job.id());
-  EXPECT_FALSE(again->created);
-  EXPECT_EQ(again->job.id(), a->job.id());
-  absl::StatusOr<std::optional<v1::Job>> found = store.FindByIdempotencyKey("bob", "k");
-  ASSERT_TRUE(found.ok() && found->has_value());
-  EXPECT_EQ((*found)->id(), b->job.id());
-}
-
-TEST_F(JobStoreTest, ListRefusesFiltersOutsideTheirDomainNamingTheField) {
-  absl::StatusOr<std::unique_ptr<JobStore>> opened = JobStore::Open(dir_);
-  ASSERT_TRUE(opened.ok());
-  JobStore& store = **opened;
-  v1::ListJobsRequest states;
-  states.add_states(static_cast<v1::JobState>(99));
-  EXPECT_THAT(store.List(states).status().message(), HasSubstr("states"));
-  v1::ListJobsRequest token;
-  token.set_page_token("-5");
-  EXPECT_THAT(store.List(token).status().message(), HasSubstr("page_token"));
-  v1::ListJobsRequest after;
-  after.mutable_created_after()->set_seconds(int64_t{1} << 62);
-  EXPECT_THAT(store.List(after).status().message(), HasSubstr("created_after"));
-  v1::ListJobsRequest labels;
-  for (int i = 0; i < 999; ++i) (*labels.mutable_labels())[std::to_string(i)] = "v";
-  absl::Status many = store.List(labels).status();
-  EXPECT_EQ(many.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(many.message(), HasSubstr("labels"));
-  EXPECT_THAT(many.message(), testing::Not(HasSubstr("SELECT")));
 }
 
 }  // namespace

@@ -1,0 +1,150 @@
+// The durable record of jobs, their events and the daemons that run them: the seam between the
+// job manager and a database. Two implementations share one versioned schema:
+//   SqliteJobStore   - one file under the data directory, one daemon (the default);
+//   PostgresJobStore - a PostgreSQL database shared by a fleet of daemons.
+// A job is stored before Submit answers and every event before it is streamed, so a crash loses
+// nothing that a client was told.
+//
+// Jobs wait in the store. A daemon's device claims the next job that matches it (pinned device,
+// gpu model, host), highest priority first, then oldest; the claim holds a lease that the
+// daemon's heartbeat renews. A job whose lease expired (its daemon was killed or lost) is queued
+// again, or failed after `max_attempts`; the daemon that lost the lease can no longer store the
+// job's events, so a job never runs on two devices at once.
+//
+// Implementations are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "gpuprobe/v1/probe.pb.h"
+
+namespace gpuprobe {
+
+namespace v1 = ::gpuprobe::v1;
+
+// One device of a daemon, as it asks for work and as the fleet registry shows it.
+struct DeviceRegistration {
+  int index = 0;
+  std::string model;  // DeviceDetails.name: what SubmitRequest.gpu names
+  std::string description;
+  double calibrated_read_tbps = 0.0;
+};
+
+// A running daemon: unique per start.
+struct DaemonRegistration {
+  std::string daemon_id;
+  std::string host;
+  std::vector<DeviceRegistration> devices;
+};
+
+class JobStore {
+ public:
+  // The schema this build writes; older databases are migrated, newer ones refused.
+  static constexpr int kSchemaVersion = 5;
+
+  virtual ~JobStore() = default;
+
+  // "sqlite" or "postgresql", as ServerInfo.store names it.
+  virtual std::string Kind() const = 0;
+  // True when other daemons may share the store: jobs may run elsewhere, so watchers follow
+  // the store rather than this daemon's devices.
+  virtual bool Shared() const = 0;
+
+  // The job an idempotency key already created within `scope`, if any.
+  virtual absl::StatusOr<std::optional<v1::Job>> FindByIdempotencyKey(const std::string& scope,
+                                                                      const std::string& key) = 0;
+
+  struct Inserted {
+    v1::Job job;
+    bool created = false;  // false: an earlier job had the same idempotency key
+  };
+  // Stores the job and its first event (from `first_event`, given the stored job) in one
+  // transaction: a refused insert leaves nothing stored. Idempotency keys are unique within
+  // `key_scope`, across every daemon sharing the store.
+  virtual absl::StatusOr<Inserted> Insert(
+      const v1::SubmitRequest& request, const std::string& submitter, const std::string& key_scope,
+      absl::Time now, const std::function<v1::JobEvent(const v1::Job&)>& first_event) = 0;
+
+  // Writes and removes a row of a few pages: whether the store can take more now.
+  virtual absl::Status ProbeWrite() = 0;
+
+  virtual absl::StatusOr<v1::Job> Get(const std::string& id) = 0;
+  virtual absl::StatusOr<v1::ListJobsResponse> List(const v1::ListJobsRequest& request) = 0;
+  virtual int64_t CountQueued() = 0;
+
+  // For metrics: jobs per state, and rows and checks stored over all jobs.
+  struct Totals {
+    std::map<v1::JobState, int64_t> jobs_by_state;
+    int64_t results = 0;
+  };
+  virtual absl::StatusOr<Totals> CountTotals() = 0;
+
+  // Queued jobs pinned to device index `device` (of any host).
+  virtual int64_t CountQueuedOn(int device) = 0;
+
+  struct Claimed {
+    v1::Job job;  // RUNNING, on the claiming device
+    int attempt = 0;
+  };
+  // Atomically takes the next queued job that `device` of `daemon` may run (pinned to its
+  // index or to none, gpu empty or its model, host empty or the daemon's): QUEUED -> RUNNING,
+  // attempts + 1, leased to the daemon until `lease_until`. A queued job whose stored request
+  // cannot be read is failed (DATA_LOSS, logged once) on the way, and the queue moves on.
+  virtual absl::StatusOr<std::optional<Claimed>> ClaimNext(const DaemonRegistration& daemon,
+                                                           const DeviceRegistration& device,
+                                                           absl::Time now,
+                                                           absl::Time lease_until) = 0;
+
+  // Ends the attempt with `finished` (its state and error; appended as the job's event in the
+  // same transaction): ABORTED when the attempt is no longer the job's running one (its lease
+  // expired and the job was queued again). A store too full for the event still records the
+  // end (watchers make the event from the record). `telemetry`: the device over the attempt.
+  virtual absl::Status MarkFinished(const std::string& id, int attempt,
+                                    const v1::JobEvent& finished, absl::Time now,
+                                    const v1::TelemetrySummary* telemetry = nullptr) = 0;
+  // QUEUED -> CANCELLED with the event `cancelled`; false when the job was no longer queued (a
+  // device took it first).
+  virtual absl::StatusOr<bool> CancelQueued(const std::string& id, const v1::JobEvent& cancelled,
+                                            absl::Time now) = 0;
+  // Asks the daemon running the job to stop it between launches (its next heartbeat hears it).
+  virtual absl::Status RequestCancel(const std::string& id) = 0;
+
+  // Appends the job's next event (seq is assigned here, from 0) and counts rows and checks
+  // of the attempt as the job's results. An event of an attempt (attempt > 0) is refused with
+  // ABORTED once that attempt is no longer the job's running one.
+  virtual absl::Status AppendEvent(const std::string& id, const v1::JobEvent& event) = 0;
+  // The job's events from seq `from` on, in order.
+  virtual absl::StatusOr<std::vector<v1::JobEvent>> Events(const std::string& id,
+                                                           int64_t from = 0) = 0;
+
+  // Records the daemon and its devices in the fleet registry (replacing an entry of the same
+  // id) and removes entries of daemons lost for a day.
+  virtual absl::Status Register(const DaemonRegistration& daemon, absl::Time now) = 0;
+  // Removes the daemon from the registry (a clean stop); the jobs it leaves running may be
+  // taken over at once (their leases end).
+  virtual absl::Status Unregister(const std::string& daemon_id) = 0;
+  // Renews the daemon's heartbeat and the leases of the jobs it still runs (`running[i]`:
+  // device i's job, "" when idle) until `lease_until`. Returns the ids of those jobs whose
+  // cancellation was requested.
+  virtual absl::StatusOr<std::vector<std::string>> Heartbeat(
+      const std::string& daemon_id, const std::vector<std::string>& running, absl::Time now,
+      absl::Time lease_until) = 0;
+  // Every registered device; a daemon whose heartbeat is older than `lost_after` is "lost".
+  virtual absl::StatusOr<std::vector<v1::FleetDevice>> FleetDevices(absl::Time now,
+                                                                    absl::Duration lost_after) = 0;
+
+  // Each RUNNING job whose lease expired before `now` is queued again if it has run fewer than
+  // `max_attempts` times, else FAILED with a reason. Returns the ids queued again.
+  virtual absl::StatusOr<std::vector<std::string>> RequeueExpired(int max_attempts,
+                                                                  absl::Time now) = 0;
+};
+
+}  // namespace gpuprobe

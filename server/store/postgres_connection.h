@@ -1,0 +1,38 @@
+// SqlConnection over one libpq connection to a PostgreSQL server. A connection that broke (the
+// server restarted, the network dropped) is re-established before the next statement.
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<PostgresConnection> db,
+//                    PostgresConnection::Open("postgresql://gpuprobe@db.example/gpuprobe"));
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <memory>
+#include <string>
+
+#include "server/store/sql_connection.h"
+
+namespace gpuprobe {
+
+class PostgresConnection : public SqlConnection {
+ public:
+  // Connects; UNAVAILABLE with libpq's reason (the URL's password left out) when it cannot.
+  static absl::StatusOr<std::unique_ptr<PostgresConnection>> Open(const std::string& url);
+
+  absl::StatusOr<SqlRows> Query(absl::string_view sql,
+                                const std::vector<SqlValue>& params = {}) override;
+  absl::Status Exec(absl::string_view sql) override;
+  absl::Status Begin() override { return Exec("BEGIN"); }
+  absl::string_view LockRowsClause() const override { return " FOR UPDATE SKIP LOCKED"; }
+
+ private:
+  struct Closer {
+    void operator()(PGconn* c) const { PQfinish(c); }
+  };
+  explicit PostgresConnection(PGconn* conn) : conn_(conn) {}
+  // Re-establishes a broken connection; UNAVAILABLE when the server still cannot be reached.
+  absl::Status EnsureConnected();
+  std::unique_ptr<PGconn, Closer> conn_;
+};
+
+}  // namespace gpuprobe

@@ -1,0 +1,24 @@
+// The fleet's job store: a PostgreSQL database that several daemons share. Devices claim jobs
+// with SELECT ... FOR UPDATE SKIP LOCKED, so a job goes to exactly one of them; the schema is
+// versioned in table schema_version and migrated at open under an advisory lock, so daemons
+// starting together migrate once.
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store,
+//                    PostgresJobStore::Open("postgresql://gpuprobe@db/gpuprobe"));
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/store/job_store.h"
+
+namespace gpuprobe {
+
+class PostgresJobStore {
+ public:
+  // Connects (libpq's URL or key=value form) and migrates the schema.
+  static absl::StatusOr<std::unique_ptr<JobStore>> Open(const std::string& url);
+};
+
+}  // namespace gpuprobe

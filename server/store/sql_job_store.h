@@ -1,0 +1,77 @@
+// JobStore on a SqlConnection: the store's one implementation of jobs, events, claims, leases
+// and the fleet registry, whatever the database. SqliteJobStore and PostgresJobStore open,
+// check and migrate their database, then hand it to this class.
+//
+// Thread-safe: one connection, its statements serialized by a mutex here.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "server/store/job_store.h"
+#include "server/store/sql_connection.h"
+
+namespace gpuprobe {
+
+class SqlJobStore : public JobStore {
+ public:
+  // `kind`: "sqlite" or "postgresql"; `shared`: whether other daemons may use the database.
+  SqlJobStore(std::unique_ptr<SqlConnection> db, std::string kind, bool shared)
+      : db_(std::move(db)), kind_(std::move(kind)), shared_(shared) {}
+
+  std::string Kind() const override { return kind_; }
+  bool Shared() const override { return shared_; }
+
+  absl::StatusOr<std::optional<v1::Job>> FindByIdempotencyKey(const std::string& scope,
+                                                              const std::string& key) override;
+  absl::StatusOr<Inserted> Insert(
+      const v1::SubmitRequest& request, const std::string& submitter, const std::string& key_scope,
+      absl::Time now, const std::function<v1::JobEvent(const v1::Job&)>& first_event) override;
+  absl::Status ProbeWrite() override;
+  absl::StatusOr<v1::Job> Get(const std::string& id) override;
+  absl::StatusOr<v1::ListJobsResponse> List(const v1::ListJobsRequest& request) override;
+  int64_t CountQueued() override;
+  absl::StatusOr<Totals> CountTotals() override;
+  int64_t CountQueuedOn(int device) override;
+  absl::StatusOr<std::optional<Claimed>> ClaimNext(const DaemonRegistration& daemon,
+                                                   const DeviceRegistration& device, absl::Time now,
+                                                   absl::Time lease_until) override;
+  absl::Status MarkFinished(const std::string& id, int attempt, const v1::JobEvent& finished,
+                            absl::Time now, const v1::TelemetrySummary* telemetry) override;
+  absl::StatusOr<bool> CancelQueued(const std::string& id, const v1::JobEvent& cancelled,
+                                    absl::Time now) override;
+  absl::Status RequestCancel(const std::string& id) override;
+  absl::Status AppendEvent(const std::string& id, const v1::JobEvent& event) override;
+  absl::StatusOr<std::vector<v1::JobEvent>> Events(const std::string& id, int64_t from) override;
+  absl::Status Register(const DaemonRegistration& daemon, absl::Time now) override;
+  absl::Status Unregister(const std::string& daemon_id) override;
+  absl::StatusOr<std::vector<std::string>> Heartbeat(const std::string& daemon_id,
+                                                     const std::vector<std::string>& running,
+                                                     absl::Time now,
+                                                     absl::Time lease_until) override;
+  absl::StatusOr<std::vector<v1::FleetDevice>> FleetDevices(absl::Time now,
+                                                            absl::Duration lost_after) override;
+  absl::StatusOr<std::vector<std::string>> RequeueExpired(int max_attempts,
+                                                          absl::Time now) override;
+
+ private:
+  // Runs `body` in a write transaction: committed when it returns OK, else rolled back.
+  absl::Status InTransaction(const std::function<absl::Status()>& body)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::optional<v1::Job>> FindByKeyLocked(const std::string& scope,
+                                                         const std::string& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status AppendEventLocked(const std::string& id, const v1::JobEvent& event)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<v1::Job> GetLocked(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int64_t CountLocked(const std::string& sql, const std::vector<SqlValue>& params)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::Mutex mu_;
+  const std::unique_ptr<SqlConnection> db_ ABSL_PT_GUARDED_BY(mu_);
+  const std::string kind_;
+  const bool shared_;
+};
+
+}  // namespace gpuprobe

@@ -1,0 +1,371 @@
+// The JobStore contract, run against both stores: SQLite (a file in a temporary directory) and
+// PostgreSQL (a cluster this test starts with deploy/local-postgres.sh, a fresh database per
+// test). Two stores opened on one database stand for two daemons.
+#include <stdlib.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/store/postgres_connection.h"
+#include "server/store/store_url.h"
+#include "tests/e2e/subprocess.h"
+
+namespace gpuprobe {
+namespace {
+
+using testing::HasSubstr;
+
+// One PostgreSQL cluster for the whole test binary, started on first use, stopped at exit.
+class PostgresCluster {
+ public:
+  static absl::StatusOr<std::string> Url() {
+    static const auto* url = new absl::StatusOr<std::string>(Start());
+    return *url;
+  }
+
+ private:
+  static std::string& Dir() {
+    static auto* dir = new std::string();
+    return *dir;
+  }
+  static absl::StatusOr<std::string> Start() {
+    std::string tmpl = ::testing::TempDir() + "gpuprobe_pg_XXXXXX";
+    Dir() = mkdtemp(tmpl.data());
+    absl::StatusOr<testing_support::CommandResult> started =
+        testing_support::RunCommand({LOCAL_POSTGRES_PATH, "start", Dir()}, {}, Dir());
+    if (!started.ok()) return started.status();
+    if (started->exit_code != 0) {
+      return absl::UnavailableError(absl::StrCat("local-postgres.sh start: ", started->err));
+    }
+    std::atexit([] {
+      (void)testing_support::RunCommand({LOCAL_POSTGRES_PATH, "stop", Dir()}, {}, Dir());
+    });
+    return std::string(absl::StripTrailingAsciiWhitespace(started->out));
+  }
+};
+
+class JobStoreContractTest : public testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "gpuprobe_store_XXXXXX";
+    dir_ = mkdtemp(tmpl.data());
+    if (GetParam() == "sqlite") {
+      url_ = absl::StrCat("sqlite://", dir_, "/jobs.db");
+      return;
+    }
+    absl::StatusOr<std::string> base = PostgresCluster::Url();
+    ASSERT_TRUE(base.ok()) << base.status();
+    static int databases = 0;
+    const std::string name = absl::StrCat("contract_", ++databases);
+    absl::StatusOr<std::unique_ptr<PostgresConnection>> admin = PostgresConnection::Open(*base);
+    ASSERT_TRUE(admin.ok()) << admin.status();
+    ASSERT_TRUE((*admin)->Exec(absl::StrCat("CREATE DATABASE ", name)).ok());
+    url_ = absl::StrReplaceAll(*base, {{"/postgres?", absl::StrCat("/", name, "?")}});
+  }
+
+  // A store on the test's database, as one daemon opens it.
+  std::unique_ptr<JobStore> Open() {
+    absl::StatusOr<StoreUrl> url = ParseStoreUrl(url_, dir_);
+    EXPECT_TRUE(url.ok()) << url.status();
+    absl::StatusOr<std::unique_ptr<JobStore>> store = OpenStore(*url, 0);
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? *std::move(store) : nullptr;
+  }
+
+  static v1::SubmitRequest Sweep(int priority = 0, const std::string& gpu = "",
+                                 const std::string& host = "") {
+    v1::SubmitRequest r;
+    r.mutable_sweep()->set_reps(3);
+    r.set_priority(priority);
+    r.set_gpu(gpu);
+    r.set_host(host);
+    return r;
+  }
+  static v1::JobEvent Accepted(const v1::Job& job) {
+    v1::JobEvent e;
+    e.mutable_accepted()->set_job_id(job.id());
+    return e;
+  }
+  static std::string Insert(JobStore& store, const v1::SubmitRequest& r) {
+    absl::StatusOr<JobStore::Inserted> in = store.Insert(r, "tester", "", absl::Now(), Accepted);
+    EXPECT_TRUE(in.ok()) << in.status();
+    return in.ok() ? in->job.id() : "";
+  }
+  static v1::JobEvent Row(int attempt) {
+    v1::JobEvent e;
+    e.mutable_row()->set_arm_index(0);
+    e.set_attempt(attempt);
+    return e;
+  }
+  static v1::JobEvent Finished(int attempt) {
+    v1::JobEvent e;
+    e.mutable_finished()->set_state(v1::JOB_STATE_SUCCEEDED);
+    e.set_attempt(attempt);
+    return e;
+  }
+  // The id the device claims next, "" for none.
+  static std::string Claim(JobStore& store, const DaemonRegistration& daemon,
+                           const DeviceRegistration& device, absl::Time now,
+                           absl::Duration lease = absl::Seconds(30)) {
+    absl::StatusOr<std::optional<JobStore::Claimed>> c =
+        store.ClaimNext(daemon, device, now, now + lease);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() && c->has_value() ? (*c)->job.id() : "";
+  }
+
+  const DeviceRegistration cpu0_{
+      .index = 0, .model = "cpu", .description = "cpu 0", .calibrated_read_tbps = 0.1};
+  const DeviceRegistration x1_{
+      .index = 1, .model = "X", .description = "X 1", .calibrated_read_tbps = 3.0};
+  const DaemonRegistration a_{.daemon_id = "a", .host = "h1", .devices = {cpu0_}};
+  const DaemonRegistration b_{.daemon_id = "b", .host = "h2", .devices = {x1_}};
+  std::string dir_, url_;
+};
+
+TEST_P(JobStoreContractTest, IdempotencyKeysAreUniqueWithinTheirScopeAcrossDaemons) {
+  std::unique_ptr<JobStore> one = Open(), two = Open();
+  v1::SubmitRequest r = Sweep();
+  r.set_idempotency_key("k");
+  absl::StatusOr<JobStore::Inserted> a = one->Insert(r, "x", "alice", absl::Now(), Accepted);
+  absl::StatusOr<JobStore::Inserted> b = two->Insert(r, "x", "bob", absl::Now(), Accepted);
+  absl::StatusOr<JobStore::Inserted> again = two->Insert(r, "x", "alice", absl::Now(), Accepted);
+  ASSERT_TRUE(a.ok() && b.ok() && again.ok());
+  EXPECT_NE(a->job.id(), b->job.id());
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->job.id(), a->job.id());
+  absl::StatusOr<std::optional<v1::Job>> found = one->FindByIdempotencyKey("bob", "k");
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->id(), b->job.id());
+  absl::StatusOr<std::vector<v1::JobEvent>> events = one->Events(a->job.id(), 0);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_TRUE((*events)[0].has_accepted());
+}
+
+TEST_P(JobStoreContractTest, ClaimsFollowPriorityThenSubmissionOrderAndTheJobsTargets) {
+  std::unique_ptr<JobStore> store = Open();
+  const std::string low = Insert(*store, Sweep(0));
+  const std::string high = Insert(*store, Sweep(5));
+  const std::string for_x = Insert(*store, Sweep(0, "X"));
+  const std::string for_h2 = Insert(*store, Sweep(0, "", "h2"));
+  v1::SubmitRequest pinned = Sweep();
+  pinned.set_device(1);
+  const std::string on_1 = Insert(*store, pinned);
+  const absl::Time now = absl::Now();
+  EXPECT_EQ(Claim(*store, a_, cpu0_, now), high);
+  EXPECT_EQ(Claim(*store, a_, cpu0_, now), low);
+  EXPECT_EQ(Claim(*store, a_, cpu0_, now), "") << "a cpu on h1 matches none of the rest";
+  EXPECT_EQ(Claim(*store, b_, x1_, now), for_x);
+  EXPECT_EQ(Claim(*store, b_, x1_, now), for_h2);
+  EXPECT_EQ(Claim(*store, b_, x1_, now), on_1);
+  absl::StatusOr<v1::Job> job = store->Get(for_x);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(job->host(), "h2");
+  EXPECT_EQ(job->device(), "X 1");
+  EXPECT_EQ(job->attempts(), 1u);
+}
+
+TEST_P(JobStoreContractTest, DaemonsClaimingTogetherTakeEachJobExactlyOnce) {
+  std::unique_ptr<JobStore> one = Open(), two = Open();
+  std::set<std::string> submitted;
+  for (int i = 0; i < 40; ++i) submitted.insert(Insert(*one, Sweep()));
+  absl::Mutex mu;
+  std::multiset<std::string> claimed;
+  std::vector<std::thread> threads;
+  for (JobStore* store : {one.get(), two.get(), one.get(), two.get()}) {
+    threads.emplace_back([&, store] {
+      while (true) {
+        const std::string id = Claim(*store, a_, cpu0_, absl::Now());
+        if (id.empty()) return;
+        absl::MutexLock lock(&mu);
+        claimed.insert(id);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(claimed.size(), submitted.size());
+  EXPECT_EQ(std::set<std::string>(claimed.begin(), claimed.end()), submitted);
+}
+
+TEST_P(JobStoreContractTest, AnExpiredLeaseQueuesTheJobAgainOnceAndTheOldAttemptCannotWrite) {
+  std::unique_ptr<JobStore> store = Open();
+  const std::string id = Insert(*store, Sweep());
+  const absl::Time t0 = absl::Now();
+  ASSERT_EQ(Claim(*store, a_, cpu0_, t0, absl::Seconds(10)), id);
+  ASSERT_TRUE(store->AppendEvent(id, Row(1)).ok());
+  absl::StatusOr<std::vector<std::string>> early = store->RequeueExpired(2, t0 + absl::Seconds(5));
+  ASSERT_TRUE(early.ok());
+  EXPECT_TRUE(early->empty());
+  absl::StatusOr<std::vector<std::string>> late = store->RequeueExpired(2, t0 + absl::Seconds(11));
+  ASSERT_TRUE(late.ok());
+  EXPECT_THAT(*late, testing::ElementsAre(id));
+
+  EXPECT_EQ(store->AppendEvent(id, Row(1)).code(), absl::StatusCode::kAborted);
+  ASSERT_EQ(Claim(*store, b_, x1_, t0 + absl::Seconds(12), absl::Seconds(10)), id);
+  EXPECT_EQ(store->AppendEvent(id, Row(1)).code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(store->MarkFinished(id, 1, Finished(1), absl::Now(), nullptr).code(),
+            absl::StatusCode::kAborted);
+  ASSERT_TRUE(store->AppendEvent(id, Row(2)).ok());
+  ASSERT_TRUE(store->MarkFinished(id, 2, Finished(2), absl::Now(), nullptr).ok());
+  absl::StatusOr<v1::Job> job = store->Get(id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(job->attempts(), 2u);
+  EXPECT_EQ(job->results(), 1u) << "only the last attempt's rows count";
+  EXPECT_EQ(job->host(), "h2");
+  absl::StatusOr<std::vector<v1::JobEvent>> events = store->Events(id, 0);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 4u);  // accepted, row of 1, row of 2, finished
+  EXPECT_TRUE(events->back().has_finished());
+
+  // At the attempts' limit, an expired lease fails the job.
+  const std::string twice = Insert(*store, Sweep());
+  ASSERT_EQ(Claim(*store, a_, cpu0_, t0, absl::Seconds(1)), twice);
+  ASSERT_TRUE(store->RequeueExpired(2, t0 + absl::Seconds(2)).ok());
+  ASSERT_EQ(Claim(*store, a_, cpu0_, t0 + absl::Seconds(3), absl::Seconds(1)), twice);
+  absl::StatusOr<std::vector<std::string>> none = store->RequeueExpired(2, t0 + absl::Seconds(5));
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  job = store->Get(twice);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job->error_code(), static_cast<int>(absl::StatusCode::kAborted));
+  EXPECT_THAT(job->error_message(), HasSubstr("2 times; not retried again"));
+}
+
+TEST_P(JobStoreContractTest, HeartbeatsRenewLeasesAndCarryCancelRequestsToTheRunningDaemon) {
+  std::unique_ptr<JobStore> runner = Open(), other = Open();
+  const absl::Time t0 = absl::Now();
+  ASSERT_TRUE(runner->Register(a_, t0).ok());
+  const std::string id = Insert(*other, Sweep());
+  ASSERT_EQ(Claim(*runner, a_, cpu0_, t0, absl::Seconds(10)), id);
+  absl::StatusOr<std::vector<std::string>> cancels =
+      runner->Heartbeat("a", {id}, t0 + absl::Seconds(8), t0 + absl::Seconds(18));
+  ASSERT_TRUE(cancels.ok()) << cancels.status();
+  EXPECT_TRUE(cancels->empty());
+  absl::StatusOr<std::vector<std::string>> requeued =
+      other->RequeueExpired(2, t0 + absl::Seconds(12));
+  ASSERT_TRUE(requeued.ok());
+  EXPECT_TRUE(requeued->empty()) << "the renewed lease holds";
+
+  ASSERT_TRUE(other->RequestCancel(id).ok());
+  cancels = runner->Heartbeat("a", {id}, t0 + absl::Seconds(9), t0 + absl::Seconds(19));
+  ASSERT_TRUE(cancels.ok());
+  EXPECT_THAT(*cancels, testing::ElementsAre(id));
+  EXPECT_EQ(runner->Heartbeat("nobody", {}, t0, t0).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_P(JobStoreContractTest, OnlyAQueuedJobIsCancelledInTheStore) {
+  std::unique_ptr<JobStore> store = Open();
+  const std::string queued = Insert(*store, Sweep()), running = Insert(*store, Sweep(-1));
+  ASSERT_EQ(Claim(*store, a_, cpu0_, absl::Now()), queued);
+  v1::JobEvent cancelled;
+  cancelled.mutable_finished()->set_state(v1::JOB_STATE_CANCELLED);
+  cancelled.mutable_finished()->set_error_message("cancelled while queued");
+  absl::StatusOr<bool> no = store->CancelQueued(queued, cancelled, absl::Now());
+  absl::StatusOr<bool> yes = store->CancelQueued(running, cancelled, absl::Now());
+  ASSERT_TRUE(no.ok() && yes.ok());
+  EXPECT_FALSE(*no);
+  EXPECT_TRUE(*yes);
+  absl::StatusOr<v1::Job> job = store->Get(running);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state(), v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(job->error_message(), "cancelled while queued");
+}
+
+TEST_P(JobStoreContractTest, TheRegistryShowsLostDaemonsAndAGoodbyeReleasesItsLeases) {
+  std::unique_ptr<JobStore> store = Open();
+  const absl::Time t0 = absl::Now();
+  ASSERT_TRUE(store->Register(a_, t0).ok());
+  ASSERT_TRUE(store->Register(b_, t0).ok());
+  const std::string id = Insert(*store, Sweep());
+  ASSERT_EQ(Claim(*store, b_, x1_, t0), id);
+  ASSERT_TRUE(store->Heartbeat("b", {"", id}, t0 + absl::Seconds(20), t0 + absl::Seconds(50)).ok());
+  absl::StatusOr<std::vector<v1::FleetDevice>> fleet =
+      store->FleetDevices(t0 + absl::Seconds(25), absl::Seconds(10));
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  ASSERT_EQ(fleet->size(), 2u);
+  EXPECT_EQ((*fleet)[0].host(), "h1");
+  EXPECT_EQ((*fleet)[0].state(), "lost");
+  EXPECT_EQ((*fleet)[1].host(), "h2");
+  EXPECT_EQ((*fleet)[1].model(), "X");
+  EXPECT_EQ((*fleet)[1].state(), "serving");
+  EXPECT_EQ((*fleet)[1].running_job_id(), id);
+  EXPECT_DOUBLE_EQ((*fleet)[1].calibrated_read_tbps(), 3.0);
+
+  ASSERT_TRUE(store->Unregister("b").ok());
+  absl::StatusOr<std::vector<std::string>> requeued =
+      store->RequeueExpired(2, t0 + absl::Seconds(26));
+  ASSERT_TRUE(requeued.ok());
+  EXPECT_THAT(*requeued, testing::ElementsAre(id)) << "its lease ended with the goodbye";
+  fleet = store->FleetDevices(t0 + absl::Seconds(26), absl::Seconds(10));
+  ASSERT_TRUE(fleet.ok());
+  EXPECT_EQ(fleet->size(), 1u);
+}
+
+TEST_P(JobStoreContractTest, ListPagesNewestFirstWithFiltersAndRefusesBadOnesNamingTheField) {
+  std::unique_ptr<JobStore> store = Open();
+  for (int i = 0; i < 5; ++i) {
+    v1::SubmitRequest r = Sweep();
+    (*r.mutable_sweep()->mutable_labels())["run"] = i % 2 == 0 ? "even" : "odd";
+    Insert(*store, r);
+  }
+  v1::ListJobsRequest page;
+  page.set_page_size(2);
+  (*page.mutable_labels())["run"] = "even";
+  absl::StatusOr<v1::ListJobsResponse> first = store->List(page);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->jobs_size(), 2);
+  EXPECT_EQ(first->jobs(0).id(), "job-5");
+  EXPECT_EQ(first->jobs(1).id(), "job-3");
+  page.set_page_token(first->next_page_token());
+  absl::StatusOr<v1::ListJobsResponse> second = store->List(page);
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(second->jobs_size(), 1);
+  EXPECT_EQ(second->jobs(0).id(), "job-1");
+  EXPECT_TRUE(second->next_page_token().empty());
+
+  v1::ListJobsRequest states;
+  states.add_states(static_cast<v1::JobState>(99));
+  EXPECT_THAT(store->List(states).status().message(), HasSubstr("states"));
+  v1::ListJobsRequest token;
+  token.set_page_token("-5");
+  EXPECT_THAT(store->List(token).status().message(), HasSubstr("page_token"));
+  v1::ListJobsRequest labels;
+  for (int i = 0; i < 999; ++i) (*labels.mutable_labels())[std::to_string(i)] = "v";
+  absl::Status many = store->List(labels).status();
+  EXPECT_EQ(many.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(many.message(), HasSubstr("labels"));
+  EXPECT_THAT(many.message(), testing::Not(HasSubstr("SELECT")));
+}
+
+INSTANTIATE_TEST_SUITE_P(BothStores, JobStoreContractTest, testing::Values("sqlite", "postgresql"),
+                         [](const auto& info) { return info.param; });
+
+TEST(StoreUrlTest, BadUrlsAndAnUnreachableDatabaseNameTheFlag) {
+  EXPECT_THAT(ParseStoreUrl("mysql://x", "/d").status().message(), HasSubstr("--store"));
+  EXPECT_THAT(ParseStoreUrl("sqlite://relative.db", "/d").status().message(), HasSubstr("--store"));
+  absl::StatusOr<StoreUrl> default_url = ParseStoreUrl("", "/d");
+  ASSERT_TRUE(default_url.ok());
+  EXPECT_EQ(default_url->target, "/d/gpuprobe.sqlite");
+  absl::StatusOr<StoreUrl> away =
+      ParseStoreUrl("postgresql://me:secret@127.0.0.1:1/none?connect_timeout=2", "/d");
+  ASSERT_TRUE(away.ok());
+  absl::StatusOr<std::unique_ptr<JobStore>> store = OpenStore(*away, 0);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(store.status().message(), HasSubstr("--store postgresql://me:***@127.0.0.1:1"));
+  EXPECT_THAT(store.status().message(), testing::Not(HasSubstr("secret")));
+}
+
+}  // namespace
+}  // namespace gpuprobe
