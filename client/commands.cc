@@ -78,6 +78,17 @@ int InfoCommand(const ClientContext& context) {
         device.running_job_id().empty() ? "idle" : "running " + device.running_job_id(),
         device.pinned_queue_depth());
   }
+  if (!info.store().empty()) {
+    std::cout << absl::StrFormat("host         %s (%s store)\n", info.host(), info.store());
+  }
+  // A fleet (a shared store): every daemon's devices, this one's included.
+  if (info.store() == "postgresql") {
+    for (const v1::FleetDevice& f : info.fleet()) {
+      std::cout << absl::StrFormat(
+          "fleet        %s device %d: %s | %s | %s\n", f.host(), f.index(), f.model(), f.state(),
+          f.running_job_id().empty() ? "idle" : "running " + f.running_job_id());
+    }
+  }
   if (d.calibrated_read_tbps() > 0) {
     std::cout << absl::StrFormat(
         "cuda         driver %d.%d, runtime %d.%d\nread bw      %.3f TB/s (streaming read of "

@@ -30,6 +30,11 @@ ABSL_FLAG(std::string, idempotency_key, "",
 ABSL_FLAG(bool, wait, false, "submit: then wait for the job as `wait` does");
 ABSL_FLAG(std::optional<int32_t>, device, std::nullopt,
           "submit: run on this device index (gpuprobe info lists them); default the first free");
+ABSL_FLAG(std::string, gpu, "",
+          "submit: run on a device of this model, e.g. \"NVIDIA H200\" (gpuprobe info lists the "
+          "fleet's); default any");
+ABSL_FLAG(std::string, host, "",
+          "submit: run on this host of the fleet (gpuprobe info lists them); default any");
 ABSL_FLAG(absl::Duration, timeout, absl::InfiniteDuration(),
           "wait: give up after this long (e.g. 30m), exit 5");
 ABSL_FLAG(std::vector<std::string>, state, {},
@@ -112,6 +117,8 @@ int SubmitCommand(const ClientContext& context) {
     }
     request.set_device(static_cast<uint32_t>(*device));
   }
+  request.set_gpu(absl::GetFlag(FLAGS_gpu));
+  request.set_host(absl::GetFlag(FLAGS_host));
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
   context.Prepare(rpc);
@@ -121,6 +128,7 @@ int SubmitCommand(const ClientContext& context) {
   if (!status.ok()) return ReportRpcError(context, status);
   std::cerr << absl::StrFormat("job %s %s, %d ahead\n", job.id(), StateName(job.state()),
                                job.queue_position());
+  if (!job.waiting_reason().empty()) std::cerr << "note: " << job.waiting_reason() << "\n";
   std::cout << job.id() << "\n" << std::flush;
   return absl::GetFlag(FLAGS_wait) ? WaitCommand(context, job.id()) : kExitOk;
 }
@@ -219,10 +227,13 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
     std::cout << "{\"job\":" << ProtoJson(job) << "}\n";
   } else if (context.format != "csv") {
     std::cerr << absl::StrFormat(
-        "job %s: %s | submitted %s by %s | started %s | finished %s | attempts %d | device %s%s\n",
+        "job %s: %s | submitted %s by %s | started %s | finished %s | attempts %d | device "
+        "%s%s%s%s\n",
         job.id(), StateName(job.state()), When(job.created_at()), job.submitter(),
         When(job.started_at()), When(job.finished_at()), job.attempts(), job.device(),
-        job.error_message().empty() ? "" : " | " + job.error_message());
+        job.host().empty() ? "" : " on " + job.host(),
+        job.error_message().empty() ? "" : " | " + job.error_message(),
+        job.waiting_reason().empty() ? "" : " | " + job.waiting_reason());
     if (job.has_telemetry()) std::cerr << TelemetryLine(job.telemetry()) << "\n";
   }
   // Collect first: only the last attempt's rows count.

@@ -22,7 +22,13 @@ as_owner() {
 case "$command" in
   start)
     mkdir -p "$dir"
-    [[ $(id -u) -eq 0 ]] && chown postgres "$dir"
+    if [[ $(id -u) -eq 0 ]]; then
+      chown postgres "$dir"
+      runuser -u postgres -- test -w "$dir" || {
+        echo "$0: the postgres user cannot reach $dir (a parent directory is closed to it)" >&2
+        exit 1
+      }
+    fi
     if ! as_owner "$bin/initdb" -D "$dir/data" -U gpuprobe --auth=trust -E UTF8 --locale=C \
         >"$dir/initdb.log" 2>&1; then
       cat "$dir/initdb.log" >&2

@@ -359,6 +359,11 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std:
     spdlog::info("job {} queued by {} with {} ahead", inserted->job.id(), submitter,
                  inserted->job.queue_position());
   }
+  if (inserted->job.state() == v1::JOB_STATE_QUEUED) {
+    if (absl::StatusOr<std::vector<v1::FleetDevice>> fleet = Fleet(); fleet.ok()) {
+      ExplainWaiting(inserted->job, *fleet);
+    }
+  }
   return inserted->job;
 }
 

@@ -70,6 +70,22 @@ std::string PrometheusMetrics(const v1::ServerInfo& info, const JobStore::Totals
                     absl::StrFormat("%.6f", d.details().calibrated_read_tbps()), "\n");
   }
 
+  Family(out, "gpuprobe_fleet_device_up", "gauge",
+         "Each device of every daemon sharing the job store: 1 serving, 0 lost (its daemon "
+         "stopped heartbeating).");
+  for (const v1::FleetDevice& f : info.fleet()) {
+    absl::StrAppend(&out, "gpuprobe_fleet_device_up{host=\"", Escape(f.host()), "\",daemon=\"",
+                    Escape(f.daemon_id()), "\",device=\"", f.index(), "\",model=\"",
+                    Escape(f.model()), "\"} ", f.state() == "serving" ? 1 : 0, "\n");
+  }
+  Family(out, "gpuprobe_fleet_device_busy", "gauge",
+         "Each device of every daemon sharing the job store: 1 while it runs a job.");
+  for (const v1::FleetDevice& f : info.fleet()) {
+    absl::StrAppend(&out, "gpuprobe_fleet_device_busy{host=\"", Escape(f.host()), "\",daemon=\"",
+                    Escape(f.daemon_id()), "\",device=\"", f.index(), "\"} ",
+                    f.running_job_id().empty() ? 0 : 1, "\n");
+  }
+
   // The latest telemetry reading of each device that has one (NVML, after each rep).
   struct Gauge {
     const char* name;

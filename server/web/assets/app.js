@@ -48,6 +48,16 @@ function progressBar(done, total) {
   return `<span class="progress"><span style="width:${pct}%"></span></span> ${done}/${total} reps`;
 }
 
+// A fleet (a shared PostgreSQL store): every daemon's devices, lost ones marked.
+function fleetLines(info) {
+  if (info.store !== 'postgresql') return '';
+  return '<br>fleet: ' + (info.fleet || []).map((f) => {
+    const run = f.running_job_id
+        ? `running <a href="#/jobs/${esc(f.running_job_id)}">${esc(f.running_job_id)}</a>` : 'idle';
+    return `<span class="${f.state === 'lost' ? 'state-failed' : ''}">${esc(f.host)} #${f.index || 0} ${esc(f.model)} · ${esc(f.state)} · ${run}</span>`;
+  }).join(' | ');
+}
+
 async function renderDevices() {
   const info = await api('/api/v1/info');
   document.getElementById('devices').innerHTML = (info.devices || []).map((d) => {
@@ -57,7 +67,7 @@ async function renderDevices() {
         ? ` · running <a href="#/jobs/${esc(d.running_job_id)}">${esc(d.running_job_id)}</a> ${progressBar(d.running_reps_done || 0, d.running_reps_total || 0)}`
         : ' · idle';
     return `<span>device ${d.index}: ${esc(d.description)}${bw}${run}</span>`;
-  }).join('<br>') + ` · queue ${info.queue_depth || 0}`;
+  }).join('<br>') + ` · queue ${info.queue_depth || 0}` + fleetLines(info);
   return info;
 }
 
