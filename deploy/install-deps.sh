@@ -13,6 +13,7 @@ packages=(
   patchelf python3-numpy grpc-proto openssl
   systemd
   postgresql-15 libpq-dev
+  nodejs kubectl
 )
 
 missing=()

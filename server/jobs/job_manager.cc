@@ -564,12 +564,12 @@ void JobManager::Loop(int device) {
       continue;
     }
     // Nothing queued: sleep until a submission here (jobs submitted through other daemons of
-    // a fleet are found at the next heartbeat interval).
+    // a fleet are found at the next poll).
     absl::MutexLock lock(&mu_);
     auto woken = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return stopping_ || submissions_ != seen;
     };
-    mu_.AwaitWithTimeout(absl::Condition(&woken), fleet_.heartbeat);
+    mu_.AwaitWithTimeout(absl::Condition(&woken), fleet_.claim_poll);
   }
 }
 

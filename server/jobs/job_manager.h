@@ -73,8 +73,11 @@ struct FleetOptions {
   // A running job's lease: another daemon may take the job over once it expired.
   absl::Duration lease = absl::Seconds(30);
   // How often the daemon heartbeats (renews its leases, hears remote cancels) and looks for
-  // expired leases; a device with nothing to do looks for queued jobs as often.
+  // expired leases.
   absl::Duration heartbeat = absl::Seconds(1);
+  // How often an idle device looks for queued jobs (submissions through this daemon wake it at
+  // once; those through other daemons of a fleet are found this way).
+  absl::Duration claim_poll = absl::Milliseconds(250);
   // How often a watcher of a shared store's job looks for new events.
   absl::Duration watch_poll = absl::Milliseconds(20);
 };
