@@ -182,11 +182,17 @@ void JobManager::HeartbeatLoop() {
 
 void JobManager::WatchLoop() {
   while (true) {
+    // A notification (another daemon stored an event or queued a job), or the poll's backstop.
+    absl::StatusOr<bool> changed = store_->AwaitChange(fleet_.watch_poll);
+    if (!changed.ok()) {
+      spdlog::warn("store notifications: {}", changed.status().ToString());
+      absl::SleepFor(fleet_.watch_poll);
+    }
     std::vector<StoreWatcher> watchers;
     {
       absl::MutexLock lock(&mu_);
-      auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
-      if (mu_.AwaitWithTimeout(absl::Condition(&wake), fleet_.watch_poll)) return;
+      if (stopping_) return;
+      if (changed.ok() && *changed) ++submissions_;  // idle devices look for the job now
       watchers.swap(store_watchers_);
     }
     std::erase_if(watchers, [this](StoreWatcher& w) { return !FeedStoreWatcher(w); });

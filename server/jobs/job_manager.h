@@ -10,8 +10,8 @@
 // The daemon registers itself and its devices in the store and heartbeats, renewing the leases
 // of the jobs it runs and hearing cancellations asked through other daemons; it also queues
 // again the jobs whose lease expired (their daemon was lost). With a shared store (a fleet),
-// jobs may run on other daemons, so watchers follow the store's events (polled every
-// FleetOptions::watch_poll) rather than this daemon's devices.
+// jobs may run on other daemons, so watchers follow the store's events (read when the store
+// announces a change, at least every FleetOptions::watch_poll) rather than this daemon's devices.
 //
 //   ASSIGN_OR_RETURN(auto manager, JobManager::Start(std::move(store), std::move(backend), {}));
 //   ASSIGN_OR_RETURN(v1::Job job, manager->Submit(request, "127.0.0.1"));
@@ -78,8 +78,9 @@ struct FleetOptions {
   // How often an idle device looks for queued jobs (submissions through this daemon wake it at
   // once; those through other daemons of a fleet are found this way).
   absl::Duration claim_poll = absl::Milliseconds(250);
-  // How often a watcher of a shared store's job looks for new events.
-  absl::Duration watch_poll = absl::Milliseconds(20);
+  // How often a watcher of a shared store's job looks for new events when no notification
+  // came (the store announces each one as it commits).
+  absl::Duration watch_poll = absl::Milliseconds(250);
 };
 
 class JobManager {

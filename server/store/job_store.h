@@ -141,6 +141,11 @@ class JobStore {
   virtual absl::StatusOr<std::vector<v1::FleetDevice>> FleetDevices(absl::Time now,
                                                                     absl::Duration lost_after) = 0;
 
+  // Waits until another daemon may have stored an event or queued a job (a notification of a
+  // shared store), or `timeout` passed; true for the former. A store no other daemon shares
+  // just waits.
+  virtual absl::StatusOr<bool> AwaitChange(absl::Duration timeout) = 0;
+
   // Each RUNNING job whose lease expired before `now` is queued again if it has run fewer than
   // `max_attempts` times, else FAILED with a reason. Returns the ids queued again.
   virtual absl::StatusOr<std::vector<std::string>> RequeueExpired(int max_attempts,

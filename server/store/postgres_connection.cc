@@ -1,6 +1,10 @@
 #include "server/store/postgres_connection.h"
 
+#include <poll.h>
+
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -68,7 +72,10 @@ absl::StatusOr<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(
 absl::Status PostgresConnection::EnsureConnected() {
   if (PQstatus(conn_.get()) == CONNECTION_OK) return absl::OkStatus();
   PQreset(conn_.get());
-  if (PQstatus(conn_.get()) == CONNECTION_OK) return absl::OkStatus();
+  if (PQstatus(conn_.get()) == CONNECTION_OK) {
+    for (const std::string& channel : channels_) RETURN_IF_ERROR(Exec("LISTEN " + channel));
+    return absl::OkStatus();
+  }
   return absl::UnavailableError(
       absl::StrCat("postgresql: the connection is lost and cannot be re-established: ",
                    absl::StripTrailingAsciiWhitespace(PQerrorMessage(conn_.get()))));
@@ -133,6 +140,39 @@ absl::StatusOr<SqlRows> PostgresConnection::Query(absl::string_view sql,
     rows.AddRow(std::move(row));
   }
   return rows;
+}
+
+absl::Status PostgresConnection::Notify(absl::string_view channel, const std::string& payload) {
+  return Query("SELECT pg_notify(?1, ?2)", {std::string(channel), payload}).status();
+}
+
+absl::Status PostgresConnection::Listen(absl::string_view channel) {
+  RETURN_IF_ERROR(Exec(absl::StrCat("LISTEN ", channel)));
+  channels_.emplace_back(channel);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> PostgresConnection::AwaitNotification(absl::Duration timeout) {
+  RETURN_IF_ERROR(EnsureConnected());
+  auto take = [&]() {
+    bool any = false;
+    while (PGnotify* n = PQnotifies(conn_.get())) {
+      any = true;
+      PQfreemem(n);
+    }
+    return any;
+  };
+  if (take()) return true;
+  pollfd socket{.fd = PQsocket(conn_.get()), .events = POLLIN, .revents = 0};
+  const int ready = poll(&socket, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  if (ready < 0 && errno != EINTR) {
+    return absl::UnavailableError(absl::StrCat("postgresql: poll: ", std::strerror(errno)));
+  }
+  if (ready > 0 && PQconsumeInput(conn_.get()) == 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "postgresql: ", absl::StripTrailingAsciiWhitespace(PQerrorMessage(conn_.get()))));
+  }
+  return take();
 }
 
 absl::Status PostgresConnection::Exec(absl::string_view sql) {

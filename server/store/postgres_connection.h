@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "server/store/sql_connection.h"
 
@@ -24,15 +25,20 @@ class PostgresConnection : public SqlConnection {
   absl::Status Exec(absl::string_view sql) override;
   absl::Status Begin() override { return Exec("BEGIN"); }
   absl::string_view LockRowsClause() const override { return " FOR UPDATE SKIP LOCKED"; }
+  absl::Status Notify(absl::string_view channel, const std::string& payload) override;
+  absl::Status Listen(absl::string_view channel) override;
+  absl::StatusOr<bool> AwaitNotification(absl::Duration timeout) override;
 
  private:
   struct Closer {
     void operator()(PGconn* c) const { PQfinish(c); }
   };
   explicit PostgresConnection(PGconn* conn) : conn_(conn) {}
-  // Re-establishes a broken connection; UNAVAILABLE when the server still cannot be reached.
+  // Re-establishes a broken connection (listening again on its channels); UNAVAILABLE when the
+  // server still cannot be reached.
   absl::Status EnsureConnected();
   std::unique_ptr<PGconn, Closer> conn_;
+  std::vector<std::string> channels_;  // listened to
 };
 
 }  // namespace gpuprobe

@@ -107,7 +107,11 @@ absl::Status Migrate(SqlConnection& db) {
 absl::StatusOr<std::unique_ptr<JobStore>> PostgresJobStore::Open(const std::string& url) {
   ASSIGN_OR_RETURN(std::unique_ptr<PostgresConnection> db, PostgresConnection::Open(url));
   RETURN_IF_ERROR(Migrate(*db));
-  return std::make_unique<SqlJobStore>(std::move(db), "postgresql", /*shared=*/true);
+  // A second connection hears the other daemons' events and jobs as they commit.
+  ASSIGN_OR_RETURN(std::unique_ptr<PostgresConnection> listener, PostgresConnection::Open(url));
+  RETURN_IF_ERROR(listener->Listen(SqlJobStore::kChangeChannel));
+  return std::make_unique<SqlJobStore>(std::move(db), "postgresql", /*shared=*/true,
+                                       std::move(listener));
 }
 
 }  // namespace gpuprobe

@@ -1,5 +1,7 @@
 // The fleet's job store: a PostgreSQL database that several daemons share. Devices claim jobs
-// with SELECT ... FOR UPDATE SKIP LOCKED, so a job goes to exactly one of them; the schema is
+// with SELECT ... FOR UPDATE SKIP LOCKED, so a job goes to exactly one of them; every stored
+// event and re-queued job is announced with NOTIFY, which a second connection per daemon
+// LISTENs to (JobStore::AwaitChange), so watchers and idle devices hear it at once; the schema is
 // versioned in table schema_version and migrated at open under an advisory lock, so daemons
 // starting together migrate once.
 //

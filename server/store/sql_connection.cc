@@ -1,6 +1,7 @@
 #include "server/store/sql_connection.h"
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 
 namespace gpuprobe {
 namespace {
@@ -35,6 +36,14 @@ std::optional<int64_t> SqlRows::OptionalInt(size_t row, int column) const {
 
 std::optional<std::string> SqlRows::OptionalText(size_t row, int column) const {
   return cells_[row][column];
+}
+
+absl::Status SqlConnection::Listen(absl::string_view channel) {
+  return absl::UnimplementedError(absl::StrCat("no notifications to listen to on ", channel));
+}
+
+absl::StatusOr<bool> SqlConnection::AwaitNotification(absl::Duration) {
+  return absl::UnimplementedError("no notifications to wait for");
 }
 
 }  // namespace gpuprobe

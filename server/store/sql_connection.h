@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace gpuprobe {
 
@@ -57,6 +58,17 @@ class SqlConnection {
   // Appended to a SELECT that picks rows to update: " FOR UPDATE SKIP LOCKED" where concurrent
   // writers exist (PostgreSQL), else "" (SQLite's one writer at a time).
   virtual absl::string_view LockRowsClause() const = 0;
+
+  // Tells the listeners of `channel` (PostgreSQL's NOTIFY, delivered when the transaction
+  // commits); a database without listeners (SQLite) has no one to tell.
+  virtual absl::Status Notify(absl::string_view /*channel*/, const std::string& /*payload*/) {
+    return absl::OkStatus();
+  }
+  // Listens on `channel` from now on (PostgreSQL); UNIMPLEMENTED where there are no
+  // notifications.
+  virtual absl::Status Listen(absl::string_view channel);
+  // Waits up to `timeout` for a notification on a channel listened to; true when one came.
+  virtual absl::StatusOr<bool> AwaitNotification(absl::Duration timeout);
 };
 
 }  // namespace gpuprobe

@@ -360,10 +360,10 @@ absl::Status SqlJobStore::AppendEventLocked(const std::string& id, const v1::Job
     }
     return absl::NotFoundError(absl::StrCat("job ", id));
   }
-  return db_
-      ->Query("INSERT INTO events (job_seq, seq, event) VALUES (?1, ?2, ?3)",
-              {next.Int(0, 0), next.Int(0, 1), SqlBlob{event.SerializeAsString()}})
-      .status();
+  RETURN_IF_ERROR(db_->Query("INSERT INTO events (job_seq, seq, event) VALUES (?1, ?2, ?3)",
+                             {next.Int(0, 0), next.Int(0, 1), SqlBlob{event.SerializeAsString()}})
+                      .status());
+  return db_->Notify(kChangeChannel, id);
 }
 
 absl::StatusOr<std::vector<v1::JobEvent>> SqlJobStore::Events(const std::string& id, int64_t from) {
@@ -500,6 +500,7 @@ absl::StatusOr<std::vector<std::string>> SqlJobStore::RequeueExpired(int max_att
                    "lease_expires_us < ?3 AND attempts < ?4 RETURNING id",
                    {int64_t{v1::JOB_STATE_QUEUED}, running, Us(now), int64_t{max_attempts}}));
     for (size_t r = 0; r < again.size(); ++r) requeued.push_back(again.Text(r, 0));
+    if (!requeued.empty()) RETURN_IF_ERROR(db_->Notify(kChangeChannel, requeued.front()));
     return db_
         ->Query(
             "UPDATE jobs SET state = ?1, error_code = ?2, error_message = "
@@ -511,6 +512,15 @@ absl::StatusOr<std::vector<std::string>> SqlJobStore::RequeueExpired(int max_att
         .status();
   }));
   return requeued;
+}
+
+absl::StatusOr<bool> SqlJobStore::AwaitChange(absl::Duration timeout) {
+  if (listener_ == nullptr) {
+    absl::SleepFor(timeout);
+    return false;
+  }
+  absl::MutexLock lock(&listener_mu_);
+  return listener_->AwaitNotification(timeout);
 }
 
 }  // namespace gpuprobe

@@ -17,8 +17,16 @@ namespace gpuprobe {
 class SqlJobStore : public JobStore {
  public:
   // `kind`: "sqlite" or "postgresql"; `shared`: whether other daemons may use the database.
-  SqlJobStore(std::unique_ptr<SqlConnection> db, std::string kind, bool shared)
-      : db_(std::move(db)), kind_(std::move(kind)), shared_(shared) {}
+  // `listener`: a second connection, listening on kChangeChannel (a shared store), or null.
+  SqlJobStore(std::unique_ptr<SqlConnection> db, std::string kind, bool shared,
+              std::unique_ptr<SqlConnection> listener = nullptr)
+      : db_(std::move(db)),
+        listener_(std::move(listener)),
+        kind_(std::move(kind)),
+        shared_(shared) {}
+
+  // The channel every stored event and re-queued job is announced on.
+  static constexpr char kChangeChannel[] = "gpuprobe_changes";
 
   std::string Kind() const override { return kind_; }
   bool Shared() const override { return shared_; }
@@ -54,6 +62,7 @@ class SqlJobStore : public JobStore {
                                                             absl::Duration lost_after) override;
   absl::StatusOr<std::vector<std::string>> RequeueExpired(int max_attempts,
                                                           absl::Time now) override;
+  absl::StatusOr<bool> AwaitChange(absl::Duration timeout) override;
 
  private:
   // Runs `body` in a write transaction: committed when it returns OK, else rolled back.
@@ -70,6 +79,8 @@ class SqlJobStore : public JobStore {
 
   absl::Mutex mu_;
   const std::unique_ptr<SqlConnection> db_ ABSL_PT_GUARDED_BY(mu_);
+  absl::Mutex listener_mu_;
+  const std::unique_ptr<SqlConnection> listener_ ABSL_PT_GUARDED_BY(listener_mu_);
   const std::string kind_;
   const bool shared_;
 };
