@@ -311,22 +311,25 @@ int JobsCommand(const ClientContext& context) {
     auto field = [&](const std::string& v) {
       return context.format == "csv" ? "\"" + absl::StrReplaceAll(v, {{"\"", "\"\""}}) + "\"" : v;
     };
-    std::cout << absl::StrJoin({"job", "state", "submitted", "results", "attempts", "labels"}, sep)
+    std::cout << absl::StrJoin(
+                     {"job", "state", "submitted", "results", "attempts", "labels", "host"}, sep)
               << "\n";
     for (const v1::Job& job : response.jobs()) {
-      std::cout << absl::StrJoin({field(job.id()), field(StateName(job.state())),
-                                  field(When(job.created_at())), absl::StrCat(job.results()),
-                                  absl::StrCat(job.attempts()), field(Labels(job))},
-                                 sep)
+      std::cout << absl::StrJoin(
+                       {field(job.id()), field(StateName(job.state())),
+                        field(When(job.created_at())), absl::StrCat(job.results()),
+                        absl::StrCat(job.attempts()), field(Labels(job)), field(job.host())},
+                       sep)
                 << "\n";
     }
     return kExitOk;
   }
-  std::cout << absl::StrFormat("%-12s %-10s %-19s %-7s %-8s %s\n", "job", "state", "submitted",
-                               "results", "attempts", "labels");
+  std::cout << absl::StrFormat("%-12s %-10s %-19s %-7s %-8s %-12s %s\n", "job", "state",
+                               "submitted", "results", "attempts", "host", "labels");
   for (const v1::Job& job : response.jobs()) {
-    std::cout << absl::StrFormat("%-12s %-10s %-19s %7d %8d %s\n", job.id(), StateName(job.state()),
-                                 When(job.created_at()), job.results(), job.attempts(),
+    std::cout << absl::StrFormat("%-12s %-10s %-19s %7d %8d %-12s %s\n", job.id(),
+                                 StateName(job.state()), When(job.created_at()), job.results(),
+                                 job.attempts(), job.host().empty() ? "-" : job.host(),
                                  Labels(job));
   }
   return kExitOk;

@@ -254,7 +254,7 @@ TEST_F(SweepEndToEndTest, JsonAndCsvOutputsOfJobsAndShowAreOneParseableStream) {
 
   const CommandResult csv = Cli({"--format", "csv", "jobs"});
   ASSERT_EQ(csv.exit_code, 0);
-  EXPECT_TRUE(absl::StartsWith(csv.out, "job,state,submitted,results,attempts,labels\n"));
+  EXPECT_TRUE(absl::StartsWith(csv.out, "job,state,submitted,results,attempts,labels,host\n"));
 
   const CommandResult shown = Cli({"--format", "json", "show", job});
   ASSERT_EQ(shown.exit_code, 0) << shown.err;
