@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/store/postgres_connection.h"
+#include "server/store/sqlite_connection.h"
 #include "server/store/store_url.h"
 #include "tests/e2e/subprocess.h"
 
@@ -78,6 +79,21 @@ class JobStoreContractTest : public testing::TestWithParam<std::string> {
     absl::StatusOr<std::unique_ptr<JobStore>> store = OpenStore(*url, 0);
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? *std::move(store) : nullptr;
+  }
+
+  // Writes `bytes` into a job's column behind the store's back (a damaged record).
+  void Damage(const std::string& column, const std::string& id, const std::string& bytes) {
+    absl::StatusOr<std::unique_ptr<SqlConnection>> raw;
+    if (GetParam() == "sqlite") {
+      raw = SqliteConnection::Open(dir_ + "/jobs.db");
+    } else {
+      raw = PostgresConnection::Open(url_);
+    }
+    ASSERT_TRUE(raw.ok()) << raw.status();
+    ASSERT_TRUE((*raw)
+                    ->Query(absl::StrCat("UPDATE jobs SET ", column, " = ?1 WHERE id = ?2"),
+                            {SqlBlob{bytes}, id})
+                    .ok());
   }
 
   static v1::SubmitRequest Sweep(int priority = 0, const std::string& gpu = "",
@@ -346,6 +362,33 @@ TEST_P(JobStoreContractTest, ListPagesNewestFirstWithFiltersAndRefusesBadOnesNam
   EXPECT_EQ(many.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(many.message(), HasSubstr("labels"));
   EXPECT_THAT(many.message(), testing::Not(HasSubstr("SELECT")));
+}
+
+TEST_P(JobStoreContractTest, ACorruptRequestFailsItsJobOnlyAndTheQueueMovesOn) {
+  std::unique_ptr<JobStore> store = Open();
+  const std::string corrupt = Insert(*store, Sweep()), sound = Insert(*store, Sweep());
+  Damage("request", corrupt, "\xff\xff\xff\xff\x0f");
+  absl::StatusOr<v1::ListJobsResponse> list = store->List(v1::ListJobsRequest());
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->jobs_size(), 2);
+  EXPECT_EQ(list->jobs(1).state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(list->jobs(1).error_code(), static_cast<int>(absl::StatusCode::kDataLoss));
+  EXPECT_EQ(Claim(*store, a_, cpu0_, absl::Now()), sound);
+  absl::StatusOr<v1::Job> failed = store->Get(corrupt);
+  ASSERT_TRUE(failed.ok());
+  EXPECT_EQ(failed->state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(Claim(*store, a_, cpu0_, absl::Now()), "") << "quarantined, never claimed";
+}
+
+TEST_P(JobStoreContractTest, ADamagedTelemetrySummaryIsSaidToBeDamagedAndTheJobStaysReadable) {
+  std::unique_ptr<JobStore> store = Open();
+  const std::string id = Insert(*store, Sweep());
+  Damage("telemetry", id, "\xff\xff\xff\xff\x0f");
+  absl::StatusOr<v1::Job> job = store->Get(id);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->state(), v1::JOB_STATE_QUEUED);
+  EXPECT_FALSE(job->telemetry().available());
+  EXPECT_THAT(job->telemetry().note(), HasSubstr("damaged record"));
 }
 
 INSTANTIATE_TEST_SUITE_P(BothStores, JobStoreContractTest, testing::Values("sqlite", "postgresql"),

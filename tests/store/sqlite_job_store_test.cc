@@ -99,40 +99,5 @@ TEST_F(SqliteJobStoreTest, AWriteThatCannotBeStoredLeavesNothingAndProbeWriteSay
   EXPECT_EQ(list->jobs_size(), std::min(stored, 1000)) << "the refused insert left a job";
 }
 
-TEST_F(SqliteJobStoreTest, ACorruptRequestFailsItsJobOnlyAndTheQueueMovesOn) {
-  absl::StatusOr<std::unique_ptr<JobStore>> opened = SqliteJobStore::Open(DbPath());
-  ASSERT_TRUE(opened.ok());
-  JobStore& store = **opened;
-  ASSERT_TRUE(Insert(store).ok());
-  ASSERT_TRUE(Insert(store).ok());
-  Sql("UPDATE jobs SET request = x'ffffffff0f' WHERE id = 'job-1';");
-  absl::StatusOr<v1::ListJobsResponse> list = store.List(v1::ListJobsRequest());
-  ASSERT_TRUE(list.ok()) << list.status();
-  ASSERT_EQ(list->jobs_size(), 2);
-  EXPECT_EQ(list->jobs(1).state(), v1::JOB_STATE_FAILED);
-  EXPECT_EQ(list->jobs(1).error_code(), static_cast<int>(absl::StatusCode::kDataLoss));
-  const DaemonRegistration daemon{.daemon_id = "d", .host = "h", .devices = {}};
-  absl::StatusOr<std::optional<JobStore::Claimed>> next =
-      store.ClaimNext(daemon, DeviceRegistration{}, absl::Now(), absl::Now() + absl::Seconds(30));
-  ASSERT_TRUE(next.ok()) << next.status();
-  ASSERT_TRUE(next->has_value());
-  EXPECT_EQ((*next)->job.id(), "job-2");
-  absl::StatusOr<v1::Job> corrupt = store.Get("job-1");
-  ASSERT_TRUE(corrupt.ok());
-  EXPECT_EQ(corrupt->state(), v1::JOB_STATE_FAILED);
-}
-
-TEST_F(SqliteJobStoreTest, ADamagedTelemetrySummaryIsSaidToBeDamagedAndTheJobStaysReadable) {
-  absl::StatusOr<std::unique_ptr<JobStore>> opened = SqliteJobStore::Open(DbPath());
-  ASSERT_TRUE(opened.ok());
-  ASSERT_TRUE(Insert(**opened).ok());
-  Sql("UPDATE jobs SET telemetry = x'ffffffff0f' WHERE id = 'job-1';");
-  absl::StatusOr<v1::Job> job = (*opened)->Get("job-1");
-  ASSERT_TRUE(job.ok()) << job.status();
-  EXPECT_EQ(job->state(), v1::JOB_STATE_QUEUED);
-  EXPECT_FALSE(job->telemetry().available());
-  EXPECT_THAT(job->telemetry().note(), HasSubstr("damaged record"));
-}
-
 }  // namespace
 }  // namespace gpuprobe

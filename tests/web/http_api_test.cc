@@ -91,6 +91,10 @@ TEST_F(HttpApiTest, InfoJobsJobAndRowsAreTheProtosInJson) {
   const v1::ServerInfo info = Json<v1::ServerInfo>("/api/v1/info");
   EXPECT_EQ(info.backend(), "cpu");
   ASSERT_EQ(info.devices_size(), 1);
+  EXPECT_EQ(info.store(), "sqlite");
+  ASSERT_EQ(info.fleet_size(), 1) << "a fleet of one: this daemon";
+  EXPECT_EQ(info.fleet(0).host(), "localhost");
+  EXPECT_EQ(info.fleet(0).state(), "serving");
 
   const v1::ListJobsResponse all = Json<v1::ListJobsResponse>("/api/v1/jobs");
   ASSERT_EQ(all.jobs_size(), 1);
@@ -230,6 +234,9 @@ TEST_F(HttpApiTest, MetricsAreValidPrometheusText) {
   EXPECT_THAT(res->body, HasSubstr("gpuprobe_rows_total 3\n"));
   EXPECT_THAT(res->body, HasSubstr("gpuprobe_queue_depth{device=\"0\"} 0\n"));
   EXPECT_THAT(res->body, HasSubstr("gpuprobe_build_info{version=\"test\",backend=\"cpu\"} 1\n"));
+  EXPECT_THAT(res->body,
+              HasSubstr("gpuprobe_fleet_device_up{host=\"localhost\",daemon=\"localhost/"));
+  EXPECT_THAT(res->body, HasSubstr(",device=\"0\",model=\"cpu (reference kernels)\"} 1\n"));
 }
 
 TEST_F(HttpApiTest, TokensAreRequiredWhenConfigured) {
