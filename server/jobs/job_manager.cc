@@ -12,6 +12,7 @@
 #include "common/status_macros.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/jobs/proto_mapping.h"
+#include "server/jobs/retry_log.h"
 #include "server/jobs/telemetry_summary.h"
 #include "server/probe/exactness.h"
 #include "server/probe/sweep_runner.h"
@@ -50,17 +51,15 @@ v1::JobEvent FinishedFromRecord(const v1::Job& job) {
   return event;
 }
 
-// A daemon in the store's log: a time-ordered part and a random one, unique per start.
+// A daemon's id in the fleet registry: its host, process id and a random suffix, unique per
+// start.
 std::string NewDaemonId(const std::string& host) {
   return absl::StrFormat("%s/%d-%04x", host, getpid(),
                          absl::Uniform<uint32_t>(absl::BitGen(), 0, 0x10000));
 }
 
 void LogRequeued(const absl::StatusOr<std::vector<std::string>>& requeued) {
-  if (!requeued.ok()) {
-    spdlog::error("leases: {}", requeued.status().ToString());
-    return;
-  }
+  if (!requeued.ok()) return;
   for (const std::string& id : *requeued) {
     spdlog::warn("job {} was interrupted; queued again (its daemon is gone: lease expired)", id);
   }
@@ -151,6 +150,7 @@ absl::StatusOr<std::vector<v1::FleetDevice>> JobManager::Fleet() {
 }
 
 void JobManager::HeartbeatLoop() {
+  RetryLog heartbeat_log("heartbeat"), lease_log("expired leases");
   while (true) {
     std::vector<std::string> running;
     {
@@ -167,27 +167,28 @@ void JobManager::HeartbeatLoop() {
       (void)store_->Register(Registration(), now);
       cancels = store_->Heartbeat(fleet_.daemon_id, running, now, now + fleet_.lease);
     }
-    if (!cancels.ok()) {
-      spdlog::error("heartbeat: {}", cancels.status().ToString());
-    } else {
+    heartbeat_log.Record(cancels.status());
+    if (cancels.ok()) {
       absl::MutexLock lock(&mu_);
       for (const std::string& id : *cancels) {
         auto it = std::find(running_ids_.begin(), running_ids_.end(), id);
         if (it != running_ids_.end()) devices_[it - running_ids_.begin()]->cancel = true;
       }
     }
-    LogRequeued(store_->RequeueExpired(limits_.max_attempts, absl::Now()));
+    absl::StatusOr<std::vector<std::string>> requeued =
+        store_->RequeueExpired(limits_.max_attempts, absl::Now());
+    lease_log.Record(requeued.status());
+    LogRequeued(requeued);
   }
 }
 
 void JobManager::WatchLoop() {
+  RetryLog log("store notifications");
   while (true) {
     // A notification (another daemon stored an event or queued a job), or the poll's backstop.
     absl::StatusOr<bool> changed = store_->AwaitChange(fleet_.watch_poll);
-    if (!changed.ok()) {
-      spdlog::warn("store notifications: {}", changed.status().ToString());
-      absl::SleepFor(fleet_.watch_poll);
-    }
+    log.Record(changed.status());
+    if (!changed.ok()) absl::SleepFor(fleet_.watch_poll);
     std::vector<StoreWatcher> watchers;
     {
       absl::MutexLock lock(&mu_);
@@ -554,6 +555,7 @@ void JobManager::Tell(const std::string& job_id, const v1::JobEvent& event) {
 }
 
 void JobManager::Loop(int device) {
+  RetryLog log(absl::StrCat("device ", device, " queue"));
   while (true) {
     int64_t seen = 0;
     {
@@ -564,7 +566,7 @@ void JobManager::Loop(int device) {
     const absl::Time now = absl::Now();
     absl::StatusOr<std::optional<JobStore::Claimed>> next =
         store_->ClaimNext(Registration(), devices_[device]->registration, now, now + fleet_.lease);
-    if (!next.ok()) spdlog::error("queue: {}", next.status().ToString());
+    log.Record(next.status());
     if (next.ok() && next->has_value()) {
       RunJob(device, **next);
       continue;
