@@ -261,8 +261,8 @@ std::string MachineHostName() {
   return name;
 }
 
-// This daemon in the store's fleet: its host name, a lease and a heartbeat a tenth of it
-// (at least 4 per lease, at most every 5 s).
+// This daemon in the store's fleet: its host name, a lease, and a heartbeat every tenth of the
+// lease (at most every 5 s).
 gpuprobe::FleetOptions FleetFromFlags() {
   gpuprobe::FleetOptions fleet;
   fleet.host = absl::GetFlag(FLAGS_host_name);

@@ -293,7 +293,9 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std:
       // RESOURCE_EXHAUSTED: gRPC's code for a full file system; the daemon itself is reachable.
       return absl::ResourceExhaustedError(
           absl::StrCat("gpuprobed's job store cannot write (", probe.message(),
-                       "); no job is accepted until it can: free disk space under --data-dir"));
+                       "); no job is accepted until it can: ",
+                       store_->Shared() ? "the --store database must take writes again"
+                                        : "free disk space under --data-dir"));
     }
     SetStoreWritable(true, absl::OkStatus());
   }

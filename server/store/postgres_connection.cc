@@ -71,6 +71,11 @@ absl::StatusOr<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(
 
 absl::Status PostgresConnection::EnsureConnected() {
   if (PQstatus(conn_.get()) == CONNECTION_OK) return absl::OkStatus();
+  if (in_transaction_) {
+    in_transaction_ = false;
+    return absl::UnavailableError(
+        "postgresql: the connection broke inside a transaction; the server rolled it back");
+  }
   PQreset(conn_.get());
   if (PQstatus(conn_.get()) == CONNECTION_OK) {
     for (const std::string& channel : channels_) RETURN_IF_ERROR(Exec("LISTEN " + channel));
@@ -175,9 +180,19 @@ absl::StatusOr<bool> PostgresConnection::AwaitNotification(absl::Duration timeou
   return take();
 }
 
+absl::Status PostgresConnection::Begin() {
+  RETURN_IF_ERROR(Exec("BEGIN"));
+  in_transaction_ = true;
+  return absl::OkStatus();
+}
+
 absl::Status PostgresConnection::Exec(absl::string_view sql) {
+  // A ROLLBACK has nothing to lose on a new connection; a COMMIT on a broken one fails in
+  // EnsureConnected (else it would "commit" on a fresh connection what the server rolled back).
+  if (sql == "ROLLBACK") in_transaction_ = false;
   RETURN_IF_ERROR(EnsureConnected());
   Result result(PQexec(conn_.get(), std::string(sql).c_str()));
+  if (sql == "COMMIT") in_transaction_ = false;  // ended, either way
   const ExecStatusType status = result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     return PostgresError(conn_.get(), result.get(), sql);

@@ -23,7 +23,7 @@ class PostgresConnection : public SqlConnection {
   absl::StatusOr<SqlRows> Query(absl::string_view sql,
                                 const std::vector<SqlValue>& params = {}) override;
   absl::Status Exec(absl::string_view sql) override;
-  absl::Status Begin() override { return Exec("BEGIN"); }
+  absl::Status Begin() override;
   absl::string_view LockRowsClause() const override { return " FOR UPDATE SKIP LOCKED"; }
   absl::Status Notify(absl::string_view channel, const std::string& payload) override;
   absl::Status Listen(absl::string_view channel) override;
@@ -35,10 +35,12 @@ class PostgresConnection : public SqlConnection {
   };
   explicit PostgresConnection(PGconn* conn) : conn_(conn) {}
   // Re-establishes a broken connection (listening again on its channels); UNAVAILABLE when the
-  // server still cannot be reached.
+  // server still cannot be reached, or when the connection broke inside a transaction: the
+  // server rolled it back, and the transaction's remaining statements must not run outside it.
   absl::Status EnsureConnected();
   std::unique_ptr<PGconn, Closer> conn_;
   std::vector<std::string> channels_;  // listened to
+  bool in_transaction_ = false;        // between Begin and COMMIT or ROLLBACK
 };
 
 }  // namespace gpuprobe
