@@ -17,6 +17,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "tests/e2e/chromium.h"
 #include "tests/e2e/subprocess.h"
 
 namespace gpuprobe {
@@ -24,6 +25,7 @@ namespace {
 
 using testing::HasSubstr;
 using testing_support::ChildProcess;
+using testing_support::Chromium;
 using testing_support::CommandResult;
 using testing_support::RunCommand;
 
@@ -52,7 +54,7 @@ class FleetEndToEndTest : public testing::Test {
             "--listen",
             "127.0.0.1:0",
             "--http",
-            "",
+            "127.0.0.1:0",
             "--backend",
             "cpu",
             "--data-dir",
@@ -70,8 +72,12 @@ class FleetEndToEndTest : public testing::Test {
     ASSERT_TRUE(d.ok()) << d.status();
     absl::StatusOr<std::string> port = d->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(30));
     ASSERT_TRUE(port.ok()) << port.status() << d->Log();
+    absl::StatusOr<std::string> http =
+        d->AwaitLog("http listening on 127.0.0.1:", absl::Seconds(5));
+    ASSERT_TRUE(http.ok()) << http.status();
     daemons_.emplace(i, *std::move(d));
     servers_[i] = "127.0.0.1:" + *port;
+    http_[i] = "127.0.0.1:" + *http;
   }
   static std::string Host(int i) { return absl::StrCat("h", i); }
 
@@ -138,7 +144,7 @@ class FleetEndToEndTest : public testing::Test {
 
   std::string dir_, pg_dir_, store_, last_submit_err_;
   std::map<int, ChildProcess> daemons_;
-  std::map<int, std::string> servers_;
+  std::map<int, std::string> servers_, http_;
 };
 
 TEST_F(FleetEndToEndTest, ThirtyJobsSubmittedThroughOneDaemonSpreadOverAllThreeEachRunOnce) {
@@ -250,6 +256,15 @@ TEST_F(FleetEndToEndTest, AJobForAModelNoDaemonServesStaysQueuedAndSaysWhy) {
   EXPECT_THAT(job.waiting_reason(), HasSubstr("NVIDIA B200"));
   EXPECT_THAT(job.waiting_reason(), HasSubstr("h0: cpu (reference kernels)"));
   EXPECT_THAT(Cli(0, {"show", id}).err, HasSubstr("stays queued until one joins"));
+}
+
+TEST_F(FleetEndToEndTest, EachDaemonsPageShowsTheWholeFleet) {
+  const CommandResult dom = Chromium(dir_, {"--dump-dom"}, "http://" + http_[1] + "/");
+  ASSERT_EQ(dom.exit_code, 0) << dom.err;
+  EXPECT_THAT(dom.out, HasSubstr("fleet: "));
+  for (int i = 0; i < kDaemons; ++i) {
+    EXPECT_THAT(dom.out, HasSubstr(absl::StrCat(Host(i), " #0 cpu (reference kernels) · serving")));
+  }
 }
 
 TEST_F(FleetEndToEndTest, BadStoreUrlsAndAnUnreachableDatabaseStopTheStartNamingTheFlag) {

@@ -23,6 +23,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "tests/e2e/chromium.h"
 #include "tests/e2e/subprocess.h"
 
 namespace gpuprobe {
@@ -31,6 +32,7 @@ namespace {
 using testing::DoubleNear;
 using testing::HasSubstr;
 using testing_support::ChildProcess;
+using testing_support::Chromium;
 using testing_support::CommandResult;
 using testing_support::RunCommand;
 
@@ -347,29 +349,6 @@ TEST_F(SweepEndToEndTest, HealthReportsServingAndReflectionListsTheService) {
   (void)stream->Finish();
   // The HTTP side is up too, on the port it logged.
   EXPECT_TRUE(daemon_->AwaitLog("http listening on 127.0.0.1:", absl::Seconds(1)).ok());
-}
-
-// Debian's Chromium, headless, as the probe of this machine kind ran it (deploy/install-deps.sh
-// installs it): what a person's browser would show, after the page's scripts ran.
-CommandResult Chromium(const std::string& dir, std::vector<std::string> extra,
-                       const std::string& url) {
-  std::vector<std::string> argv = {"/usr/bin/chromium",
-                                   "--headless",
-                                   "--no-sandbox",
-                                   "--disable-gpu",
-                                   "--disable-quic",
-                                   "--no-first-run",
-                                   "--disable-background-networking",
-                                   "--disable-component-update",
-                                   "--disable-sync",
-                                   "--user-data-dir=" + dir + "/chromium-" + std::to_string(rand()),
-                                   "--window-size=1280,1000",
-                                   "--virtual-time-budget=5000"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  argv.push_back(url);
-  absl::StatusOr<CommandResult> r = RunCommand(argv, {}, dir, absl::Seconds(120));
-  EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? *r : CommandResult{};
 }
 
 TEST_F(SweepEndToEndTest, DashboardShowsAJobsRowsAndOnePlottedSeriesPerT) {
