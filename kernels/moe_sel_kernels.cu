@@ -7,6 +7,7 @@
 
 #include "common/status_macros.h"
 #include "kernels/cuda_status.h"
+#include "kernels/fast_divisor.h"
 #include "kernels/moe_sel_kernels.h"
 #include "kernels/nvfp4_pack.h"
 #include "kernels/slot_groups.h"
@@ -113,6 +114,8 @@ struct SelParams {
   const int32_t* group_begin;
   const int32_t* group_slots;
   float* out;  // [slots][out_rows]
+  // The per-item divisions, as multiplications (Launch fills them in).
+  FastDivisor splits_divisor, tiles_per_group_divisor, in_row_divisor;
 };
 
 __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
@@ -321,17 +324,18 @@ struct Item {
 
 __device__ __forceinline__ Item MakeItem(const SelParams& p, const BlockTiles& bt, int index) {
   const int chunks = p.cols / kChunkElements;
-  const int split = index % p.splits;
+  const int tile_index = p.splits_divisor.Div(index);
+  const int split = index - tile_index * p.splits;
   const int begin = split * p.chunks_per_split;
-  return {bt.first + index / p.splits, split, begin, min(chunks, begin + p.chunks_per_split)};
+  return {bt.first + tile_index, split, begin, min(chunks, begin + p.chunks_per_split)};
 }
 
 // The weight rows a lane reads for a tile (rows g and g + 8 of the mma tile).
 template <bool kGateUpSilu>
 __device__ __forceinline__ void TileRows(const SelParams& p, int tile, int g, int& group,
                                          int& out_row, int& row_g, int& row_g8) {
-  group = tile / p.tiles_per_group;
-  const int row_tile = tile % p.tiles_per_group;
+  group = p.tiles_per_group_divisor.Div(tile);
+  const int row_tile = tile - group * p.tiles_per_group;
   if (kGateUpSilu) {  // gate row j and up row j
     out_row = row_tile * 8 + g;
     row_g = out_row;
@@ -538,7 +542,7 @@ struct ComputeCursor {
 __device__ __forceinline__ int StagedRow(const SelParams& p, const BlockTiles& bt,
                                          const BlockGroups& bg, int group, int n) {
   const int t = (group - bt.first_group) * p.staged_cols + n;
-  return p.all_input_rows > 0 ? bg.slot[t] / p.in_row_div : t;
+  return p.all_input_rows > 0 ? p.in_row_divisor.Div(bg.slot[t]) : t;
 }
 
 template <bool kGateUpSilu, bool kOneSlot, int kChunks>
@@ -799,6 +803,9 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
       PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
                  Tuning<kGateUpSilu, kOneSlot>::kStages, p.staged_cols, input_rows, sms));
   p.splits = plan.splits;
+  p.splits_divisor = FastDivisor::Of(plan.splits);
+  p.tiles_per_group_divisor = FastDivisor::Of(p.tiles_per_group);
+  p.in_row_divisor = FastDivisor::Of(p.in_row_div);
   p.chunks_per_split = plan.chunks_per_split;
   p.staged_rows = plan.staged_rows;
   p.groups_per_block = plan.groups_per_block;
