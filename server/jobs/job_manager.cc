@@ -368,11 +368,7 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std:
     spdlog::info("job {} queued by {} with {} ahead", inserted->job.id(), submitter,
                  inserted->job.queue_position());
   }
-  if (inserted->job.state() == v1::JOB_STATE_QUEUED) {
-    if (absl::StatusOr<std::vector<v1::FleetDevice>> fleet = Fleet(); fleet.ok()) {
-      ExplainWaiting(inserted->job, *fleet);
-    }
-  }
+  ExplainWaiting({&inserted->job});
   return inserted->job;
 }
 
@@ -383,9 +379,21 @@ bool JobManager::ServesTargets(const v1::SubmitRequest& request) const {
                      [&](const auto& d) { return d->registration.model == request.gpu(); });
 }
 
+void JobManager::ExplainWaiting(const std::vector<v1::Job*>& jobs) {
+  auto targeted = [](const v1::Job* j) {
+    return j->state() == v1::JOB_STATE_QUEUED &&
+           !(j->request().gpu().empty() && j->request().host().empty());
+  };
+  if (std::none_of(jobs.begin(), jobs.end(), targeted)) return;
+  absl::StatusOr<std::vector<v1::FleetDevice>> fleet = Fleet();
+  if (!fleet.ok()) return;  // the reason is a courtesy; the job's state is what counts
+  for (v1::Job* job : jobs) {
+    if (targeted(job)) ExplainWaiting(*job, *fleet);
+  }
+}
+
 void JobManager::ExplainWaiting(v1::Job& job, const std::vector<v1::FleetDevice>& fleet) {
   const v1::SubmitRequest& r = job.request();
-  if (job.state() != v1::JOB_STATE_QUEUED || (r.gpu().empty() && r.host().empty())) return;
   const bool served = std::any_of(fleet.begin(), fleet.end(), [&](const v1::FleetDevice& d) {
     return d.state() == "serving" && (r.gpu().empty() || d.model() == r.gpu()) &&
            (r.host().empty() || d.host() == r.host()) &&
@@ -440,11 +448,7 @@ absl::Status JobManager::Watch(const std::string& job_id, std::shared_ptr<JobEve
 absl::StatusOr<v1::Job> JobManager::Get(const std::string& job_id) {
   RETURN_IF_ERROR(CheckJobId(job_id));
   ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
-  if (job.state() == v1::JOB_STATE_QUEUED) {
-    if (absl::StatusOr<std::vector<v1::FleetDevice>> fleet = Fleet(); fleet.ok()) {
-      ExplainWaiting(job, *fleet);
-    }
-  }
+  ExplainWaiting({&job});
   return job;
 }
 
@@ -492,16 +496,9 @@ void JobManager::SetStoreWritable(bool writable, const absl::Status& why) {
 
 absl::StatusOr<v1::ListJobsResponse> JobManager::List(const v1::ListJobsRequest& request) {
   ASSIGN_OR_RETURN(v1::ListJobsResponse response, store_->List(request));
-  const bool targeted =
-      std::any_of(response.jobs().begin(), response.jobs().end(), [](const v1::Job& j) {
-        return j.state() == v1::JOB_STATE_QUEUED &&
-               !(j.request().gpu().empty() && j.request().host().empty());
-      });
-  if (targeted) {
-    if (absl::StatusOr<std::vector<v1::FleetDevice>> fleet = Fleet(); fleet.ok()) {
-      for (v1::Job& job : *response.mutable_jobs()) ExplainWaiting(job, *fleet);
-    }
-  }
+  std::vector<v1::Job*> jobs;
+  for (v1::Job& job : *response.mutable_jobs()) jobs.push_back(&job);
+  ExplainWaiting(jobs);
   return response;
 }
 

@@ -175,7 +175,10 @@ class JobManager {
   bool FeedStoreWatcher(StoreWatcher& watcher);
   // The registration of this daemon and its devices.
   DaemonRegistration Registration() const;
-  // Says why a queued job waits when no serving device of `fleet` matches it.
+  // Sets the waiting reason of each queued job with a gpu or host target that no serving
+  // device of the fleet matches (the fleet is read once, and only when such a job is there).
+  void ExplainWaiting(const std::vector<v1::Job*>& jobs);
+  // The same for one queued, targeted job against `fleet`.
   static void ExplainWaiting(v1::Job& job, const std::vector<v1::FleetDevice>& fleet);
   // Whether a device of this daemon may run the request (its gpu and host targets).
   bool ServesTargets(const v1::SubmitRequest& request) const;
