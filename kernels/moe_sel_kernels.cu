@@ -115,7 +115,7 @@ struct SelParams {
   const int32_t* group_slots;
   float* out;  // [slots][out_rows]
   // The per-item divisions, as multiplications (Launch fills them in).
-  FastDivisor splits_divisor, tiles_per_group_divisor, in_row_divisor;
+  FastDivisor splits_divisor, tiles_per_group_divisor, in_row_divisor, units_divisor;
 };
 
 __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
@@ -138,11 +138,6 @@ __device__ __forceinline__ uint32_t ScalePairHalf2(uint32_t pair) {
 __device__ __forceinline__ float2 ChunkScales(uint32_t pair) {
   const uint32_t h2 = ScalePairHalf2(pair);
   return __half22float2(*reinterpret_cast<const __half2*>(&h2));
-}
-
-__device__ __forceinline__ uint32_t PackHalf2(__half lo, __half hi) {
-  return static_cast<uint32_t>(__half_as_ushort(lo)) |
-         (static_cast<uint32_t>(__half_as_ushort(hi)) << 16);
 }
 
 // The tiles one block owns: [first, last), balanced to within one tile across blocks.
@@ -182,9 +177,45 @@ __device__ __forceinline__ BlockGroups CarveBlockGroups(int* words, int groups_p
 // r / staged_cols, slot column r % staged_cols). Each row is scaled by a power of two so its
 // largest magnitude is below 2^14 (f16 has range for it; f32 precision survives in hi + lo);
 // out_scale[r] undoes that and the 2^-14 of the code decode. Per-slot plans also zero the zero
-// row that the non-owner threads read. Loads go out kStageBatch at a time: staging sits between
-// a block's start and its first mma, so its latency is paid once per block.
+// row that the non-owner threads read.
+//
+// Two passes over units of 4 elements, each thread the same units in both: the first loads
+// them (kStageBatch at a time: staging sits between a block's start and its first mma, so its
+// latency is paid once per block), keeps them as they are in the 16 bytes their f16 hi and lo
+// parts will take, and takes each row's largest magnitude; the second converts them in place.
+// So the inputs cross the memory system once, and no unit needs a division by the row length
+// (ncu: on small and union launches these divisions and a warp vote per unit made staging
+// more than half of the kernel's time).
 constexpr int kStageBatch = 8;
+
+// Where unit u (elements 4u .. 4u + 3 of staged row r) goes: wider groups, one vector per unit
+// (hi pair, hi pair, lo pair, lo pair); per-slot, half of a hi vector and half of a lo vector.
+struct UnitPlace {
+  uint2* hi;
+  uint2* lo;
+};
+
+template <bool kOneSlot>
+__device__ __forceinline__ UnitPlace PlaceOfUnit(uint4* staged, const StagedLayout& layout, int r,
+                                                 int unit_in_row) {
+  const int q = unit_in_row / (kChunkElements / 4), within = unit_in_row % (kChunkElements / 4);
+  uint4* row_base = staged + r * layout.row_vectors;
+  if (kOneSlot) {
+    return {reinterpret_cast<uint2*>(row_base + OneSlotChunkOffset(q)) + within,
+            reinterpret_cast<uint2*>(row_base + layout.lo_offset + OneSlotChunkOffset(q)) + within};
+  }
+  uint2* vector = reinterpret_cast<uint2*>(row_base + GroupChunkOffset(q) + within);
+  return {vector, vector + 1};
+}
+
+// f16 hi and lo parts of two scaled inputs, element a in the low halves.
+__device__ __forceinline__ void SplitHiLo(float a, float b, uint32_t& hi, uint32_t& lo) {
+  const __half2 h = __floats2half2_rn(a, b);
+  const float2 back = __half22float2(h);
+  const __half2 l = __floats2half2_rn(a - back.x, b - back.y);
+  hi = *reinterpret_cast<const uint32_t*>(&h);
+  lo = *reinterpret_cast<const uint32_t*>(&l);
+}
 
 template <bool kOneSlot, typename Prologue>
 __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
@@ -227,31 +258,28 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     }
   }
   __syncthreads();
-  // Units of 4 elements; a warp's 32 units may straddle two rows.
   const int units_per_row = p.cols / 4;
   const int units = rows * units_per_row;
   const int lane = threadIdx.x % 32;
   const int stride = blockDim.x;
-  auto load_batch = [&](int base, float4(&v)[kStageBatch]) {
-#pragma unroll
-    for (int k = 0; k < kStageBatch; ++k) {
-      const int u = base + k * stride + lane;
-      const int in_row = u < units ? row_input[u / units_per_row] : -1;
-      v[k] = in_row < 0 ? make_float4(0.0f, 0.0f, 0.0f, 0.0f)
-                        : __ldg(reinterpret_cast<const float4*>(p.in + int64_t{in_row} * p.cols) +
-                                u % units_per_row);
-    }
-  };
   const int warp_base = threadIdx.x - lane;
-  // Where one batch covers the rows (per-slot plans, short rows), the conversion below reuses
-  // it instead of loading the inputs again: one round trip less before the first mma.
-  const bool one_batch = units <= kStageBatch * stride;
-  float4 v[kStageBatch];
+  // Rows of a multiple of 32 units: each warp's 32 units (which start at a multiple of 32) lie
+  // in one row, so one warp reduction takes their maximum.
+  const bool warp_in_one_row = units_per_row % 32 == 0;
   // The inputs' first batch goes out before the codes' first passes, which would otherwise
   // queue ahead of it.
   bool prologue_issued = false;
   for (int base = warp_base; base < units; base += kStageBatch * stride) {
-    load_batch(base, v);
+    float4 v[kStageBatch];
+#pragma unroll
+    for (int k = 0; k < kStageBatch; ++k) {
+      const int u = base + k * stride + lane;
+      const int r = p.units_divisor.Div(u);
+      const int in_row = u < units ? row_input[r] : -1;
+      v[k] = in_row < 0 ? make_float4(0.0f, 0.0f, 0.0f, 0.0f)
+                        : __ldg(reinterpret_cast<const float4*>(p.in + int64_t{in_row} * p.cols) +
+                                (u - r * units_per_row));
+    }
     if (!prologue_issued) {
       issue_prologue();
       prologue_issued = true;
@@ -259,11 +287,17 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
 #pragma unroll
     for (int k = 0; k < kStageBatch; ++k) {
       if (base + k * stride >= units) break;  // the same for the whole warp
-      const int r = min(base + k * stride + lane, units - 1) / units_per_row;
+      const int u = min(base + k * stride + lane, units - 1);
+      const int r = p.units_divisor.Div(u);
+      if (base + k * stride + lane < units) {
+        const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, u - r * units_per_row);
+        *place.hi = make_uint2(__float_as_uint(v[k].x), __float_as_uint(v[k].y));
+        *place.lo = make_uint2(__float_as_uint(v[k].z), __float_as_uint(v[k].w));
+      }
       const float m =
           fmaxf(fmaxf(fabsf(v[k].x), fabsf(v[k].y)), fmaxf(fabsf(v[k].z), fabsf(v[k].w)));
       // Non-negative floats order as their bit patterns.
-      const unsigned peers = __match_any_sync(0xFFFFFFFFu, r);
+      const unsigned peers = warp_in_one_row ? 0xFFFFFFFFu : __match_any_sync(0xFFFFFFFFu, r);
       const unsigned peers_max = __reduce_max_sync(peers, __float_as_uint(m));
       if (lane == __ffs(peers) - 1) {
         atomicMax(reinterpret_cast<unsigned*>(row_max + r), peers_max);
@@ -280,36 +314,16 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     row_max[r] = ldexpf(1.0f, -shift);  // from here on: the input scale
   }
   __syncthreads();
-  for (int base = warp_base; base < units; base += kStageBatch * stride) {
-    if (!one_batch) load_batch(base, v);
-#pragma unroll
-    for (int k = 0; k < kStageBatch; ++k) {
-      const int u = base + k * stride + lane;
-      if (u >= units) break;
-      const int r = u / units_per_row, first = 4 * (u % units_per_row);
-      const float scale = row_max[r];
-      const float x[4] = {v[k].x * scale, v[k].y * scale, v[k].z * scale, v[k].w * scale};
-      __half hi[4], lo[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        hi[e] = __float2half_rn(x[e]);
-        lo[e] = __float2half_rn(x[e] - __half2float(hi[e]));
-      }
-      const int q = first / kChunkElements, within = first % kChunkElements;
-      uint4* row_base = staged + r * layout.row_vectors;
-      if (kOneSlot) {
-        // 8 elements per vector: this unit is half (.xy or .zw) of one hi and one lo vector.
-        uint2* hi_out = reinterpret_cast<uint2*>(row_base + OneSlotChunkOffset(q));
-        uint2* lo_out =
-            reinterpret_cast<uint2*>(row_base + layout.lo_offset + OneSlotChunkOffset(q));
-        hi_out[within / 4] = make_uint2(PackHalf2(hi[0], hi[1]), PackHalf2(hi[2], hi[3]));
-        lo_out[within / 4] = make_uint2(PackHalf2(lo[0], lo[1]), PackHalf2(lo[2], lo[3]));
-      } else {
-        row_base[GroupChunkOffset(q) + within / 4] =
-            make_uint4(PackHalf2(hi[0], hi[1]), PackHalf2(hi[2], hi[3]), PackHalf2(lo[0], lo[1]),
-                       PackHalf2(lo[2], lo[3]));
-      }
-    }
+  for (int u = threadIdx.x; u < units; u += stride) {
+    const int r = p.units_divisor.Div(u);
+    const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, u - r * units_per_row);
+    const uint2 xy = *place.hi, zw = *place.lo;
+    const float scale = row_max[r];
+    uint32_t hi[2], lo[2];
+    SplitHiLo(__uint_as_float(xy.x) * scale, __uint_as_float(xy.y) * scale, hi[0], lo[0]);
+    SplitHiLo(__uint_as_float(zw.x) * scale, __uint_as_float(zw.y) * scale, hi[1], lo[1]);
+    *place.hi = make_uint2(hi[0], hi[1]);
+    *place.lo = make_uint2(lo[0], lo[1]);
   }
   __syncthreads();
 }
@@ -410,12 +424,31 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
 // holding its scales, so that a lane reads back only what it copied itself (no warp barrier
 // between the ring's reads and its refills). Chunks past the item's end arrive as zero codes
 // and zero scales, so they add nothing.
+//
+// A pass whose chunks all lie in the item and in full quads (every pass of a row whose length
+// is a multiple of 128, but the last of a split that ends mid-pass) takes the short path:
+// lane 4g + c's chunk of each quad is entry `lane` of the quad's block, at fixed offsets.
 template <int kChunks>
 __device__ __forceinline__ void IssuePass(const LoadCursor& at, int chunks, int lane,
                                           uint8_t* stage) {
   const int g = lane / 4, c = lane % 4;
   uint4* codes = reinterpret_cast<uint4*>(stage);
   uint32_t* scales = reinterpret_cast<uint32_t*>(stage + kChunks * 2 * 32 * 16);
+  if (at.q + 4 * kChunks <= at.chunk_end) {
+    const int place = 8 * at.q + lane;
+    const uint4* codes_g = at.codes_g + place;
+    const uint4* codes_g8 = at.codes_g8 + place;
+    const uint16_t* scales_g = at.scales_g + (place & ~1);
+    const uint16_t* scales_g8 = at.scales_g8 + (place & ~1);
+#pragma unroll
+    for (int j = 0; j < kChunks; ++j) {
+      CopyAsync16(codes + j * 32 + lane, codes_g + 32 * j, true);
+      CopyAsync16(codes + (kChunks + j) * 32 + lane, codes_g8 + 32 * j, true);
+      CopyAsync4(scales + j * 32 + lane, scales_g + 32 * j, true);
+      CopyAsync4(scales + (kChunks + j) * 32 + lane, scales_g8 + 32 * j, true);
+    }
+    return;
+  }
 #pragma unroll
   for (int j = 0; j < kChunks; ++j) {
     const int quad = at.q + 4 * j;
@@ -439,10 +472,11 @@ __device__ __forceinline__ PassData<kChunks> ReadPass(const uint8_t* stage, int 
   const uint4* codes = reinterpret_cast<const uint4*>(stage);
   const uint32_t* scales = reinterpret_cast<const uint32_t*>(stage + kChunks * 2 * 32 * 16);
   PassData<kChunks> data;
+  const bool full_quads = q + 4 * kChunks <= chunks;
 #pragma unroll
   for (int j = 0; j < kChunks; ++j) {
     const int quad = q + 4 * j;
-    const int place = quad + 4 <= chunks ? lane : g * max(1, chunks - quad) + c;
+    const int place = full_quads || quad + 4 <= chunks ? lane : g * max(1, chunks - quad) + c;
     const int half = 16 * (place & 1);  // which half of the copied word is this lane's pair
     data.code_g[j] = codes[j * 32 + lane];
     data.code_g8[j] = codes[(kChunks + j) * 32 + lane];
@@ -669,9 +703,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   if (warp < items) {
     ComputeCursor at =
         StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, warp, staged, zero, g, c);
-    for (int stage = 0;; stage = (stage + 1) % kStages) {
+    for (int stage = 0;; stage = stage + 1 == kStages ? 0 : stage + 1) {
       // The ring stage before this one is free again: refill it.
-      issue_next((stage + kStages - 1) % kStages);
+      issue_next(stage == 0 ? kStages - 1 : stage - 1);
       WaitCopies<kStages - 1>();  // all but the newest kStages - 1 groups: this pass landed
       const PassData<kChunks> data =
           ReadPass<kChunks>(ring + stage * StageBytes(kChunks), at.q, chunks, lane);
@@ -806,6 +840,7 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   p.splits_divisor = FastDivisor::Of(plan.splits);
   p.tiles_per_group_divisor = FastDivisor::Of(p.tiles_per_group);
   p.in_row_divisor = FastDivisor::Of(p.in_row_div);
+  p.units_divisor = FastDivisor::Of(p.cols / 4);
   p.chunks_per_split = plan.chunks_per_split;
   p.staged_rows = plan.staged_rows;
   p.groups_per_block = plan.groups_per_block;
