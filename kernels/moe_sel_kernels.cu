@@ -140,6 +140,34 @@ __device__ __forceinline__ float2 ChunkScales(uint32_t pair) {
   return __half22float2(*reinterpret_cast<const __half2*>(&h2));
 }
 
+// cp.async: copies to shared memory that bypass registers; a wait_group covers all but the
+// newest N commit groups of the thread.
+__device__ __forceinline__ void CopyAsync16(void* smem_to, const void* global_from, bool valid) {
+  // src-size 0 fills the 16 bytes with zeros and reads nothing.
+  const uint32_t to = static_cast<uint32_t>(__cvta_generic_to_shared(smem_to));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(global_from),
+               "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void CommitCopies() { asm volatile("cp.async.commit_group;\n"); }
+
+template <int kPending>
+__device__ __forceinline__ void WaitCopies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+__device__ __forceinline__ void CopyAsync8(void* smem_to, const void* global_from, bool valid) {
+  const uint32_t to = static_cast<uint32_t>(__cvta_generic_to_shared(smem_to));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(to), "l"(global_from),
+               "r"(valid ? 8 : 0));
+}
+
+__device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_from, bool valid) {
+  const uint32_t to = static_cast<uint32_t>(__cvta_generic_to_shared(smem_to));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(to), "l"(global_from),
+               "r"(valid ? 4 : 0));
+}
+
 // The tiles one block owns: [first, last), balanced to within one tile across blocks.
 struct BlockTiles {
   int first, last;
@@ -179,17 +207,19 @@ __device__ __forceinline__ BlockGroups CarveBlockGroups(int* words, int groups_p
 // out_scale[r] undoes that and the 2^-14 of the code decode. Per-slot plans also zero the zero
 // row that the non-owner threads read.
 //
-// Two passes over units of 4 elements, each thread the same units in both: the first loads
-// them (kStageBatch at a time: staging sits between a block's start and its first mma, so its
-// latency is paid once per block), keeps them as they are in the 16 bytes their f16 hi and lo
-// parts will take, and takes each row's largest magnitude; the second converts them in place.
-// So the inputs cross the memory system once, and no unit needs a division by the row length
-// (ncu: on small and union launches these divisions and a warp vote per unit made staging
-// more than half of the kernel's time).
-constexpr int kStageBatch = 8;
+// The inputs are copied (cp.async, no registers, every copy of the block in flight at once)
+// into the 16 bytes their f16 hi and lo parts will take, ahead of the codes' first passes
+// (`issue_prologue`, kPrologueGroups commit groups) which would otherwise queue ahead of them;
+// nothing goes out before the group data is read, which would queue behind it (measured: the
+// union kernels lost 5% when a block that stages every input row copied them first). Then one
+// pass takes each row's largest magnitude and a second converts the units in place.
+// No unit needs a division by the row length (ncu: on small and union launches such divisions,
+// a warp vote per unit and the inputs' load round trips made staging more than half of the
+// kernel's time).
 
 // Where unit u (elements 4u .. 4u + 3 of staged row r) goes: wider groups, one vector per unit
 // (hi pair, hi pair, lo pair, lo pair); per-slot, half of a hi vector and half of a lo vector.
+// Before the conversion the hi place holds elements 0 and 1 as f32, the lo place 2 and 3.
 struct UnitPlace {
   uint2* hi;
   uint2* lo;
@@ -217,7 +247,30 @@ __device__ __forceinline__ void SplitHiLo(float a, float b, uint32_t& hi, uint32
   lo = *reinterpret_cast<const uint32_t*>(&l);
 }
 
-template <bool kOneSlot, typename Prologue>
+// Copies the block's input units [0, units) into their places, zeros for rows without an input
+// row (row_input < 0), as one commit group.
+template <bool kOneSlot>
+__device__ __forceinline__ void CopyInputs(const SelParams& p, uint4* staged,
+                                           const StagedLayout& layout, const int* row_input,
+                                           int units) {
+  const int units_per_row = p.cols / 4;
+  for (int u = threadIdx.x; u < units; u += blockDim.x) {
+    const int r = p.units_divisor.Div(u), col = u - r * units_per_row;
+    const int in_row = row_input[r];
+    const float4* from =
+        reinterpret_cast<const float4*>(p.in + int64_t{max(in_row, 0)} * p.cols) + col;
+    const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
+    if (kOneSlot) {
+      CopyAsync8(place.hi, from, in_row >= 0);
+      CopyAsync8(place.lo, reinterpret_cast<const float2*>(from) + 1, in_row >= 0);
+    } else {
+      CopyAsync16(place.hi, from, in_row >= 0);
+    }
+  }
+  CommitCopies();
+}
+
+template <bool kOneSlot, int kPrologueGroups, typename Prologue>
 __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
                             uint4* staged, uint4* zero, float* out_scale, float* row_max,
                             int* row_input, Prologue&& issue_prologue) {
@@ -226,22 +279,34 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   const int rows =
       p.all_input_rows > 0 ? p.all_input_rows : (last_group - bt.first_group) * p.staged_cols;
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
+  const int units_per_row = p.cols / 4;
+  const int units = rows * units_per_row;
+  // One-slot groups are one per slot (slot_begin[g] = g): their slot is read without waiting
+  // for slot_begin.
   for (int t = threadIdx.x; t < p.groups_per_block * p.staged_cols; t += blockDim.x) {
-    const int local = t / p.staged_cols, n = t % p.staged_cols;
+    const int local = kOneSlot ? t : t / p.staged_cols, n = kOneSlot ? 0 : t % p.staged_cols;
     const int group = bt.first_group + local;
     if (group >= groups) continue;
-    const int begin = p.group_begin[group];
-    const int width = p.group_begin[group + 1] - begin;
+    const int begin = kOneSlot ? group : p.group_begin[group];
+    const int width = kOneSlot ? 1 : p.group_begin[group + 1] - begin;
     bg.slot[t] = n < width ? p.group_slots[begin + n] : -1;
     if (n == 0) {
-      const int expert = p.group_expert[group];
-      bg.expert[local] = expert;
+      bg.expert[local] = p.group_expert[group];
       bg.width[local] = width;
-      bg.global_a[local] = p.global_a[expert];
-      if (p.global_b != nullptr) bg.global_b[local] = p.global_b[expert];
     }
   }
   __syncthreads();
+  // The global scales, needed only when tiles are written, travel while the inputs are staged:
+  // requested here, stored once the inputs' and the codes' copies are out.
+  const int scale_group = threadIdx.x;
+  const bool loads_scales =
+      scale_group < p.groups_per_block && bt.first_group + scale_group < groups;
+  float global_a = 0.0f, global_b = 0.0f;
+  if (loads_scales) {
+    const int expert = bg.expert[scale_group];
+    global_a = p.global_a[expert];
+    if (p.global_b != nullptr) global_b = p.global_b[expert];
+  }
   for (int r = threadIdx.x; r < rows; r += blockDim.x) {
     // The input row of staged row r (StagedRow), or -1 where a group is narrower than
     // staged_cols.
@@ -258,53 +323,36 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     }
   }
   __syncthreads();
-  const int units_per_row = p.cols / 4;
-  const int units = rows * units_per_row;
-  const int lane = threadIdx.x % 32;
-  const int stride = blockDim.x;
-  const int warp_base = threadIdx.x - lane;
+  CopyInputs<kOneSlot>(p, staged, layout, row_input, units);
+  issue_prologue();
+  if (loads_scales) {
+    bg.global_a[scale_group] = global_a;
+    bg.global_b[scale_group] = global_b;
+  }
+  for (int local = scale_group + blockDim.x;
+       local < p.groups_per_block && bt.first_group + local < groups; local += blockDim.x) {
+    const int expert = bg.expert[local];
+    bg.global_a[local] = p.global_a[expert];
+    if (p.global_b != nullptr) bg.global_b[local] = p.global_b[expert];
+  }
+  WaitCopies<kPrologueGroups>();  // the inputs (the group before the prologue's) have landed
+  __syncthreads();
   // Rows of a multiple of 32 units: each warp's 32 units (which start at a multiple of 32) lie
   // in one row, so one warp reduction takes their maximum.
   const bool warp_in_one_row = units_per_row % 32 == 0;
-  // The inputs' first batch goes out before the codes' first passes, which would otherwise
-  // queue ahead of it.
-  bool prologue_issued = false;
-  for (int base = warp_base; base < units; base += kStageBatch * stride) {
-    float4 v[kStageBatch];
-#pragma unroll
-    for (int k = 0; k < kStageBatch; ++k) {
-      const int u = base + k * stride + lane;
-      const int r = p.units_divisor.Div(u);
-      const int in_row = u < units ? row_input[r] : -1;
-      v[k] = in_row < 0 ? make_float4(0.0f, 0.0f, 0.0f, 0.0f)
-                        : __ldg(reinterpret_cast<const float4*>(p.in + int64_t{in_row} * p.cols) +
-                                (u - r * units_per_row));
-    }
-    if (!prologue_issued) {
-      issue_prologue();
-      prologue_issued = true;
-    }
-#pragma unroll
-    for (int k = 0; k < kStageBatch; ++k) {
-      if (base + k * stride >= units) break;  // the same for the whole warp
-      const int u = min(base + k * stride + lane, units - 1);
-      const int r = p.units_divisor.Div(u);
-      if (base + k * stride + lane < units) {
-        const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, u - r * units_per_row);
-        *place.hi = make_uint2(__float_as_uint(v[k].x), __float_as_uint(v[k].y));
-        *place.lo = make_uint2(__float_as_uint(v[k].z), __float_as_uint(v[k].w));
-      }
-      const float m =
-          fmaxf(fmaxf(fabsf(v[k].x), fabsf(v[k].y)), fmaxf(fabsf(v[k].z), fabsf(v[k].w)));
-      // Non-negative floats order as their bit patterns.
-      const unsigned peers = warp_in_one_row ? 0xFFFFFFFFu : __match_any_sync(0xFFFFFFFFu, r);
-      const unsigned peers_max = __reduce_max_sync(peers, __float_as_uint(m));
-      if (lane == __ffs(peers) - 1) {
-        atomicMax(reinterpret_cast<unsigned*>(row_max + r), peers_max);
-      }
-    }
+  const int lane = threadIdx.x % 32;
+  for (int base = threadIdx.x - lane; base < units; base += blockDim.x) {
+    const int u = min(base + lane, units - 1);
+    const int r = p.units_divisor.Div(u);
+    const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, u - r * units_per_row);
+    const uint2 xy = *place.hi, zw = *place.lo;
+    const float m = fmaxf(fmaxf(fabsf(__uint_as_float(xy.x)), fabsf(__uint_as_float(xy.y))),
+                          fmaxf(fabsf(__uint_as_float(zw.x)), fabsf(__uint_as_float(zw.y))));
+    // Non-negative floats order as their bit patterns.
+    const unsigned peers = warp_in_one_row ? 0xFFFFFFFFu : __match_any_sync(0xFFFFFFFFu, r);
+    const unsigned peers_max = __reduce_max_sync(peers, __float_as_uint(m));
+    if (lane == __ffs(peers) - 1) atomicMax(reinterpret_cast<unsigned*>(row_max + r), peers_max);
   }
-  if (!prologue_issued) issue_prologue();
   __syncthreads();
   for (int r = threadIdx.x; r < rows; r += blockDim.x) {
     int exponent = 0;
@@ -314,7 +362,8 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     row_max[r] = ldexpf(1.0f, -shift);  // from here on: the input scale
   }
   __syncthreads();
-  for (int u = threadIdx.x; u < units; u += stride) {
+#pragma unroll 4
+  for (int u = threadIdx.x; u < units; u += blockDim.x) {
     const int r = p.units_divisor.Div(u);
     const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, u - r * units_per_row);
     const uint2 xy = *place.hi, zw = *place.lo;
@@ -399,26 +448,6 @@ struct PassData {
   uint4 code_g[kChunks], code_g8[kChunks];
   uint32_t scale_g[kChunks], scale_g8[kChunks];
 };
-
-__device__ __forceinline__ void CopyAsync16(void* smem_to, const void* global_from, bool valid) {
-  // src-size 0 fills the 16 bytes with zeros and reads nothing.
-  const uint32_t to = static_cast<uint32_t>(__cvta_generic_to_shared(smem_to));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(global_from),
-               "r"(valid ? 16 : 0));
-}
-
-__device__ __forceinline__ void CommitCopies() { asm volatile("cp.async.commit_group;\n"); }
-
-template <int kPending>
-__device__ __forceinline__ void WaitCopies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
-}
-
-__device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_from, bool valid) {
-  const uint32_t to = static_cast<uint32_t>(__cvta_generic_to_shared(smem_to));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(to), "l"(global_from),
-               "r"(valid ? 4 : 0));
-}
 
 // Requests one pass into a ring stage: each lane its own code chunks and the 4-byte words
 // holding its scales, so that a lane reads back only what it copied itself (no warp barrier
@@ -694,7 +723,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     }
     CommitCopies();
   };
-  StageInputs<kOneSlot>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
+  StageInputs<kOneSlot, kStages - 1>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
     if (loading) load = StartLoad<kGateUpSilu>(p, bt, bg.expert, warp, g);
     for (int stage = 0; stage < kStages - 1; ++stage) issue_next(stage);
   });
@@ -869,6 +898,11 @@ absl::Status CheckGroups(const DeviceSlotGroups& groups) {
   if (groups.max_group_slots < 1 || groups.max_group_slots > kMaxGroupSlots) {
     return absl::InvalidArgumentError(absl::StrFormat("max_group_slots: %d is outside [1, %d]",
                                                       groups.max_group_slots, kMaxGroupSlots));
+  }
+  if (groups.max_group_slots == 1 && groups.slots_total != groups.groups) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("groups: %d groups of one slot must hold %d slots, not %d", groups.groups,
+                        groups.groups, groups.slots_total));
   }
   if (groups.expert == nullptr || groups.slot_begin == nullptr || groups.slots == nullptr) {
     return absl::InvalidArgumentError("groups: null device pointer");

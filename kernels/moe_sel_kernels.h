@@ -40,7 +40,7 @@ struct DeviceSlotGroups {
   const int32_t* slot_begin = nullptr;
   const int32_t* slots = nullptr;
   int groups = 0;
-  int max_group_slots = 0;  // 1 for per-slot plans, at most 8
+  int max_group_slots = 0;  // 1 for per-slot plans (then slot_begin[g] = g), at most 8
   int slots_total = 0;      // slots of all groups
 };
 

@@ -16,6 +16,10 @@ void ExpectCoversEverySlotOnce(const SlotGroups& plan, const std::vector<int32_t
   ASSERT_EQ(plan.slot_begin.size(), plan.expert.size() + 1);
   for (int g = 0; g < plan.groups(); ++g) {
     EXPECT_LE(plan.slot_begin[g + 1] - plan.slot_begin[g], plan.max_group_slots);
+    // The one-slot kernels read group g's slot at slots[g].
+    if (plan.max_group_slots == 1) {
+      EXPECT_EQ(plan.slot_begin[g], g);
+    }
     for (int i = plan.slot_begin[g]; i < plan.slot_begin[g + 1]; ++i) {
       EXPECT_EQ(sel[plan.slots[i]], plan.expert[g]);
     }
@@ -36,6 +40,14 @@ TEST(SlotGroupsTest, UnionHasOneGroupPerDistinctExpert) {
   EXPECT_EQ(plan.groups(), 3);
   EXPECT_EQ(plan.expert, (std::vector<int32_t>{5, 9, 1}));
   EXPECT_EQ(plan.max_group_slots, 3);
+  ExpectCoversEverySlotOnce(plan, sel);
+}
+
+TEST(SlotGroupsTest, UnionOfDistinctExpertsHasOneSlotGroups) {
+  const std::vector<int32_t> sel = {5, 9, 1, 3};
+  const SlotGroups plan = UnionGroups(sel);
+  EXPECT_EQ(plan.groups(), 4);
+  EXPECT_EQ(plan.max_group_slots, 1);
   ExpectCoversEverySlotOnce(plan, sel);
 }
 
