@@ -210,9 +210,10 @@ __device__ __forceinline__ BlockGroups CarveBlockGroups(int* words, int groups_p
 // The inputs are copied (cp.async, no registers, every copy of the block in flight at once)
 // into the 16 bytes their f16 hi and lo parts will take, ahead of the codes' first passes
 // (`issue_prologue`, kPrologueGroups commit groups) which would otherwise queue ahead of them;
-// nothing goes out before the group data is read, which would queue behind it (measured: the
-// union kernels lost 5% when a block that stages every input row copied them first). Then one
-// pass takes each row's largest magnitude and a second converts the units in place.
+// they go out after the group data's requests, which would otherwise queue behind them
+// (measured: the union kernels lost 5% when a block that stages every input row copied them
+// first), and where they need none of it (every input row staged) while it is in flight. Then
+// one pass takes each row's largest magnitude and a second converts the units in place.
 // No unit needs a division by the row length (ncu: on small and union launches such divisions,
 // a warp vote per unit and the inputs' load round trips made staging more than half of the
 // kernel's time).
@@ -248,7 +249,7 @@ __device__ __forceinline__ void SplitHiLo(float a, float b, uint32_t& hi, uint32
 }
 
 // Copies the block's input units [0, units) into their places, zeros for rows without an input
-// row (row_input < 0), as one commit group.
+// row (row_input < 0; staged row r is input row r where row_input is null), as one commit group.
 template <bool kOneSlot>
 __device__ __forceinline__ void CopyInputs(const SelParams& p, uint4* staged,
                                            const StagedLayout& layout, const int* row_input,
@@ -256,7 +257,7 @@ __device__ __forceinline__ void CopyInputs(const SelParams& p, uint4* staged,
   const int units_per_row = p.cols / 4;
   for (int u = threadIdx.x; u < units; u += blockDim.x) {
     const int r = p.units_divisor.Div(u), col = u - r * units_per_row;
-    const int in_row = row_input[r];
+    const int in_row = row_input == nullptr ? r : row_input[r];
     const float4* from =
         reinterpret_cast<const float4*>(p.in + int64_t{max(in_row, 0)} * p.cols) + col;
     const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
@@ -270,6 +271,42 @@ __device__ __forceinline__ void CopyInputs(const SelParams& p, uint4* staged,
   CommitCopies();
 }
 
+// Copies what the block needs of its groups into bg: the slots (by staged row), the expert and
+// the width of each group. Each thread's first entry is requested, then `while_loading` runs,
+// then the entry is stored. One-slot groups are one per slot (slot_begin[g] = g): their slot is
+// read without waiting for slot_begin.
+template <bool kOneSlot, typename WhileLoading>
+__device__ __forceinline__ void ReadBlockGroups(const SelParams& p, const BlockTiles& bt,
+                                                const BlockGroups& bg, int groups,
+                                                WhileLoading&& while_loading) {
+  const int entries = p.groups_per_block * p.staged_cols;
+  auto request = [&](int t, int& group, int& begin, int& end, int& expert) {
+    const int local = kOneSlot ? t : t / p.staged_cols;
+    group = bt.first_group + local;
+    if (t >= entries || group >= groups) return false;
+    begin = kOneSlot ? group : p.group_begin[group];
+    end = kOneSlot ? group + 1 : p.group_begin[group + 1];
+    expert = p.group_expert[group];
+    return true;
+  };
+  auto store = [&](int t, int group, int begin, int end, int expert) {
+    const int local = group - bt.first_group, n = kOneSlot ? 0 : t % p.staged_cols;
+    const int width = end - begin;
+    bg.slot[t] = n < width ? p.group_slots[begin + n] : -1;
+    if (n == 0) {
+      bg.expert[local] = expert;
+      bg.width[local] = width;
+    }
+  };
+  int group = 0, begin = 0, end = 0, expert = 0;
+  const bool first = request(threadIdx.x, group, begin, end, expert);
+  while_loading();
+  if (first) store(threadIdx.x, group, begin, end, expert);
+  for (int t = threadIdx.x + blockDim.x; t < entries; t += blockDim.x) {
+    if (request(t, group, begin, end, expert)) store(t, group, begin, end, expert);
+  }
+}
+
 template <bool kOneSlot, int kPrologueGroups, typename Prologue>
 __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
                             uint4* staged, uint4* zero, float* out_scale, float* row_max,
@@ -281,20 +318,12 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
   const int units_per_row = p.cols / 4;
   const int units = rows * units_per_row;
-  // One-slot groups are one per slot (slot_begin[g] = g): their slot is read without waiting
-  // for slot_begin.
-  for (int t = threadIdx.x; t < p.groups_per_block * p.staged_cols; t += blockDim.x) {
-    const int local = kOneSlot ? t : t / p.staged_cols, n = kOneSlot ? 0 : t % p.staged_cols;
-    const int group = bt.first_group + local;
-    if (group >= groups) continue;
-    const int begin = kOneSlot ? group : p.group_begin[group];
-    const int width = kOneSlot ? 1 : p.group_begin[group + 1] - begin;
-    bg.slot[t] = n < width ? p.group_slots[begin + n] : -1;
-    if (n == 0) {
-      bg.expert[local] = p.group_expert[group];
-      bg.width[local] = width;
-    }
-  }
+  // The group data goes out first; where the block stages every input row (which needs none of
+  // it), the inputs' copies follow at once, so that their round trip overlaps the group data's
+  // instead of queueing ahead of it.
+  ReadBlockGroups<kOneSlot>(p, bt, bg, groups, [&] {
+    if (p.all_input_rows > 0) CopyInputs<kOneSlot>(p, staged, layout, nullptr, units);
+  });
   __syncthreads();
   // The global scales, needed only when tiles are written, travel while the inputs are staged:
   // requested here, stored once the inputs' and the codes' copies are out.
@@ -309,12 +338,8 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   }
   for (int r = threadIdx.x; r < rows; r += blockDim.x) {
     // The input row of staged row r (StagedRow), or -1 where a group is narrower than
-    // staged_cols.
-    if (p.all_input_rows > 0) {
-      row_input[r] = r;
-    } else {
-      row_input[r] = bg.slot[r] < 0 ? -1 : bg.slot[r] / p.in_row_div;
-    }
+    // staged_cols; where every input row is staged, staged row r is input row r.
+    if (p.all_input_rows == 0) row_input[r] = bg.slot[r] < 0 ? -1 : bg.slot[r] / p.in_row_div;
     row_max[r] = 0.0f;
   }
   if (kOneSlot) {
@@ -323,7 +348,7 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     }
   }
   __syncthreads();
-  CopyInputs<kOneSlot>(p, staged, layout, row_input, units);
+  if (p.all_input_rows == 0) CopyInputs<kOneSlot>(p, staged, layout, row_input, units);
   issue_prologue();
   if (loads_scales) {
     bg.global_a[scale_group] = global_a;
