@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The final kernels of 2026-11-30's third session: the full benchmark (deploy/gpu-bench.sh), a
-# study of the graph-mode spread (arms alone, shuffled, more reps), ncu evidence (full set and
-# SASS-level samples of the per-slot kernels at union 60) and the SASS.
+# The final kernels of 2026-11-30's third session (after lever 14): the full benchmark
+# (deploy/gpu-bench.sh), a study of the graph-mode spread (arms alone, shuffled, more reps), ncu
+# evidence (full set and SASS-level samples of the per-slot kernels at union 60) and the SASS.
 set -u
 out=$OUT/run
 mkdir -p "$out/spread"
