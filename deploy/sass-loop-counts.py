@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Instruction counts of a sel kernel's main loop from ncu's SASS-level source page.
+
+usage: sass-loop-counts.py SOURCE_CSV WEIGHTS_PER_PASS [TITLE]
+
+SOURCE_CSV is `ncu -i REPORT --page source --csv --print-source sass` for one launch;
+WEIGHTS_PER_PASS the weights one lane multiplies per pass (128 for sel_gu_silu, 64 for
+sel_down). The passes are the execution count of the most executed mma (HMMA): the body
+that runs on every pass shares it; instructions run on 70-99% of the passes are the ring refill
+and the cursor. Prints the opcode counts of both groups and the warp instructions per weight: of the
+body, with the refill (weighted by how often each runs), and of the whole launch.
+"""
+import collections
+import csv
+import sys
+
+
+def launch_rows(path):
+    """The first launch's instruction rows: (SASS text, warp-level executions)."""
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    starts = [i for i, r in enumerate(rows) if r and r[0] == "Kernel Name"]
+    if not starts:
+        sys.exit(f"{path}: no 'Kernel Name' line; not an ncu source page")
+    end = starts[1] if len(starts) > 1 else len(rows)
+    header = rows[starts[0] + 1]
+    try:
+        source = header.index("Source")
+        executed = header.index("Instructions Executed")
+    except ValueError:
+        sys.exit(f"{path}: no Source / Instructions Executed columns")
+    return [(r[source].strip(), int(r[executed] or 0))
+            for r in rows[starts[0] + 2:end] if r and r[0].startswith("0x")]
+
+
+def opcode(sass):
+    words = sass.split()
+    op = words[1] if words[0].startswith("@") else words[0]
+    return op.split(".")[0]
+
+
+def main():
+    if len(sys.argv) not in (3, 4):
+        sys.exit(__doc__.strip().splitlines()[2])
+    rows = launch_rows(sys.argv[1])
+    weights = int(sys.argv[2])
+    title = sys.argv[3] if len(sys.argv) == 4 else sys.argv[1]
+    mma = [e for s, e in rows if opcode(s) == "HMMA" and e > 0]
+    if not mma:
+        sys.exit(f"{sys.argv[1]}: no executed HMMA; not a sel kernel's launch")
+    passes = max(mma)
+    body = collections.Counter(opcode(s) for s, e in rows if e == passes)
+    refill = [(s, e) for s, e in rows if 0.7 * passes <= e < passes]
+    refill_ops = collections.Counter(opcode(s) for s, _ in refill)
+    total = sum(e for _, e in rows)
+    with_refill = (sum(body.values()) * passes + sum(e for _, e in refill)) / passes
+    print(f"# {title}: warp instructions per pass of {weights} weights per lane "
+          f"({passes:,} passes)")
+    print(f"executed on every pass ({sum(body.values())}): "
+          + ", ".join(f"{k} {v}" for k, v in body.most_common()))
+    print(f"executed on 70-99% of passes ({len(refill)}: the ring refill, IssuePass, and the "
+          "cursor): " + ", ".join(f"{k} {v}" for k, v in refill_ops.most_common()))
+    print(f"per weight: {sum(body.values()) / weights:.2f} on every pass, "
+          f"{with_refill / weights:.2f} with the refill (weighted by executions); whole kernel "
+          f"{total} warp instructions = {total / (passes * weights):.2f} per weight")
+
+
+if __name__ == "__main__":
+    main()
