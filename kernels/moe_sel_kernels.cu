@@ -103,9 +103,11 @@ struct SelParams {
   int tiles = 0;  // groups * tiles_per_group
   int splits = 1;
   int chunks_per_split = 0;
-  int groups_per_block = 0;  // the most groups one block's tile range touches
-  int staged_rows = 0;       // rows of staged inputs per block
-  int all_input_rows = 0;    // > 0: every block stages all input rows (fewer than its slots)
+  int groups_per_block = 0;    // the most groups one block's tile range touches
+  int staged_rows = 0;         // rows of staged inputs per block
+  int all_input_rows = 0;      // > 0: every block stages all input rows (fewer than its slots)
+  int walk_warps_per_row = 1;  // RowWalk: warps sharing one staged row, for staged_rows rows
+  int walk_row_step = 1;       // RowWalk: rows walked at once, warps / walk_warps_per_row
   const float* in;
   int in_row_div;         // input row of slot s is s / in_row_div
   const float* global_a;  // gu: gate; down: down
@@ -115,7 +117,7 @@ struct SelParams {
   const int32_t* group_slots;
   float* out;  // [slots][out_rows]
   // The per-item divisions, as multiplications (Launch fills them in).
-  FastDivisor splits_divisor, tiles_per_group_divisor, in_row_divisor, units_divisor;
+  FastDivisor splits_divisor, tiles_per_group_divisor, in_row_divisor, walk_divisor;
 };
 
 __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
@@ -213,10 +215,10 @@ __device__ __forceinline__ BlockGroups CarveBlockGroups(int* words, int groups_p
 // they go out after the group data's requests, which would otherwise queue behind them
 // (measured: the union kernels lost 5% when a block that stages every input row copied them
 // first), and where they need none of it (every input row staged) while it is in flight. Then
-// one pass takes each row's largest magnitude and a second converts the units in place.
-// No unit needs a division by the row length (ncu: on small and union launches such divisions,
-// a warp vote per unit and the inputs' load round trips made staging more than half of the
-// kernel's time).
+// one pass takes each row's largest magnitude and a second converts the units in place. Warps
+// walk whole rows (RowWalk), so no unit needs a division by the row length and a row's maximum
+// takes one warp reduction (ncu: on small and union launches per-unit divisions, a warp vote
+// per unit and the inputs' load round trips made staging more than half of the kernel's time).
 
 // Where unit u (elements 4u .. 4u + 3 of staged row r) goes: wider groups, one vector per unit
 // (hi pair, hi pair, lo pair, lo pair); per-slot, half of a hi vector and half of a lo vector.
@@ -248,24 +250,42 @@ __device__ __forceinline__ void SplitHiLo(float a, float b, uint32_t& hi, uint32
   lo = *reinterpret_cast<const uint32_t*>(&l);
 }
 
-// Copies the block's input units [0, units) into their places, zeros for rows without an input
-// row (row_input < 0; staged row r is input row r where row_input is null), as one commit group.
+// How a warp walks the staged units: whole rows per warp (several warps share a row when there
+// are more warps than staged rows), lanes on consecutive units of the row, so the row, its input
+// row and its places are fixed across a warp's inner loop and a row's maximum needs one warp
+// reduction. The partition is the launch's (for the plan's staged_rows, which no block
+// exceeds), so a warp finds its part with one multiply-high.
+struct RowWalk {
+  int first_row, row_step;  // rows first_row, first_row + row_step, ... below the row count
+  int first_unit, unit_step;
+};
+
+__device__ __forceinline__ RowWalk WarpRowWalk(const SelParams& p) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int first_row = p.walk_divisor.Div(warp);
+  const int part = warp - first_row * p.walk_warps_per_row;
+  return {first_row, p.walk_row_step, part * 32 + lane, p.walk_warps_per_row * 32};
+}
+
+// Copies the block's input units into their places, zeros for rows without an input row
+// (row_input < 0; staged row r is input row r where row_input is null), as one commit group.
 template <bool kOneSlot>
 __device__ __forceinline__ void CopyInputs(const SelParams& p, uint4* staged,
                                            const StagedLayout& layout, const int* row_input,
-                                           int units) {
+                                           int rows) {
   const int units_per_row = p.cols / 4;
-  for (int u = threadIdx.x; u < units; u += blockDim.x) {
-    const int r = p.units_divisor.Div(u), col = u - r * units_per_row;
+  const RowWalk walk = WarpRowWalk(p);
+  for (int r = walk.first_row; r < rows; r += walk.row_step) {
     const int in_row = row_input == nullptr ? r : row_input[r];
-    const float4* from =
-        reinterpret_cast<const float4*>(p.in + int64_t{max(in_row, 0)} * p.cols) + col;
-    const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
-    if (kOneSlot) {
-      CopyAsync8(place.hi, from, in_row >= 0);
-      CopyAsync8(place.lo, reinterpret_cast<const float2*>(from) + 1, in_row >= 0);
-    } else {
-      CopyAsync16(place.hi, from, in_row >= 0);
+    const float4* from = reinterpret_cast<const float4*>(p.in + int64_t{max(in_row, 0)} * p.cols);
+    for (int col = walk.first_unit; col < units_per_row; col += walk.unit_step) {
+      const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
+      if (kOneSlot) {
+        CopyAsync8(place.hi, from + col, in_row >= 0);
+        CopyAsync8(place.lo, reinterpret_cast<const float2*>(from + col) + 1, in_row >= 0);
+      } else {
+        CopyAsync16(place.hi, from + col, in_row >= 0);
+      }
     }
   }
   CommitCopies();
@@ -317,12 +337,11 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
       p.all_input_rows > 0 ? p.all_input_rows : (last_group - bt.first_group) * p.staged_cols;
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
   const int units_per_row = p.cols / 4;
-  const int units = rows * units_per_row;
   // The group data goes out first; where the block stages every input row (which needs none of
   // it), the inputs' copies follow at once, so that their round trip overlaps the group data's
   // instead of queueing ahead of it.
   ReadBlockGroups<kOneSlot>(p, bt, bg, groups, [&] {
-    if (p.all_input_rows > 0) CopyInputs<kOneSlot>(p, staged, layout, nullptr, units);
+    if (p.all_input_rows > 0) CopyInputs<kOneSlot>(p, staged, layout, nullptr, rows);
   });
   __syncthreads();
   // The global scales, needed only when tiles are written, travel while the inputs are staged:
@@ -348,7 +367,7 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     }
   }
   __syncthreads();
-  if (p.all_input_rows == 0) CopyInputs<kOneSlot>(p, staged, layout, row_input, units);
+  if (p.all_input_rows == 0) CopyInputs<kOneSlot>(p, staged, layout, row_input, rows);
   issue_prologue();
   if (loads_scales) {
     bg.global_a[scale_group] = global_a;
@@ -362,21 +381,18 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   }
   WaitCopies<kPrologueGroups>();  // the inputs (the group before the prologue's) have landed
   __syncthreads();
-  // Rows of a multiple of 32 units: each warp's 32 units (which start at a multiple of 32) lie
-  // in one row, so one warp reduction takes their maximum.
-  const bool warp_in_one_row = units_per_row % 32 == 0;
-  const int lane = threadIdx.x % 32;
-  for (int base = threadIdx.x - lane; base < units; base += blockDim.x) {
-    const int u = min(base + lane, units - 1);
-    const int r = p.units_divisor.Div(u);
-    const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, u - r * units_per_row);
-    const uint2 xy = *place.hi, zw = *place.lo;
-    const float m = fmaxf(fmaxf(fabsf(__uint_as_float(xy.x)), fabsf(__uint_as_float(xy.y))),
-                          fmaxf(fabsf(__uint_as_float(zw.x)), fabsf(__uint_as_float(zw.y))));
+  const RowWalk walk = WarpRowWalk(p);
+  for (int r = walk.first_row; r < rows; r += walk.row_step) {
+    float m = 0.0f;
+    for (int col = walk.first_unit; col < units_per_row; col += walk.unit_step) {
+      const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
+      const uint2 xy = *place.hi, zw = *place.lo;
+      m = fmaxf(m, fmaxf(fmaxf(fabsf(__uint_as_float(xy.x)), fabsf(__uint_as_float(xy.y))),
+                         fmaxf(fabsf(__uint_as_float(zw.x)), fabsf(__uint_as_float(zw.y)))));
+    }
     // Non-negative floats order as their bit patterns.
-    const unsigned peers = warp_in_one_row ? 0xFFFFFFFFu : __match_any_sync(0xFFFFFFFFu, r);
-    const unsigned peers_max = __reduce_max_sync(peers, __float_as_uint(m));
-    if (lane == __ffs(peers) - 1) atomicMax(reinterpret_cast<unsigned*>(row_max + r), peers_max);
+    const unsigned row_max_bits = __reduce_max_sync(0xFFFFFFFFu, __float_as_uint(m));
+    if (threadIdx.x % 32 == 0) atomicMax(reinterpret_cast<unsigned*>(row_max + r), row_max_bits);
   }
   __syncthreads();
   for (int r = threadIdx.x; r < rows; r += blockDim.x) {
@@ -387,17 +403,18 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     row_max[r] = ldexpf(1.0f, -shift);  // from here on: the input scale
   }
   __syncthreads();
-#pragma unroll 4
-  for (int u = threadIdx.x; u < units; u += blockDim.x) {
-    const int r = p.units_divisor.Div(u);
-    const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, u - r * units_per_row);
-    const uint2 xy = *place.hi, zw = *place.lo;
+  for (int r = walk.first_row; r < rows; r += walk.row_step) {
     const float scale = row_max[r];
-    uint32_t hi[2], lo[2];
-    SplitHiLo(__uint_as_float(xy.x) * scale, __uint_as_float(xy.y) * scale, hi[0], lo[0]);
-    SplitHiLo(__uint_as_float(zw.x) * scale, __uint_as_float(zw.y) * scale, hi[1], lo[1]);
-    *place.hi = make_uint2(hi[0], hi[1]);
-    *place.lo = make_uint2(lo[0], lo[1]);
+#pragma unroll 4
+    for (int col = walk.first_unit; col < units_per_row; col += walk.unit_step) {
+      const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
+      const uint2 xy = *place.hi, zw = *place.lo;
+      uint32_t hi[2], lo[2];
+      SplitHiLo(__uint_as_float(xy.x) * scale, __uint_as_float(xy.y) * scale, hi[0], lo[0]);
+      SplitHiLo(__uint_as_float(zw.x) * scale, __uint_as_float(zw.y) * scale, hi[1], lo[1]);
+      *place.hi = make_uint2(hi[0], hi[1]);
+      *place.lo = make_uint2(lo[0], lo[1]);
+    }
   }
   __syncthreads();
 }
@@ -894,11 +911,13 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   p.splits_divisor = FastDivisor::Of(plan.splits);
   p.tiles_per_group_divisor = FastDivisor::Of(p.tiles_per_group);
   p.in_row_divisor = FastDivisor::Of(p.in_row_div);
-  p.units_divisor = FastDivisor::Of(p.cols / 4);
   p.chunks_per_split = plan.chunks_per_split;
   p.staged_rows = plan.staged_rows;
   p.groups_per_block = plan.groups_per_block;
   p.all_input_rows = plan.all_input_rows ? input_rows : 0;
+  p.walk_warps_per_row = std::max(1, plan.warps / plan.staged_rows);
+  p.walk_row_step = plan.warps / p.walk_warps_per_row;
+  p.walk_divisor = FastDivisor::Of(p.walk_warps_per_row);
   SelNvfp4Kernel<kGateUpSilu, kOneSlot>
       <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
   CUDA_RETURN_IF_ERROR(cudaGetLastError());
