@@ -113,11 +113,11 @@ struct SelParams {
   const float* global_a;  // gu: gate; down: down
   const float* global_b;  // gu: up; down: unused
   const int32_t* group_expert;
-  const int32_t* group_begin;
-  const int32_t* group_slots;
-  float* out;  // [slots][out_rows]
+  const int32_t* group_slot_table;  // [groups][staged_cols], -1 past a group's width
+  float* out;                       // [slots][out_rows]
   // The per-item divisions, as multiplications (Launch fills them in).
-  FastDivisor splits_divisor, tiles_per_group_divisor, in_row_divisor, walk_divisor;
+  FastDivisor splits_divisor, tiles_per_group_divisor, in_row_divisor, walk_divisor,
+      staged_cols_divisor;
 };
 
 __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
@@ -187,20 +187,18 @@ __device__ __forceinline__ BlockTiles MyTiles(const SelParams& p) {
 // traffic (ncu: a quarter of the stall samples sat at block start and tile ends before this).
 struct BlockGroups {
   int* expert;      // [groups_per_block]
-  int* width;       // [groups_per_block]: slots in the group
-  int* slot;        // [groups_per_block * staged_cols]: slot n of each group
+  int* slot;        // [groups_per_block * staged_cols]: slot n of each group, -1 past its width
   float* global_a;  // [groups_per_block]
   float* global_b;  // [groups_per_block] (gate+up only)
 };
 
 __host__ __device__ inline int BlockGroupsWords(int groups_per_block, int staged_cols) {
-  return groups_per_block * (4 + staged_cols);
+  return groups_per_block * (3 + staged_cols);
 }
 
 __device__ __forceinline__ BlockGroups CarveBlockGroups(int* words, int groups_per_block) {
-  return {words, words + groups_per_block, words + 4 * groups_per_block,
-          reinterpret_cast<float*>(words + 2 * groups_per_block),
-          reinterpret_cast<float*>(words + 3 * groups_per_block)};
+  return {words, words + 3 * groups_per_block, reinterpret_cast<float*>(words + groups_per_block),
+          reinterpret_cast<float*>(words + 2 * groups_per_block)};
 }
 
 // Stages the input rows of every group the block's tiles touch (row r: group first_group +
@@ -291,39 +289,33 @@ __device__ __forceinline__ void CopyInputs(const SelParams& p, uint4* staged,
   CommitCopies();
 }
 
-// Copies what the block needs of its groups into bg: the slots (by staged row), the expert and
-// the width of each group. Each thread's first entry is requested, then `while_loading` runs,
-// then the entry is stored. One-slot groups are one per slot (slot_begin[g] = g): their slot is
-// read without waiting for slot_begin.
-template <bool kOneSlot, typename WhileLoading>
+// Copies what the block needs of its groups into bg: the slots (by staged row, from the slot
+// table: one read, no slot_begin first) and the expert of each group. Each thread's first entry
+// is requested, then `while_loading` runs, then the entry is stored.
+template <typename WhileLoading>
 __device__ __forceinline__ void ReadBlockGroups(const SelParams& p, const BlockTiles& bt,
                                                 const BlockGroups& bg, int groups,
                                                 WhileLoading&& while_loading) {
   const int entries = p.groups_per_block * p.staged_cols;
-  auto request = [&](int t, int& group, int& begin, int& end, int& expert) {
-    const int local = kOneSlot ? t : t / p.staged_cols;
-    group = bt.first_group + local;
+  // Entry t is slot n = t % staged_cols of the block's group `local` = t / staged_cols.
+  auto request = [&](int t, int& local, int& slot, int& expert) {
+    local = p.staged_cols_divisor.Div(t);
+    const int group = bt.first_group + local;
     if (t >= entries || group >= groups) return false;
-    begin = kOneSlot ? group : p.group_begin[group];
-    end = kOneSlot ? group + 1 : p.group_begin[group + 1];
+    slot = p.group_slot_table[int64_t{group} * p.staged_cols + (t - local * p.staged_cols)];
     expert = p.group_expert[group];
     return true;
   };
-  auto store = [&](int t, int group, int begin, int end, int expert) {
-    const int local = group - bt.first_group, n = kOneSlot ? 0 : t % p.staged_cols;
-    const int width = end - begin;
-    bg.slot[t] = n < width ? p.group_slots[begin + n] : -1;
-    if (n == 0) {
-      bg.expert[local] = expert;
-      bg.width[local] = width;
-    }
+  auto store = [&](int t, int local, int slot, int expert) {
+    bg.slot[t] = slot;
+    if (t == local * p.staged_cols) bg.expert[local] = expert;
   };
-  int group = 0, begin = 0, end = 0, expert = 0;
-  const bool first = request(threadIdx.x, group, begin, end, expert);
+  int local = 0, slot = 0, expert = 0;
+  const bool first = request(threadIdx.x, local, slot, expert);
   while_loading();
-  if (first) store(threadIdx.x, group, begin, end, expert);
+  if (first) store(threadIdx.x, local, slot, expert);
   for (int t = threadIdx.x + blockDim.x; t < entries; t += blockDim.x) {
-    if (request(t, group, begin, end, expert)) store(t, group, begin, end, expert);
+    if (request(t, local, slot, expert)) store(t, local, slot, expert);
   }
 }
 
@@ -340,7 +332,7 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   // The group data goes out first; where the block stages every input row (which needs none of
   // it), the inputs' copies follow at once, so that their round trip overlaps the group data's
   // instead of queueing ahead of it.
-  ReadBlockGroups<kOneSlot>(p, bt, bg, groups, [&] {
+  ReadBlockGroups(p, bt, bg, groups, [&] {
     if (p.all_input_rows > 0) CopyInputs<kOneSlot>(p, staged, layout, nullptr, rows);
   });
   __syncthreads();
@@ -665,8 +657,9 @@ __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const 
     b = g == 2 * c ? row : g == 2 * c + 1 ? row + layout.lo_offset : zero;
   } else {
     // Columns past the group's width read slot 0's row; they are computed and never written.
-    const int ncols = bg.width[group - bt.first_group];
-    b = staged + StagedRow(p, bt, bg, group, g < ncols ? g : 0) * layout.row_vectors;
+    const bool in_group =
+        g < p.staged_cols && bg.slot[(group - bt.first_group) * p.staged_cols + g] >= 0;
+    b = staged + StagedRow(p, bt, bg, group, in_group ? g : 0) * layout.row_vectors;
   }
   return {index, item.chunk_begin, item.chunk_end, b};
 }
@@ -681,11 +674,13 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, tile, g, group, out_row, row_g, row_g8);
   const int local = group - bt.first_group;
-  const int ncols = bg.width[local];
 #pragma unroll
   for (int parity = 0; parity < 2; ++parity) {
     const int n = kOneSlot ? 0 : 2 * c + parity;
-    if (kOneSlot ? (c != 0 || parity != 0) : n >= ncols) continue;
+    if (kOneSlot ? (c != 0 || parity != 0)
+                 : n >= p.staged_cols || bg.slot[local * p.staged_cols + n] < 0) {
+      continue;
+    }
     const float v_g = kOneSlot ? acc[0] : acc[parity];
     const float v_g8 = kOneSlot ? acc[1] : acc[2 + parity];
     const int slot = bg.slot[local * p.staged_cols + n];
@@ -911,6 +906,7 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   p.splits_divisor = FastDivisor::Of(plan.splits);
   p.tiles_per_group_divisor = FastDivisor::Of(p.tiles_per_group);
   p.in_row_divisor = FastDivisor::Of(p.in_row_div);
+  p.staged_cols_divisor = FastDivisor::Of(p.staged_cols);
   p.chunks_per_split = plan.chunks_per_split;
   p.staged_rows = plan.staged_rows;
   p.groups_per_block = plan.groups_per_block;
@@ -943,12 +939,7 @@ absl::Status CheckGroups(const DeviceSlotGroups& groups) {
     return absl::InvalidArgumentError(absl::StrFormat("max_group_slots: %d is outside [1, %d]",
                                                       groups.max_group_slots, kMaxGroupSlots));
   }
-  if (groups.max_group_slots == 1 && groups.slots_total != groups.groups) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("groups: %d groups of one slot must hold %d slots, not %d", groups.groups,
-                        groups.groups, groups.slots_total));
-  }
-  if (groups.expert == nullptr || groups.slot_begin == nullptr || groups.slots == nullptr) {
+  if (groups.expert == nullptr || groups.slot_table == nullptr) {
     return absl::InvalidArgumentError("groups: null device pointer");
   }
   return absl::OkStatus();
@@ -1052,8 +1043,7 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
                     .global_a = a.gate_global,
                     .global_b = a.up_global,
                     .group_expert = a.groups.expert,
-                    .group_begin = a.groups.slot_begin,
-                    .group_slots = a.groups.slots,
+                    .group_slot_table = a.groups.slot_table,
                     .out = a.h};
   return LaunchEither<true>(p, a.groups, (a.groups.slots_total + a.selected - 1) / a.selected,
                             stream);
@@ -1079,8 +1069,7 @@ absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
                     .global_a = a.down_global,
                     .global_b = nullptr,
                     .group_expert = a.groups.expert,
-                    .group_begin = a.groups.slot_begin,
-                    .group_slots = a.groups.slots,
+                    .group_slot_table = a.groups.slot_table,
                     .out = a.y};
   return LaunchEither<false>(p, a.groups, a.groups.slots_total, stream);
 }

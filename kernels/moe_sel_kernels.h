@@ -36,11 +36,10 @@ struct DeviceNvfp4Bank {
 
 // Device copy of a SlotGroups plan.
 struct DeviceSlotGroups {
-  const int32_t* expert = nullptr;
-  const int32_t* slot_begin = nullptr;
-  const int32_t* slots = nullptr;
+  const int32_t* expert = nullptr;      // [groups]
+  const int32_t* slot_table = nullptr;  // [groups][max_group_slots], SlotTable(plan)
   int groups = 0;
-  int max_group_slots = 0;  // 1 for per-slot plans (then slot_begin[g] = g), at most 8
+  int max_group_slots = 0;  // 1 for per-slot plans, at most 8
   int slots_total = 0;      // slots of all groups
 };
 

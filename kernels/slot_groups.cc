@@ -45,4 +45,13 @@ SlotGroups UnionGroups(const std::vector<int32_t>& sel) {
   return plan;
 }
 
+std::vector<int32_t> SlotTable(const SlotGroups& plan) {
+  std::vector<int32_t> table(static_cast<size_t>(plan.groups()) * plan.max_group_slots, -1);
+  for (int g = 0; g < plan.groups(); ++g) {
+    std::copy(plan.slots.begin() + plan.slot_begin[g], plan.slots.begin() + plan.slot_begin[g + 1],
+              table.begin() + static_cast<size_t>(g) * plan.max_group_slots);
+  }
+  return table;
+}
+
 }  // namespace gpuprobe

@@ -29,4 +29,8 @@ SlotGroups PerSlotGroups(const std::vector<int32_t>& sel);
 // One group per distinct expert (first appearance order), at most kMaxGroupSlots slots each.
 SlotGroups UnionGroups(const std::vector<int32_t>& sel);
 
+// The plan's slots as a table of max_group_slots columns, what the sel kernels read: row g holds
+// group g's slots in order, then -1. One read finds a group's slot n, with no slot_begin first.
+std::vector<int32_t> SlotTable(const SlotGroups& plan);
+
 }  // namespace gpuprobe

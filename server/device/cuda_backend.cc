@@ -70,7 +70,7 @@ struct CudaBackend::Arm {
   KernelVariant variant = KernelVariant::kPerSlot;
   int slots = 0;
   DeviceBuffer sel, x, h_in, h_out, y, partials;
-  DeviceBuffer group_expert, group_begin, group_slots;
+  DeviceBuffer group_expert, group_slot_table;
   DeviceSlotGroups groups;
   int floor_blocks = 0;
   struct Graph {
@@ -218,14 +218,9 @@ absl::StatusOr<ArmHandle> CudaBackend::PrepareArm(const ArmInputs& inputs) {
   ASSIGN_OR_RETURN(arm->h_out, DeviceBuffer::Allocate(int64_t{4} * arm->slots * g.ff));
   ASSIGN_OR_RETURN(arm->y, DeviceBuffer::Allocate(int64_t{4} * arm->slots * g.hidden));
   ASSIGN_OR_RETURN(arm->group_expert, DeviceBuffer::FromHost(plan.expert));
-  ASSIGN_OR_RETURN(arm->group_begin, DeviceBuffer::FromHost(plan.slot_begin));
-  ASSIGN_OR_RETURN(arm->group_slots, DeviceBuffer::FromHost(plan.slots));
-  arm->groups = {arm->group_expert.get<int32_t>(),
-                 arm->group_begin.get<int32_t>(),
-                 arm->group_slots.get<int32_t>(),
-                 plan.groups(),
-                 plan.max_group_slots,
-                 arm->slots};
+  ASSIGN_OR_RETURN(arm->group_slot_table, DeviceBuffer::FromHost(SlotTable(plan)));
+  arm->groups = {arm->group_expert.get<int32_t>(), arm->group_slot_table.get<int32_t>(),
+                 plan.groups(), plan.max_group_slots, arm->slots};
   arm->floor_blocks = kFloorBlocksPerSm * details_.multiprocessors;
   ASSIGN_OR_RETURN(arm->partials, DeviceBuffer::Allocate(arm->floor_blocks * sizeof(uint32_t)));
   arms_.push_back(std::move(arm));

@@ -16,10 +16,6 @@ void ExpectCoversEverySlotOnce(const SlotGroups& plan, const std::vector<int32_t
   ASSERT_EQ(plan.slot_begin.size(), plan.expert.size() + 1);
   for (int g = 0; g < plan.groups(); ++g) {
     EXPECT_LE(plan.slot_begin[g + 1] - plan.slot_begin[g], plan.max_group_slots);
-    // The one-slot kernels read group g's slot at slots[g].
-    if (plan.max_group_slots == 1) {
-      EXPECT_EQ(plan.slot_begin[g], g);
-    }
     for (int i = plan.slot_begin[g]; i < plan.slot_begin[g + 1]; ++i) {
       EXPECT_EQ(sel[plan.slots[i]], plan.expert[g]);
     }
@@ -57,6 +53,19 @@ TEST(SlotGroupsTest, ExpertsNamedByMoreThanEightSlotsAreSplit) {
   EXPECT_EQ(plan.groups(), 3);  // 8 + 8 + 4
   EXPECT_EQ(plan.max_group_slots, kMaxGroupSlots);
   ExpectCoversEverySlotOnce(plan, sel);
+}
+
+TEST(SlotGroupsTest, SlotTableRowsHoldEachGroupsSlotsThenMinusOne) {
+  const std::vector<int32_t> sel = {5, 9, 5, 1, 9, 5};  // groups 5: {0, 2, 5}, 9: {1, 4}, 1: {3}
+  const SlotGroups plan = UnionGroups(sel);
+  EXPECT_EQ(SlotTable(plan), (std::vector<int32_t>{0, 2, 5, 1, 4, -1, 3, -1, -1}));
+}
+
+TEST(SlotGroupsTest, SlotTableOfOneSlotGroupsIsTheirSlots) {
+  const std::vector<int32_t> sel = {7, 3, 7};
+  EXPECT_EQ(SlotTable(PerSlotGroups(sel)), (std::vector<int32_t>{0, 1, 2}));
+  const SlotGroups distinct = UnionGroups({4, 8, 6});
+  EXPECT_EQ(SlotTable(distinct), (std::vector<int32_t>{0, 1, 2}));
 }
 
 }  // namespace

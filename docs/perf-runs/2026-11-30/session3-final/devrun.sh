@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Lever 16 as rebuilt (the row walk's partition from the launch, no per-warp divisions) in
-# bundle/ against lever 14 (bundle/base/), alternating twice, with the full benchmark and the
+# Lever 17 (the group data in one read: a padded slot table instead of slot_begin, then slots)
+# in bundle/ against lever 16 (bundle/base/), alternating twice, with the full benchmark and the
 # profile of the new kernels (kept if they win: then these are the final figures).
 set -u
 out=$OUT/run
