@@ -100,7 +100,11 @@ struct SelParams {
   int tiles_per_group;  // gu: ff / 8; down: hidden / 16
   int staged_cols;      // the plan's widest group
   // The launch plan's (Launch fills them in).
+  int groups = 0;
   int tiles = 0;  // groups * tiles_per_group
+  // Block b owns tile_quotient tiles, one more where b < tile_remainder (tiles / blocks).
+  int tile_quotient = 0;
+  int tile_remainder = 0;
   int splits = 1;
   int chunks_per_split = 0;
   int groups_per_block = 0;    // the most groups one block's tile range touches
@@ -170,16 +174,18 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
                "r"(valid ? 4 : 0));
 }
 
-// The tiles one block owns: [first, last), balanced to within one tile across blocks.
+// The tiles one block owns: [first, last), balanced to within one tile across blocks (the
+// quotient and remainder of tiles / blocks come with the launch: no division at block start).
 struct BlockTiles {
   int first, last;
   int first_group;
 };
 
 __device__ __forceinline__ BlockTiles MyTiles(const SelParams& p) {
-  const int first = static_cast<int>(int64_t{blockIdx.x} * p.tiles / gridDim.x);
-  const int last = static_cast<int>(int64_t{blockIdx.x + 1} * p.tiles / gridDim.x);
-  return {first, last, first / p.tiles_per_group};
+  const int b = blockIdx.x;
+  const int first = b * p.tile_quotient + min(b, p.tile_remainder);
+  const int last = first + p.tile_quotient + (b < p.tile_remainder ? 1 : 0);
+  return {first, last, p.tiles_per_group_divisor.Div(first)};
 }
 
 // What a block needs of the groups its tiles touch, copied to shared memory before the codes
@@ -323,8 +329,8 @@ template <bool kOneSlot, int kPrologueGroups, typename Prologue>
 __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
                             uint4* staged, uint4* zero, float* out_scale, float* row_max,
                             int* row_input, Prologue&& issue_prologue) {
-  const int groups = p.tiles / p.tiles_per_group;
-  const int last_group = min(groups, (bt.last - 1) / p.tiles_per_group + 1);
+  const int groups = p.groups;
+  const int last_group = min(groups, p.tiles_per_group_divisor.Div(bt.last - 1) + 1);
   const int rows =
       p.all_input_rows > 0 ? p.all_input_rows : (last_group - bt.first_group) * p.staged_cols;
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
@@ -350,7 +356,9 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   for (int r = threadIdx.x; r < rows; r += blockDim.x) {
     // The input row of staged row r (StagedRow), or -1 where a group is narrower than
     // staged_cols; where every input row is staged, staged row r is input row r.
-    if (p.all_input_rows == 0) row_input[r] = bg.slot[r] < 0 ? -1 : bg.slot[r] / p.in_row_div;
+    if (p.all_input_rows == 0) {
+      row_input[r] = bg.slot[r] < 0 ? -1 : p.in_row_divisor.Div(bg.slot[r]);
+    }
     row_max[r] = 0.0f;
   }
   if (kOneSlot) {
@@ -527,24 +535,25 @@ __device__ __forceinline__ void IssuePass(const LoadCursor& at, int chunks, int 
   }
 }
 
-// Reads one lane's pass back from its ring stage.
-template <int kChunks>
+// Reads one lane's pass back from its ring stage. kFull: every chunk of the pass lies in the
+// item and in a full quad (IssuePass's short path), so the lane's chunks are at `lane`.
+template <int kChunks, bool kFull>
 __device__ __forceinline__ PassData<kChunks> ReadPass(const uint8_t* stage, int q, int chunks,
                                                       int lane) {
   const int g = lane / 4, c = lane % 4;
   const uint4* codes = reinterpret_cast<const uint4*>(stage);
-  const uint32_t* scales = reinterpret_cast<const uint32_t*>(stage + kChunks * 2 * 32 * 16);
+  // The copied scale words as 16-bit pairs: a lane's pair is the half of its word that the
+  // parity of its place names.
+  const uint16_t* pairs = reinterpret_cast<const uint16_t*>(stage + kChunks * 2 * 32 * 16);
   PassData<kChunks> data;
-  const bool full_quads = q + 4 * kChunks <= chunks;
 #pragma unroll
   for (int j = 0; j < kChunks; ++j) {
     const int quad = q + 4 * j;
-    const int place = full_quads || quad + 4 <= chunks ? lane : g * max(1, chunks - quad) + c;
-    const int half = 16 * (place & 1);  // which half of the copied word is this lane's pair
+    const int place = kFull || quad + 4 <= chunks ? lane : g * max(1, chunks - quad) + c;
     data.code_g[j] = codes[j * 32 + lane];
     data.code_g8[j] = codes[(kChunks + j) * 32 + lane];
-    data.scale_g[j] = scales[j * 32 + lane] >> half;
-    data.scale_g8[j] = scales[(kChunks + j) * 32 + lane] >> half;
+    data.scale_g[j] = pairs[2 * (j * 32 + lane) + (place & 1)];
+    data.scale_g8[j] = pairs[2 * ((kChunks + j) * 32 + lane) + (place & 1)];
   }
   return data;
 }
@@ -568,12 +577,13 @@ __device__ __forceinline__ uint32_t MulHalf2(uint32_t a, uint32_t b) {
 // scales) of all four column threads, so the weights are scaled before the mma: code * 2^-14 *
 // e4m3 scale is exact in f16 (the smallest product, 0.5 * 2^-9 * 2^-14, is f16's 2^-24).
 // acc[0..3] are D's rows g, g + 8 x columns 2c, 2c + 1, hi and lo in separate chains.
-template <bool kOneSlot, int kChunks>
+template <bool kOneSlot, int kChunks, bool kFull>
 __device__ __forceinline__ void ComputePass(const PassData<kChunks>& data, const uint4* b, int q0,
                                             int chunk_end, int c, float (&acc)[4]) {
 #pragma unroll
   for (int j = 0; j < kChunks; ++j) {
-    const int q = min(q0 + 4 * j + c, chunk_end - 1);
+    // Past the item's end (codes and scales zero) any staged chunk will do: the item's last.
+    const int q = kFull ? q0 + 4 * j + c : min(q0 + 4 * j + c, chunk_end - 1);
     const uint32_t words_g[4] = {data.code_g[j].x, data.code_g[j].y, data.code_g[j].z,
                                  data.code_g[j].w};
     const uint32_t words_g8[4] = {data.code_g8[j].x, data.code_g8[j].y, data.code_g8[j].z,
@@ -773,9 +783,16 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       // The ring stage before this one is free again: refill it.
       issue_next(stage == 0 ? kStages - 1 : stage - 1);
       WaitCopies<kStages - 1>();  // all but the newest kStages - 1 groups: this pass landed
-      const PassData<kChunks> data =
-          ReadPass<kChunks>(ring + stage * StageBytes(kChunks), at.q, chunks, lane);
-      ComputePass<kOneSlot, kChunks>(data, at.b, at.q, at.chunk_end, c, acc);
+      // Passes wholly inside the item (all but an item's last, where K is not a multiple of a
+      // pass) take the path without clamps and selects.
+      const uint8_t* from = ring + stage * StageBytes(kChunks);
+      if (at.q + kChunksPerPass <= at.chunk_end) {
+        ComputePass<kOneSlot, kChunks, true>(ReadPass<kChunks, true>(from, at.q, chunks, lane),
+                                             at.b, at.q, at.chunk_end, c, acc);
+      } else {
+        ComputePass<kOneSlot, kChunks, false>(ReadPass<kChunks, false>(from, at.q, chunks, lane),
+                                              at.b, at.q, at.chunk_end, c, acc);
+      }
       if (at.q + kChunksPerPass < at.chunk_end) {
         at.q += kChunksPerPass;
         continue;
@@ -803,8 +820,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   // Split plans have one item per warp: warps i .. i + splits - 1 hold the splits of one tile;
   // the first adds the others' partial sums in split order and writes the tile.
   __syncthreads();
-  if (warp >= items || warp % p.splits != 0) return;
-  const int tile = bt.first + warp / p.splits;
+  const int tile_index = p.splits_divisor.Div(warp);
+  if (warp >= items || warp != tile_index * p.splits) return;
+  const int tile = bt.first + tile_index;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     float sum = 0.0f;
@@ -897,11 +915,14 @@ template <bool kGateUpSilu, bool kOneSlot>
 absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream) {
   ASSIGN_OR_RETURN(const int sms, (PrepareDevice<kGateUpSilu, kOneSlot>()));
   constexpr int kPerThread = Tuning<kGateUpSilu, kOneSlot>::kChunksPerThread;
+  p.groups = groups;
   p.tiles = groups * p.tiles_per_group;
   ASSIGN_OR_RETURN(
       const LaunchPlan plan,
       PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
                  Tuning<kGateUpSilu, kOneSlot>::kStages, p.staged_cols, input_rows, sms));
+  p.tile_quotient = p.tiles / plan.blocks;
+  p.tile_remainder = p.tiles % plan.blocks;
   p.splits = plan.splits;
   p.splits_divisor = FastDivisor::Of(plan.splits);
   p.tiles_per_group_divisor = FastDivisor::Of(p.tiles_per_group);
