@@ -26,15 +26,17 @@ constexpr int kMaxDynamicSmemBytes = 227 * 1024;
 // decode is cheap the kernels are bound by latency (ncu: long-scoreboard stalls lead), so codes
 // travel in a shared-memory ring filled by cp.async: bytes in flight cost no registers. Gate+up
 // rows (80 chunks at the serving geometry) take passes of 2 chunks per thread, the short down
-// rows (20 chunks) passes of 1; per-slot plans keep up to 6 chunks per row in flight, wider
-// groups (whose staged inputs fill shared memory) 4. One block per SM of up to 20 warps (the
-// launcher sizes it to the work, see PlanLaunch): the register cap that follows (102 per
-// thread: 5 warps per SM sub-partition) has no spills.
-template <bool kGateUpSilu, bool kOneSlot>
+// rows (20 chunks) passes of 1; a ring holds 6 chunks per row, so while a block stages its
+// inputs each warp has 4 (gate+up) or 5 (down) of them in flight: on union launches a warp's
+// items are a few passes long, so that is most of its codes. Where the staged inputs of wider
+// groups leave too little shared memory, the launcher gives the block fewer warps (PlanLaunch).
+// One block per SM of up to 20 warps: the register cap that follows (102 per thread: 5 warps
+// per SM sub-partition) has no spills.
+template <bool kGateUpSilu>
 struct Tuning {
   static constexpr int kChunksPerThread = kGateUpSilu ? 2 : 1;
   static constexpr int kChunksPerPass = 4 * kChunksPerThread;  // 4 column threads per row
-  static constexpr int kStages = (kOneSlot ? 6 : 4) / kChunksPerThread;
+  static constexpr int kStages = 6 / kChunksPerThread;
 };
 constexpr int kMaxWarps = 20;
 
@@ -724,9 +726,9 @@ __device__ __forceinline__ void SumColumnThreads(float (&acc)[4]) {
 // inputs are staged.
 template <bool kGateUpSilu, bool kOneSlot>
 __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
-  constexpr int kChunks = Tuning<kGateUpSilu, kOneSlot>::kChunksPerThread;
-  constexpr int kChunksPerPass = Tuning<kGateUpSilu, kOneSlot>::kChunksPerPass;
-  constexpr int kStages = Tuning<kGateUpSilu, kOneSlot>::kStages;
+  constexpr int kChunks = Tuning<kGateUpSilu>::kChunksPerThread;
+  constexpr int kChunksPerPass = Tuning<kGateUpSilu>::kChunksPerPass;
+  constexpr int kStages = Tuning<kGateUpSilu>::kStages;
   extern __shared__ uint4 smem[];
   const int warps = blockDim.x / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -914,13 +916,12 @@ absl::StatusOr<int> PrepareDevice() {
 template <bool kGateUpSilu, bool kOneSlot>
 absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream) {
   ASSIGN_OR_RETURN(const int sms, (PrepareDevice<kGateUpSilu, kOneSlot>()));
-  constexpr int kPerThread = Tuning<kGateUpSilu, kOneSlot>::kChunksPerThread;
+  constexpr int kPerThread = Tuning<kGateUpSilu>::kChunksPerThread;
   p.groups = groups;
   p.tiles = groups * p.tiles_per_group;
-  ASSIGN_OR_RETURN(
-      const LaunchPlan plan,
-      PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
-                 Tuning<kGateUpSilu, kOneSlot>::kStages, p.staged_cols, input_rows, sms));
+  ASSIGN_OR_RETURN(const LaunchPlan plan,
+                   PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
+                              Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms));
   p.tile_quotient = p.tiles / plan.blocks;
   p.tile_remainder = p.tiles % plan.blocks;
   p.splits = plan.splits;
@@ -1014,10 +1015,8 @@ absl::Status CanImplementSelKernels(const MoeGeometry& g, int max_group_slots) {
           cols));
     }
     // The least a launch stages: one group's rows, with one tile per block.
-    const bool one_slot = max_group_slots == 1;
-    const int stages = one_slot ? Tuning<true, true>::kStages : Tuning<true, false>::kStages;
-    if (SmemBytes(one_slot, cols, max_group_slots, 1, max_group_slots, 1, 1, stages,
-                  Tuning<true, true>::kChunksPerThread) > kMaxDynamicSmemBytes) {
+    if (SmemBytes(max_group_slots == 1, cols, max_group_slots, 1, max_group_slots, 1, 1,
+                  Tuning<true>::kStages, Tuning<true>::kChunksPerThread) > kMaxDynamicSmemBytes) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: %d inputs x %d slots per group do not fit the %d KiB of shared memory the "
           "cuda kernels stage inputs in",
