@@ -1,0 +1,213 @@
+// Are the per-slot sel kernels at union 60 held back by SMs that finish late? (docs/PERF.md, lever
+// table row 23.) ncu on the kernels after lever 20 (`session4/lever20/profile/ncu-raw.csv.gz`):
+// per-slot gate+up at union 60, sm__cycles_active min / avg / max = 45.9 K / 56.2 K / 66.8 K of
+// 70.3 K elapsed, while at union 10 (L2-resident) 42.8 K / 43.9 K / 45.6 K.
+//
+// The same reads as the sel kernels (locality_bench.cu's `streams`: the union-60 gate+up bytes, one
+// block of 19 warps per SM, 1 KB of a tile's gate octet and of its up octet plus their scales per
+// pass, a 3-pass cp.async ring), each pass followed by `work` rounds of 4 independent FMA chains
+// in place of the decode and the mma (0: pure reading; 40: about the 250 instructions of a
+// gate+up pass), and the tiles dealt two ways:
+//   static:  as the sel kernels: block b owns a contiguous range, warp w its tiles w, w + 19, ...;
+//   dynamic: every warp takes its next tile from one counter (an atomic add per tile).
+// Reports the time (median of 20 samples of 10 back-to-back launches), and of one more launch
+// each block's time from its start to its last warp's end (min / median / max) and the launch's
+// span (first start to last end). Every way's XOR of the words must agree.
+// Built and run on the GPU host: nvcc -O3 -arch=sm_90a balance_bench.cu && ./a.out
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CHECK(x)                                                                          \
+  do {                                                                                    \
+    cudaError_t e_ = (x);                                                                 \
+    if (e_ != cudaSuccess) {                                                              \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                            \
+    }                                                                                     \
+  } while (0)
+
+constexpr int kExperts = 60;
+constexpr int64_t kCodeBytes = 1638400, kScaleBytes = 204800;  // per expert
+constexpr int kOctetCode = 10240, kOctetScale = 1280;
+constexpr int kTilesPerExpert = 80, kPasses = 10;
+constexpr int kTiles = kExperts * kTilesPerExpert;
+constexpr int kWarps = 19, kStages = 3;
+constexpr int kStageBytes = 2048 + 256;
+constexpr int kLaunchesPerSample = 10;
+
+__device__ uint32_t g_xor;
+__device__ float g_sink;
+
+__device__ __forceinline__ uint64_t Now() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ void Copy(void* to, const void* from, int bytes) {
+  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(to));
+  if (bytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(from));
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(from));
+  }
+}
+
+template <bool kDynamic>
+__global__ void __launch_bounds__(kWarps * 32, 1)
+    Ring(const uint8_t* codes, const uint8_t* scales, int work, int* counter, uint64_t* times) {
+  extern __shared__ uint8_t smem[];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) times[2 * blockIdx.x] = Now();
+  uint8_t* ring = smem + warp * kStages * kStageBytes;
+  const int first = static_cast<int>(int64_t{blockIdx.x} * kTiles / gridDim.x);
+  const int last = static_cast<int>(int64_t{blockIdx.x + 1} * kTiles / gridDim.x);
+  int claims = 0;
+  auto next_tile = [&]() {
+    if (kDynamic) {
+      int t = 0;
+      if (lane == 0) t = atomicAdd(counter, 1);
+      return __shfl_sync(0xFFFFFFFFu, t, 0) < kTiles ? __shfl_sync(0xFFFFFFFFu, t, 0) : -1;
+    }
+    const int t = first + warp + kWarps * claims++;
+    return t < last ? t : -1;
+  };
+  // The load side deals the tiles; the compute side consumes every pass it issued.
+  int issued = 0, tile = -1, pass = kPasses;
+  bool more = true;
+  auto issue = [&]() {
+    if (more && pass == kPasses) {
+      tile = next_tile();
+      pass = 0;
+      more = tile >= 0;
+    }
+    if (more) {
+      const int e = tile / kTilesPerExpert, r = tile % kTilesPerExpert;
+      const uint8_t* code = codes + e * kCodeBytes + int64_t{r} * kOctetCode + pass * 1024;
+      const uint8_t* scale = scales + e * kScaleBytes + int64_t{r} * kOctetScale + pass * 128;
+      const int64_t up_code = int64_t{kTilesPerExpert} * kOctetCode;
+      const int64_t up_scale = int64_t{kTilesPerExpert} * kOctetScale;
+      uint8_t* stage = ring + (issued % kStages) * kStageBytes;
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        Copy(stage + (j * 32 + lane) * 16, code + j * 512 + lane * 16, 16);
+        Copy(stage + ((2 + j) * 32 + lane) * 16, code + up_code + j * 512 + lane * 16, 16);
+      }
+      Copy(stage + 2048 + lane * 4, scale + lane * 4, 4);
+      Copy(stage + 2048 + 128 + lane * 4, scale + up_scale + lane * 4, 4);
+      ++pass;
+      ++issued;
+    }
+    asm volatile("cp.async.commit_group;\n");
+  };
+  for (int s = 0; s < kStages - 1; ++s) issue();
+  uint32_t acc = 0;
+  float f0 = lane, f1 = lane + 1, f2 = lane + 2, f3 = lane + 3;
+  for (int step = 0; step < issued; ++step) {
+    issue();
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 1));
+    const uint8_t* stage = ring + (step % kStages) * kStageBytes;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const uint4 v = reinterpret_cast<const uint4*>(stage)[k * 32 + lane];
+      acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    acc ^= reinterpret_cast<const uint32_t*>(stage + 2048)[lane] ^
+           reinterpret_cast<const uint32_t*>(stage + 2048 + 128)[lane];
+    const float x = __uint_as_float((acc & 0x007FFFFFu) | 0x3F800000u);
+#pragma unroll 4
+    for (int i = 0; i < work; ++i) {
+      f0 = fmaf(f0, x, 0.5f);
+      f1 = fmaf(f1, x, 0.25f);
+      f2 = fmaf(f2, x, 0.125f);
+      f3 = fmaf(f3, x, 0.0625f);
+    }
+  }
+  asm volatile("cp.async.wait_group 0;\n");
+  if (f0 + f1 + f2 + f3 == 1.2345f) g_sink = f0;  // keeps the work
+  for (int o = 16; o > 0; o /= 2) acc ^= __shfl_xor_sync(0xFFFFFFFFu, acc, o);
+  if (lane == 0) atomicXor(&g_xor, acc);
+  __syncthreads();
+  if (threadIdx.x == 0) times[2 * blockIdx.x + 1] = Now();
+}
+
+int main() {
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int64_t code_total = kExperts * kCodeBytes, scale_total = kExperts * kScaleBytes;
+  uint8_t *codes, *scales;
+  int* counters;
+  uint64_t* times;
+  CHECK(cudaMalloc(&codes, code_total));
+  CHECK(cudaMalloc(&scales, scale_total));
+  CHECK(cudaMalloc(&counters, kLaunchesPerSample * sizeof(int)));
+  CHECK(cudaMalloc(&times, 2 * sms * sizeof(uint64_t)));
+  {
+    std::vector<uint32_t> host(code_total / 4);
+    uint32_t x = 12345;
+    for (auto& w : host) w = x = x * 1664525u + 1013904223u;
+    CHECK(cudaMemcpy(codes, host.data(), code_total, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(scales, host.data() + 7, scale_total, cudaMemcpyHostToDevice));
+  }
+  const int smem = kWarps * kStages * kStageBytes;
+  CHECK(cudaFuncSetAttribute(Ring<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(Ring<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
+  const double bytes = double(code_total + scale_total);
+  printf("deal\twork\tus\tTBps\tspread\tblock_min_us\tblock_median_us\tblock_max_us\tspan_us\txor\n");
+  for (int round = 0; round < 2; ++round) {
+    for (int work : {0, 40}) {
+      for (bool dynamic : {false, true}) {
+        auto launch = [&](int k) {
+          if (dynamic) {
+            Ring<true><<<sms, kWarps * 32, smem>>>(codes, scales, work, counters + k, times);
+          } else {
+            Ring<false><<<sms, kWarps * 32, smem>>>(codes, scales, work, counters + k, times);
+          }
+        };
+        std::vector<float> samples;
+        for (int r = 0; r < 23; ++r) {
+          CHECK(cudaMemset(counters, 0, kLaunchesPerSample * sizeof(int)));
+          CHECK(cudaEventRecord(a));
+          for (int k = 0; k < kLaunchesPerSample; ++k) launch(k);
+          CHECK(cudaEventRecord(b));
+          CHECK(cudaEventSynchronize(b));
+          float ms = 0;
+          CHECK(cudaEventElapsedTime(&ms, a, b));
+          if (r >= 3) samples.push_back(ms * 1000.0f / kLaunchesPerSample);
+        }
+        // One more launch, warm, for the XOR and the blocks' times.
+        uint32_t zero = 0, x = 0;
+        CHECK(cudaMemset(counters, 0, sizeof(int)));
+        CHECK(cudaMemcpyToSymbol(g_xor, &zero, 4));
+        launch(0);
+        CHECK(cudaGetLastError());
+        CHECK(cudaMemcpyFromSymbol(&x, g_xor, 4));
+        std::vector<uint64_t> t(2 * sms);
+        CHECK(cudaMemcpy(t.data(), times, t.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+        std::vector<double> block_us;
+        uint64_t start = UINT64_MAX, end = 0;
+        for (int i = 0; i < sms; ++i) {
+          block_us.push_back((t[2 * i + 1] - t[2 * i]) / 1000.0);
+          start = std::min(start, t[2 * i]);
+          end = std::max(end, t[2 * i + 1]);
+        }
+        std::sort(block_us.begin(), block_us.end());
+        std::sort(samples.begin(), samples.end());
+        const float median = samples[samples.size() / 2];
+        printf("%s\t%d\t%.2f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\t%08x\n",
+               dynamic ? "dynamic" : "static", work, median, bytes / median / 1e6,
+               (samples.back() - samples.front()) / median, block_us.front(), block_us[sms / 2],
+               block_us.back(), (end - start) / 1000.0, x);
+      }
+    }
+  }
+  return 0;
+}
