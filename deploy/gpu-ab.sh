@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A kernel change against a base build in one sitting on a GPU host, alternating so that drift of
+# the card shows: the whole benchmark of the new build (gpu-bench.sh), then the base, the new and
+# the base again (gpu-bench.sh --compare), then the new build's ncu evidence (gpu-profile.sh).
+# Writes into OUT_DIR final/, base/, new2/, base2/, profile/ and summary.txt (the exactness
+# lines, and every run's targets and per-slot geometry rows one after another).
+# BASE_BIN_DIR holds the base build's gpuprobed and gpuprobe (make-bundle.sh's bin/ of another
+# commit); they run with BUNDLE_DIR's libraries.
+# usage: deploy/gpu-ab.sh BUNDLE_DIR BASE_BIN_DIR OUT_DIR
+set -uo pipefail
+if [[ $# -ne 3 ]]; then
+  echo "usage: $0 BUNDLE_DIR BASE_BIN_DIR OUT_DIR" >&2
+  exit 2
+fi
+here=$(dirname "$0")
+bundle=$(cd "$1" 2>/dev/null && pwd) || { echo "gpu-ab: $1: no such directory" >&2; exit 2; }
+base_bin=$(cd "$2" 2>/dev/null && pwd) || { echo "gpu-ab: $2: no such directory" >&2; exit 2; }
+out=$3
+for binary in "$bundle/bin/gpuprobed" "$bundle/bin/gpuprobe" "$base_bin/gpuprobed" \
+  "$base_bin/gpuprobe"; do
+  [[ -x "$binary" ]] || { echo "gpu-ab: $binary is not an executable" >&2; exit 2; }
+done
+mkdir -p "$out" || exit 2
+export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# gpu-bench.sh takes a bundle: the base's is its bin/ beside the new build's lib/.
+base=$(mktemp -d)
+trap 'rm -rf "$base"' EXIT
+ln -s "$base_bin" "$base/bin"
+ln -s "$bundle/lib" "$base/lib"
+
+"$here/gpu-bench.sh" "$bundle" "$out/final"
+"$here/gpu-bench.sh" "$base" "$out/base" --compare
+"$here/gpu-bench.sh" "$bundle" "$out/new2" --compare
+"$here/gpu-bench.sh" "$base" "$out/base2" --compare
+"$here/gpu-profile.sh" "$bundle" "$out/profile" >"$out/profile-run.txt" 2>&1
+echo "gpu-profile exit $?" >>"$out/profile-run.txt"
+
+runs=(final base new2 base2)
+{
+  tail -n 2 "$out/final/tests.txt"
+  for run in "${runs[@]}"; do echo "$run: $(tail -n 1 "$out/$run/check.txt")"; done
+  for run in "${runs[@]}"; do
+    echo "== $run: targets (t, slots, union, gu_us, down_us, section_us, spreads, variant)"
+    grep -v -e '^#' -e '^t' "$out/$run/targets.tsv" | cut -f1-8,12
+  done
+  for run in "${runs[@]}"; do
+    echo "== $run: per-slot geometries (variant, t, slots, union, gu_us, down_us, section_us)"
+    grep '^per-slot,' "$out/$run/geometries.csv" | cut -d, -f1-7
+  done
+  tail -n 4 "$out/profile-run.txt"
+} >"$out/summary.txt"
+cat "$out/summary.txt"
