@@ -9,7 +9,12 @@
 // in place of the decode and the mma (0: pure reading; 40: about the 250 instructions of a
 // gate+up pass), and the tiles dealt two ways:
 //   static:  as the sel kernels: block b owns a contiguous range, warp w its tiles w, w + 19, ...;
-//   dynamic: every warp takes its next tile from one counter (an atomic add per tile).
+//   dynamic: every warp takes its next tile from one counter (an atomic add per tile);
+//   neighbours: every block's range as in static, taken from the front through a counter of its
+//            own; a warp whose block's range is done takes tiles from the next block's range,
+//            then the previous one's (a block that finishes early takes over its neighbours'
+//            ends). A warp claims its next tile when it starts a tile, so the atomic's round trip
+//            hides behind a tile's passes.
 // Reports the time (median of 20 samples of 10 back-to-back launches), and of one more launch
 // each block's time from its start to its last warp's end (min / median / max) and the launch's
 // span (first start to last end). Every way's XOR of the words must agree.
@@ -22,13 +27,13 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                          \
-  do {                                                                                    \
-    cudaError_t e_ = (x);                                                                 \
-    if (e_ != cudaSuccess) {                                                              \
+#define CHECK(x)                                                                         \
+  do {                                                                                   \
+    cudaError_t e_ = (x);                                                                \
+    if (e_ != cudaSuccess) {                                                             \
       fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                            \
-    }                                                                                     \
+      exit(1);                                                                           \
+    }                                                                                    \
   } while (0)
 
 constexpr int kExperts = 60;
@@ -58,21 +63,55 @@ __device__ __forceinline__ void Copy(void* to, const void* from, int bytes) {
   }
 }
 
-template <bool kDynamic>
+enum class Deal { kStatic, kDynamic, kNeighbours };
+
+__device__ __forceinline__ int RangeStart(int block) {
+  return static_cast<int>(int64_t{block} * kTiles / gridDim.x);
+}
+
+template <Deal kDeal>
 __global__ void __launch_bounds__(kWarps * 32, 1)
     Ring(const uint8_t* codes, const uint8_t* scales, int work, int* counter, uint64_t* times) {
   extern __shared__ uint8_t smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x == 0) times[2 * blockIdx.x] = Now();
   uint8_t* ring = smem + warp * kStages * kStageBytes;
-  const int first = static_cast<int>(int64_t{blockIdx.x} * kTiles / gridDim.x);
-  const int last = static_cast<int>(int64_t{blockIdx.x + 1} * kTiles / gridDim.x);
+  const int first = RangeStart(blockIdx.x), last = RangeStart(blockIdx.x + 1);
   int claims = 0;
+  // Neighbours: the block's own range, then the next block's, then the previous one's. A claim
+  // is an atomic add on the range's counter, issued when the warp starts a tile and read when it
+  // needs the next one, so its round trip hides behind the tile's passes.
+  int victim = 0, pending = 0;  // victim 0: this block, 1: the next, 2: the previous
+  auto victim_block = [&]() {
+    return static_cast<int>(blockIdx.x) + (victim == 1) - (victim == 2);
+  };
+  auto request = [&]() {
+    const int block = victim_block();
+    if (lane == 0 && block >= 0 && block < static_cast<int>(gridDim.x)) {
+      pending = atomicAdd(counter + block, 1);
+    }
+  };
+  auto resolve = [&]() {
+    for (; victim < 3; ++victim, request()) {
+      const int block = victim_block();
+      if (block < 0 || block >= static_cast<int>(gridDim.x)) continue;
+      const int tile = RangeStart(block) + __shfl_sync(0xFFFFFFFFu, pending, 0);
+      if (tile < RangeStart(block + 1)) return tile;
+    }
+    return -1;
+  };
+  if (kDeal == Deal::kNeighbours) request();
   auto next_tile = [&]() {
-    if (kDynamic) {
+    if (kDeal == Deal::kNeighbours) {
+      const int t = resolve();
+      if (t >= 0) request();
+      return t;
+    }
+    if (kDeal == Deal::kDynamic) {
       int t = 0;
       if (lane == 0) t = atomicAdd(counter, 1);
-      return __shfl_sync(0xFFFFFFFFu, t, 0) < kTiles ? __shfl_sync(0xFFFFFFFFu, t, 0) : -1;
+      t = __shfl_sync(0xFFFFFFFFu, t, 0);
+      return t < kTiles ? t : -1;
     }
     const int t = first + warp + kWarps * claims++;
     return t < last ? t : -1;
@@ -145,7 +184,9 @@ int main() {
   uint64_t* times;
   CHECK(cudaMalloc(&codes, code_total));
   CHECK(cudaMalloc(&scales, scale_total));
-  CHECK(cudaMalloc(&counters, kLaunchesPerSample * sizeof(int)));
+  // One counter per block for each launch of a sample (neighbours; dynamic uses the first).
+  const size_t counter_bytes = size_t{kLaunchesPerSample} * sms * sizeof(int);
+  CHECK(cudaMalloc(&counters, counter_bytes));
   CHECK(cudaMalloc(&times, 2 * sms * sizeof(uint64_t)));
   {
     std::vector<uint32_t> host(code_total / 4);
@@ -155,26 +196,35 @@ int main() {
     CHECK(cudaMemcpy(scales, host.data() + 7, scale_total, cudaMemcpyHostToDevice));
   }
   const int smem = kWarps * kStages * kStageBytes;
-  CHECK(cudaFuncSetAttribute(Ring<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  CHECK(cudaFuncSetAttribute(Ring<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(
+      cudaFuncSetAttribute(Ring<Deal::kStatic>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(Ring<Deal::kDynamic>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem));
+  CHECK(cudaFuncSetAttribute(Ring<Deal::kNeighbours>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem));
   cudaEvent_t a, b;
   CHECK(cudaEventCreate(&a));
   CHECK(cudaEventCreate(&b));
   const double bytes = double(code_total + scale_total);
-  printf("deal\twork\tus\tTBps\tspread\tblock_min_us\tblock_median_us\tblock_max_us\tspan_us\txor\n");
+  printf(
+      "deal\twork\tus\tTBps\tspread\tblock_min_us\tblock_median_us\tblock_max_us\tspan_us\txor\n");
   for (int round = 0; round < 2; ++round) {
     for (int work : {0, 40}) {
-      for (bool dynamic : {false, true}) {
+      for (Deal deal : {Deal::kStatic, Deal::kDynamic, Deal::kNeighbours}) {
         auto launch = [&](int k) {
-          if (dynamic) {
-            Ring<true><<<sms, kWarps * 32, smem>>>(codes, scales, work, counters + k, times);
+          int* counter = counters + k * sms;
+          if (deal == Deal::kDynamic) {
+            Ring<Deal::kDynamic><<<sms, kWarps * 32, smem>>>(codes, scales, work, counter, times);
+          } else if (deal == Deal::kNeighbours) {
+            Ring<Deal::kNeighbours>
+                <<<sms, kWarps * 32, smem>>>(codes, scales, work, counter, times);
           } else {
-            Ring<false><<<sms, kWarps * 32, smem>>>(codes, scales, work, counters + k, times);
+            Ring<Deal::kStatic><<<sms, kWarps * 32, smem>>>(codes, scales, work, counter, times);
           }
         };
         std::vector<float> samples;
         for (int r = 0; r < 23; ++r) {
-          CHECK(cudaMemset(counters, 0, kLaunchesPerSample * sizeof(int)));
+          CHECK(cudaMemset(counters, 0, counter_bytes));
           CHECK(cudaEventRecord(a));
           for (int k = 0; k < kLaunchesPerSample; ++k) launch(k);
           CHECK(cudaEventRecord(b));
@@ -185,7 +235,7 @@ int main() {
         }
         // One more launch, warm, for the XOR and the blocks' times.
         uint32_t zero = 0, x = 0;
-        CHECK(cudaMemset(counters, 0, sizeof(int)));
+        CHECK(cudaMemset(counters, 0, counter_bytes));
         CHECK(cudaMemcpyToSymbol(g_xor, &zero, 4));
         launch(0);
         CHECK(cudaGetLastError());
@@ -203,9 +253,11 @@ int main() {
         std::sort(samples.begin(), samples.end());
         const float median = samples[samples.size() / 2];
         printf("%s\t%d\t%.2f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\t%08x\n",
-               dynamic ? "dynamic" : "static", work, median, bytes / median / 1e6,
-               (samples.back() - samples.front()) / median, block_us.front(), block_us[sms / 2],
-               block_us.back(), (end - start) / 1000.0, x);
+               deal == Deal::kStatic    ? "static"
+               : deal == Deal::kDynamic ? "dynamic"
+                                        : "neighbours",
+               work, median, bytes / median / 1e6, (samples.back() - samples.front()) / median,
+               block_us.front(), block_us[sms / 2], block_us.back(), (end - start) / 1000.0, x);
       }
     }
   }
