@@ -18,13 +18,18 @@
 // Reports the time (median of 20 samples of 10 back-to-back launches), and of one more launch
 // each block's time from its start to its last warp's end (min / median / max) and the launch's
 // span (first start to last end). Every way's XOR of the words must agree.
-// Built and run on the GPU host: nvcc -O3 -arch=sm_90a balance_bench.cu && ./a.out
+// `./a.out copies` instead times the static deal with the sel kernels' own scale copies (each
+// lane copies the 4-byte word that holds its scale pair, 4 copies per pass, pairs of lanes the
+// same word; this bench's own deal copies 2 distinct words per lane) and with the kernels'
+// shared-memory size (185 KB, so the L1 keeps what the kernels leave it), each alone and both.
+// Built and run on the GPU host: nvcc -O3 -arch=sm_90a balance_bench.cu && ./a.out [copies]
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #define CHECK(x)                                                                         \
@@ -42,7 +47,12 @@ constexpr int kOctetCode = 10240, kOctetScale = 1280;
 constexpr int kTilesPerExpert = 80, kPasses = 10;
 constexpr int kTiles = kExperts * kTilesPerExpert;
 constexpr int kWarps = 19, kStages = 3;
-constexpr int kStageBytes = 2048 + 256;
+// A ring stage: the codes, then the scale words (2 or, as the kernels copy them, 4 per lane).
+__host__ __device__ constexpr int StageBytes(bool kernel_scales) {
+  return 2048 + (kernel_scales ? 512 : 256);
+}
+// The sel kernels' dynamic shared memory per block at this geometry (ncu: 184.77 KB).
+constexpr int kKernelSmemBytes = 189204;
 constexpr int kLaunchesPerSample = 10;
 
 __device__ uint32_t g_xor;
@@ -69,12 +79,13 @@ __device__ __forceinline__ int RangeStart(int block) {
   return static_cast<int>(int64_t{block} * kTiles / gridDim.x);
 }
 
-template <Deal kDeal>
+template <Deal kDeal, bool kKernelScales>
 __global__ void __launch_bounds__(kWarps * 32, 1)
     Ring(const uint8_t* codes, const uint8_t* scales, int work, int* counter, uint64_t* times) {
   extern __shared__ uint8_t smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x == 0) times[2 * blockIdx.x] = Now();
+  constexpr int kStageBytes = StageBytes(kKernelScales);
   uint8_t* ring = smem + warp * kStages * kStageBytes;
   const int first = RangeStart(blockIdx.x), last = RangeStart(blockIdx.x + 1);
   int claims = 0;
@@ -137,8 +148,18 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
         Copy(stage + (j * 32 + lane) * 16, code + j * 512 + lane * 16, 16);
         Copy(stage + ((2 + j) * 32 + lane) * 16, code + up_code + j * 512 + lane * 16, 16);
       }
-      Copy(stage + 2048 + lane * 4, scale + lane * 4, 4);
-      Copy(stage + 2048 + 128 + lane * 4, scale + up_scale + lane * 4, 4);
+      if (kKernelScales) {
+        // As IssuePass: lane's pair 32j + lane of the pass, the aligned word that holds it.
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          const int word = 2 * ((32 * j + lane) & ~1);
+          Copy(stage + 2048 + (j * 32 + lane) * 4, scale + word, 4);
+          Copy(stage + 2048 + ((2 + j) * 32 + lane) * 4, scale + up_scale + word, 4);
+        }
+      } else {
+        Copy(stage + 2048 + lane * 4, scale + lane * 4, 4);
+        Copy(stage + 2048 + 128 + lane * 4, scale + up_scale + lane * 4, 4);
+      }
       ++pass;
       ++issued;
     }
@@ -156,8 +177,13 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
       const uint4 v = reinterpret_cast<const uint4*>(stage)[k * 32 + lane];
       acc ^= v.x ^ v.y ^ v.z ^ v.w;
     }
-    acc ^= reinterpret_cast<const uint32_t*>(stage + 2048)[lane] ^
-           reinterpret_cast<const uint32_t*>(stage + 2048 + 128)[lane];
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(stage + 2048);
+    if (!kKernelScales) {
+      acc ^= words[lane] ^ words[32 + lane];
+    } else if (lane % 2 == 0) {  // the odd lanes hold copies of the same words
+#pragma unroll
+      for (int k = 0; k < 4; ++k) acc ^= words[k * 32 + lane];
+    }
     const float x = __uint_as_float((acc & 0x007FFFFFu) | 0x3F800000u);
 #pragma unroll 4
     for (int i = 0; i < work; ++i) {
@@ -175,7 +201,14 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
   if (threadIdx.x == 0) times[2 * blockIdx.x + 1] = Now();
 }
 
-int main() {
+struct Timing {
+  float us, spread;
+  double block_min, block_median, block_max, span;
+  uint32_t xor_value;
+};
+
+int main(int argc, char** argv) {
+  const bool copies = argc > 1 && std::string(argv[1]) == "copies";
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int64_t code_total = kExperts * kCodeBytes, scale_total = kExperts * kScaleBytes;
@@ -195,69 +228,108 @@ int main() {
     CHECK(cudaMemcpy(codes, host.data(), code_total, cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(scales, host.data() + 7, scale_total, cudaMemcpyHostToDevice));
   }
-  const int smem = kWarps * kStages * kStageBytes;
-  CHECK(
-      cudaFuncSetAttribute(Ring<Deal::kStatic>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  CHECK(cudaFuncSetAttribute(Ring<Deal::kDynamic>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             smem));
-  CHECK(cudaFuncSetAttribute(Ring<Deal::kNeighbours>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             smem));
+  const auto max_smem = cudaFuncAttributeMaxDynamicSharedMemorySize;
+  CHECK(cudaFuncSetAttribute(Ring<Deal::kStatic, false>, max_smem, kKernelSmemBytes));
+  CHECK(cudaFuncSetAttribute(Ring<Deal::kStatic, true>, max_smem, kKernelSmemBytes));
+  CHECK(cudaFuncSetAttribute(Ring<Deal::kDynamic, false>, max_smem, kKernelSmemBytes));
+  CHECK(cudaFuncSetAttribute(Ring<Deal::kNeighbours, false>, max_smem, kKernelSmemBytes));
   cudaEvent_t a, b;
   CHECK(cudaEventCreate(&a));
   CHECK(cudaEventCreate(&b));
   const double bytes = double(code_total + scale_total);
+  // 20 samples of 10 launches (after 3), then one more launch for the XOR and the blocks' times.
+  auto measure = [&](auto launch) {
+    std::vector<float> samples;
+    for (int r = 0; r < 23; ++r) {
+      CHECK(cudaMemset(counters, 0, counter_bytes));
+      CHECK(cudaEventRecord(a));
+      for (int k = 0; k < kLaunchesPerSample; ++k) launch(counters + k * sms);
+      CHECK(cudaEventRecord(b));
+      CHECK(cudaEventSynchronize(b));
+      float ms = 0;
+      CHECK(cudaEventElapsedTime(&ms, a, b));
+      if (r >= 3) samples.push_back(ms * 1000.0f / kLaunchesPerSample);
+    }
+    uint32_t zero = 0, x = 0;
+    CHECK(cudaMemset(counters, 0, counter_bytes));
+    CHECK(cudaMemcpyToSymbol(g_xor, &zero, 4));
+    launch(counters);
+    CHECK(cudaGetLastError());
+    CHECK(cudaMemcpyFromSymbol(&x, g_xor, 4));
+    std::vector<uint64_t> t(2 * sms);
+    CHECK(cudaMemcpy(t.data(), times, t.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+    std::vector<double> block_us;
+    uint64_t start = UINT64_MAX, end = 0;
+    for (int i = 0; i < sms; ++i) {
+      block_us.push_back((t[2 * i + 1] - t[2 * i]) / 1000.0);
+      start = std::min(start, t[2 * i]);
+      end = std::max(end, t[2 * i + 1]);
+    }
+    std::sort(block_us.begin(), block_us.end());
+    std::sort(samples.begin(), samples.end());
+    const float median = samples[samples.size() / 2];
+    return Timing{median,
+                  (samples.back() - samples.front()) / median,
+                  block_us.front(),
+                  block_us[sms / 2],
+                  block_us.back(),
+                  (end - start) / 1000.0,
+                  x};
+  };
+  auto print = [&](const Timing& t) {
+    printf("%.2f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\t%08x\n", t.us, bytes / t.us / 1e6, t.spread,
+           t.block_min, t.block_median, t.block_max, t.span, t.xor_value);
+  };
+  const dim3 grid(sms), block(kWarps * 32);
+  if (copies) {
+    printf(
+        "scales\tsmem_bytes\twork\tus\tTBps\tspread\tblock_min_us\tblock_median_us\t"
+        "block_max_us\tspan_us\txor\n");
+    for (int round = 0; round < 2; ++round) {
+      for (int work : {0, 40}) {
+        for (bool kernel_scales : {false, true}) {
+          for (bool kernel_smem : {false, true}) {
+            const int ring = kWarps * kStages * StageBytes(kernel_scales);
+            const int smem = kernel_smem ? kKernelSmemBytes : ring;
+            const Timing t = measure([&](int* counter) {
+              if (kernel_scales) {
+                Ring<Deal::kStatic, true>
+                    <<<grid, block, smem>>>(codes, scales, work, counter, times);
+              } else {
+                Ring<Deal::kStatic, false>
+                    <<<grid, block, smem>>>(codes, scales, work, counter, times);
+              }
+            });
+            printf("%s\t%d\t%d\t", kernel_scales ? "kernel" : "bench", smem, work);
+            print(t);
+          }
+        }
+      }
+    }
+    return 0;
+  }
+  const int smem = kWarps * kStages * StageBytes(false);
   printf(
       "deal\twork\tus\tTBps\tspread\tblock_min_us\tblock_median_us\tblock_max_us\tspan_us\txor\n");
   for (int round = 0; round < 2; ++round) {
     for (int work : {0, 40}) {
       for (Deal deal : {Deal::kStatic, Deal::kDynamic, Deal::kNeighbours}) {
-        auto launch = [&](int k) {
-          int* counter = counters + k * sms;
+        const Timing t = measure([&](int* counter) {
           if (deal == Deal::kDynamic) {
-            Ring<Deal::kDynamic><<<sms, kWarps * 32, smem>>>(codes, scales, work, counter, times);
+            Ring<Deal::kDynamic, false><<<grid, block, smem>>>(codes, scales, work, counter, times);
           } else if (deal == Deal::kNeighbours) {
-            Ring<Deal::kNeighbours>
-                <<<sms, kWarps * 32, smem>>>(codes, scales, work, counter, times);
+            Ring<Deal::kNeighbours, false>
+                <<<grid, block, smem>>>(codes, scales, work, counter, times);
           } else {
-            Ring<Deal::kStatic><<<sms, kWarps * 32, smem>>>(codes, scales, work, counter, times);
+            Ring<Deal::kStatic, false><<<grid, block, smem>>>(codes, scales, work, counter, times);
           }
-        };
-        std::vector<float> samples;
-        for (int r = 0; r < 23; ++r) {
-          CHECK(cudaMemset(counters, 0, counter_bytes));
-          CHECK(cudaEventRecord(a));
-          for (int k = 0; k < kLaunchesPerSample; ++k) launch(k);
-          CHECK(cudaEventRecord(b));
-          CHECK(cudaEventSynchronize(b));
-          float ms = 0;
-          CHECK(cudaEventElapsedTime(&ms, a, b));
-          if (r >= 3) samples.push_back(ms * 1000.0f / kLaunchesPerSample);
-        }
-        // One more launch, warm, for the XOR and the blocks' times.
-        uint32_t zero = 0, x = 0;
-        CHECK(cudaMemset(counters, 0, counter_bytes));
-        CHECK(cudaMemcpyToSymbol(g_xor, &zero, 4));
-        launch(0);
-        CHECK(cudaGetLastError());
-        CHECK(cudaMemcpyFromSymbol(&x, g_xor, 4));
-        std::vector<uint64_t> t(2 * sms);
-        CHECK(cudaMemcpy(t.data(), times, t.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
-        std::vector<double> block_us;
-        uint64_t start = UINT64_MAX, end = 0;
-        for (int i = 0; i < sms; ++i) {
-          block_us.push_back((t[2 * i + 1] - t[2 * i]) / 1000.0);
-          start = std::min(start, t[2 * i]);
-          end = std::max(end, t[2 * i + 1]);
-        }
-        std::sort(block_us.begin(), block_us.end());
-        std::sort(samples.begin(), samples.end());
-        const float median = samples[samples.size() / 2];
-        printf("%s\t%d\t%.2f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\t%08x\n",
+        });
+        printf("%s\t%d\t",
                deal == Deal::kStatic    ? "static"
                : deal == Deal::kDynamic ? "dynamic"
                                         : "neighbours",
-               work, median, bytes / median / 1e6, (samples.back() - samples.front()) / median,
-               block_us.front(), block_us[sms / 2], block_us.back(), (end - start) / 1000.0, x);
+               work);
+        print(t);
       }
     }
   }
