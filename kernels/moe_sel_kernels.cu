@@ -41,7 +41,9 @@ struct Tuning {
 constexpr int kMaxWarps = 20;
 
 // One ring stage of one warp, for rows g and g + 8 of each lane group: codes [row][j][lane]
-// (16 bytes each), then scales [row][j][lane] (the 4-byte word holding the lane's scale pair).
+// (16 bytes each), then the scales: on IssuePass's short path each row's pairs in their global
+// order ([row][j][lane], 2 bytes each, the first half of the space), otherwise [row][j][lane]
+// the 4-byte word holding the lane's pair.
 __host__ __device__ constexpr int StageBytes(int chunks_per_thread) {
   return chunks_per_thread * 2 * 32 * (16 + 4);
 }
@@ -487,20 +489,29 @@ __device__ __forceinline__ LoadCursor StartLoad(const SelParams& p, const BlockT
 }
 
 // One pass of one lane: chunks q + 4j + c of its two rows (row g of each octet).
+// Whether the short path copies scale pairs 16 bytes per lane: gate+up (2 chunks per thread,
+// 128 bytes per row and pass). Measured (docs/PERF.md rows 26, 27, 29): the 4-byte words, pairs of
+// lanes the same word, cost a bench of the same reads 6%; 16-byte copies made the larger gate+up
+// launches 2-4% faster, while for down (1 chunk per thread) the fences cost more than they saved.
+template <int kChunks>
+constexpr bool kWideScaleCopies = kChunks >= 2;
+
 template <int kChunks>
 struct PassData {
   uint4 code_g[kChunks], code_g8[kChunks];
   uint32_t scale_g[kChunks], scale_g8[kChunks];
 };
 
-// Requests one pass into a ring stage: each lane its own code chunks and the 4-byte words
-// holding its scales, so that a lane reads back only what it copied itself (no warp barrier
-// between the ring's reads and its refills). Chunks past the item's end arrive as zero codes
-// and zero scales, so they add nothing.
+// Requests one pass into a ring stage: each lane its own code chunks. Chunks past the item's end
+// arrive as zero codes and zero scales, so they add nothing.
 //
 // A pass whose chunks all lie in the item and in full quads (every pass of a row whose length
 // is a multiple of 128, but the last of a split that ends mid-pass) takes the short path:
-// lane 4g + c's chunk of each quad is entry `lane` of the quad's block, at fixed offsets.
+// lane 4g + c's chunk of each quad is entry `lane` of the quad's block, at fixed offsets. There
+// a row's scale pairs for the pass are contiguous (64 bytes per quad): with WideScaleCopies the
+// first 8 kChunks lanes copy both rows' pairs 16 bytes each, and lanes then read pairs that other
+// lanes copied (the main loop fences the ring's reads and refills with __syncwarp). Otherwise
+// each lane copies the 4-byte words holding its own pairs and reads back only what it copied.
 template <int kChunks>
 __device__ __forceinline__ void IssuePass(const LoadCursor& at, int chunks, int lane,
                                           uint8_t* stage) {
@@ -511,14 +522,27 @@ __device__ __forceinline__ void IssuePass(const LoadCursor& at, int chunks, int 
     const int place = 8 * at.q + lane;
     const uint4* codes_g = at.codes_g + place;
     const uint4* codes_g8 = at.codes_g8 + place;
-    const uint16_t* scales_g = at.scales_g + (place & ~1);
-    const uint16_t* scales_g8 = at.scales_g8 + (place & ~1);
 #pragma unroll
     for (int j = 0; j < kChunks; ++j) {
       CopyAsync16(codes + j * 32 + lane, codes_g + 32 * j, true);
       CopyAsync16(codes + (kChunks + j) * 32 + lane, codes_g8 + 32 * j, true);
-      CopyAsync4(scales + j * 32 + lane, scales_g + 32 * j, true);
-      CopyAsync4(scales + (kChunks + j) * 32 + lane, scales_g8 + 32 * j, true);
+    }
+    if constexpr (kWideScaleCopies<kChunks>) {
+      // 16-byte pieces of the rows' pairs 8q ... 8q + 32 kChunks - 1: row g, then row g + 8.
+      constexpr int kPiecesPerRow = 4 * kChunks;
+      if (lane < 2 * kPiecesPerRow) {
+        const int piece = lane % kPiecesPerRow;
+        const uint16_t* from = (lane < kPiecesPerRow ? at.scales_g : at.scales_g8) + 8 * at.q;
+        CopyAsync16(reinterpret_cast<uint4*>(scales) + lane, from + 8 * piece, true);
+      }
+    } else {
+      const uint16_t* scales_g = at.scales_g + (place & ~1);
+      const uint16_t* scales_g8 = at.scales_g8 + (place & ~1);
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j) {
+        CopyAsync4(scales + j * 32 + lane, scales_g + 32 * j, true);
+        CopyAsync4(scales + (kChunks + j) * 32 + lane, scales_g8 + 32 * j, true);
+      }
     }
     return;
   }
@@ -538,14 +562,13 @@ __device__ __forceinline__ void IssuePass(const LoadCursor& at, int chunks, int 
 }
 
 // Reads one lane's pass back from its ring stage. kFull: every chunk of the pass lies in the
-// item and in a full quad (IssuePass's short path), so the lane's chunks are at `lane`.
+// item and in a full quad (IssuePass's short path), so the lane's chunks are at `lane` (and with
+// WideScaleCopies its pairs at `lane` of each row's pairs).
 template <int kChunks, bool kFull>
 __device__ __forceinline__ PassData<kChunks> ReadPass(const uint8_t* stage, int q, int chunks,
                                                       int lane) {
   const int g = lane / 4, c = lane % 4;
   const uint4* codes = reinterpret_cast<const uint4*>(stage);
-  // The copied scale words as 16-bit pairs: a lane's pair is the half of its word that the
-  // parity of its place names.
   const uint16_t* pairs = reinterpret_cast<const uint16_t*>(stage + kChunks * 2 * 32 * 16);
   PassData<kChunks> data;
 #pragma unroll
@@ -554,8 +577,14 @@ __device__ __forceinline__ PassData<kChunks> ReadPass(const uint8_t* stage, int 
     const int place = kFull || quad + 4 <= chunks ? lane : g * max(1, chunks - quad) + c;
     data.code_g[j] = codes[j * 32 + lane];
     data.code_g8[j] = codes[(kChunks + j) * 32 + lane];
-    data.scale_g[j] = pairs[2 * (j * 32 + lane) + (place & 1)];
-    data.scale_g8[j] = pairs[2 * ((kChunks + j) * 32 + lane) + (place & 1)];
+    if (kFull && kWideScaleCopies<kChunks>) {
+      data.scale_g[j] = pairs[j * 32 + lane];
+      data.scale_g8[j] = pairs[(kChunks + j) * 32 + lane];
+    } else {
+      // The copied words as pairs: a lane's pair is the half of its word its place's parity names.
+      data.scale_g[j] = pairs[2 * (j * 32 + lane) + (place & 1)];
+      data.scale_g8[j] = pairs[2 * ((kChunks + j) * 32 + lane) + (place & 1)];
+    }
   }
   return data;
 }
@@ -782,9 +811,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     ComputeCursor at =
         StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, warp, staged, zero, g, c);
     for (int stage = 0;; stage = stage + 1 == kStages ? 0 : stage + 1) {
-      // The ring stage before this one is free again: refill it.
+      // The ring stage before this one is free again (with WideScaleCopies: once every lane
+      // has read it): refill it.
+      if (kWideScaleCopies<kChunks>) __syncwarp();
       issue_next(stage == 0 ? kStages - 1 : stage - 1);
       WaitCopies<kStages - 1>();  // all but the newest kStages - 1 groups: this pass landed
+      if (kWideScaleCopies<kChunks>) __syncwarp();  // ... for every lane
       // Passes wholly inside the item (all but an item's last, where K is not a multiple of a
       // pass) take the path without clamps and selects.
       const uint8_t* from = ring + stage * StageBytes(kChunks);
@@ -976,10 +1008,11 @@ absl::Status CheckBank(const char* name, const DeviceNvfp4Bank& bank) {
         "%s: %d x %d rows x cols; cols must be a positive multiple of 32, rows at least 16", name,
         bank.rows, bank.cols));
   }
+  // The kernels copy codes and scales 16 bytes at a time.
   if (reinterpret_cast<uintptr_t>(bank.codes) % 16 != 0 ||
-      reinterpret_cast<uintptr_t>(bank.scales) % 2 != 0) {
+      reinterpret_cast<uintptr_t>(bank.scales) % 16 != 0) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s: codes must be 16-byte aligned and scales 2-byte aligned", name));
+        absl::StrFormat("%s: codes and scales must be 16-byte aligned", name));
   }
   return absl::OkStatus();
 }
@@ -1031,7 +1064,7 @@ absl::Status LaunchToSelLayout(const DeviceNvfp4Bank& checkpoint, uint8_t* sel_c
   RETURN_IF_ERROR(CheckBank("sel layout", checkpoint));
   if (sel_codes == nullptr || sel_scales == nullptr ||
       reinterpret_cast<uintptr_t>(sel_codes) % 16 != 0 ||
-      reinterpret_cast<uintptr_t>(sel_scales) % 2 != 0 || checkpoint.rows % 8 != 0) {
+      reinterpret_cast<uintptr_t>(sel_scales) % 16 != 0 || checkpoint.rows % 8 != 0) {
     return absl::InvalidArgumentError(
         "sel layout: rows must be a multiple of 8 and the sel buffers aligned like the bank's");
   }

@@ -25,8 +25,8 @@ namespace gpuprobe {
 
 // Device pointers to all experts of one NVFP4 tensor (layout of MoeBanks).
 struct DeviceNvfp4Bank {
-  const uint8_t* codes = nullptr;   // [experts][rows][cols / 2]
-  const uint8_t* scales = nullptr;  // [experts][rows][cols / 16]
+  const uint8_t* codes = nullptr;   // [experts][rows][cols / 2], 16-byte aligned
+  const uint8_t* scales = nullptr;  // [experts][rows][cols / 16], 16-byte aligned
   // The sel kernels take banks in the sel layout (LaunchToSelLayout), the floor the
   // checkpoint's.
   int experts = 0;
