@@ -41,9 +41,9 @@ struct Tuning {
 constexpr int kMaxWarps = 20;
 
 // One ring stage of one warp, for rows g and g + 8 of each lane group: codes [row][j][lane]
-// (16 bytes each), then the scales: on IssuePass's short path each row's pairs in their global
-// order ([row][j][lane], 2 bytes each, the first half of the space), otherwise [row][j][lane]
-// the 4-byte word holding the lane's pair.
+// (16 bytes each), then the scales: with kWideScaleCopies on IssuePass's short path each row's
+// pairs in their global order ([row][j][lane], 2 bytes each, the first half of the space),
+// otherwise [row][j][lane] the 4-byte word holding the lane's pair.
 __host__ __device__ constexpr int StageBytes(int chunks_per_thread) {
   return chunks_per_thread * 2 * 32 * (16 + 4);
 }
@@ -488,14 +488,15 @@ __device__ __forceinline__ LoadCursor StartLoad(const SelParams& p, const BlockT
           scales + row_g8 / 8 * octet_chunks};
 }
 
-// One pass of one lane: chunks q + 4j + c of its two rows (row g of each octet).
-// Whether the short path copies scale pairs 16 bytes per lane: gate+up (2 chunks per thread,
-// 128 bytes per row and pass). Measured (docs/PERF.md rows 26, 27, 29): the 4-byte words, pairs of
-// lanes the same word, cost a bench of the same reads 6%; 16-byte copies made the larger gate+up
-// launches 2-4% faster, while for down (1 chunk per thread) the fences cost more than they saved.
+// Whether IssuePass's short path copies scale pairs 16 bytes per lane: for gate+up (2 chunks
+// per thread, 128 bytes of pairs per row and pass). docs/PERF.md rows 26, 27 and 29: one lane's
+// 4-byte word each (pairs of lanes the same word) cost a bench of the same reads 6%; 16-byte
+// copies made the larger gate+up launches 3-6% faster, while in down (1 chunk per thread) the
+// warp fences they need cost more than they saved.
 template <int kChunks>
 constexpr bool kWideScaleCopies = kChunks >= 2;
 
+// One pass of one lane: chunks q + 4j + c of its two rows (row g of each octet).
 template <int kChunks>
 struct PassData {
   uint4 code_g[kChunks], code_g8[kChunks];
