@@ -26,9 +26,8 @@ constexpr int kMaxDynamicSmemBytes = 227 * 1024;
 // decode is cheap the kernels are bound by latency (ncu: long-scoreboard stalls lead), so codes
 // travel in a shared-memory ring filled by cp.async: bytes in flight cost no registers. Gate+up
 // rows (80 chunks at the serving geometry) take passes of 2 chunks per thread, the short down
-// rows (20 chunks) passes of 1; a ring holds 6 chunks per row, so while a block stages its
-// inputs each warp has 4 (gate+up) or 5 (down) of them in flight: on union launches a warp's
-// items are a few passes long, so that is most of its codes. Where the staged inputs of wider
+// rows (20 chunks) passes of 1; a ring holds 6 chunks per row: on union launches a warp's items
+// are a few passes long, so that is most of its codes. Where the staged inputs of wider
 // groups leave too little shared memory, the launcher gives the block fewer warps (PlanLaunch).
 // One block per SM of up to 20 warps: the register cap that follows (102 per thread: 5 warps
 // per SM sub-partition) has no spills.
@@ -37,6 +36,11 @@ struct Tuning {
   static constexpr int kChunksPerThread = kGateUpSilu ? 2 : 1;
   static constexpr int kChunksPerPass = 4 * kChunksPerThread;  // 4 column threads per row
   static constexpr int kStages = 6 / kChunksPerThread;
+  // Of the kStages - 1 passes the ring holds ahead, those requested before the inputs are staged
+  // (gate+up: both; down: 2 of 5); the rest follow the staging. A warp issuing copies stalls until
+  // the SM's memory pipeline takes them (docs/PERF.md rows 35 and 37), so a long prologue delays
+  // the staging behind it; a short one leaves the memory idle (rows 39 and 40).
+  static constexpr int kPassesBeforeStaging = 2;
 };
 constexpr int kMaxWarps = 20;
 
@@ -752,8 +756,8 @@ __device__ __forceinline__ void SumColumnThreads(float (&acc)[4]) {
 // A persistent block of warps streams a contiguous range of tiles: item i of the block (tile
 // first + i / splits, K split i % splits) belongs to warp i % warps. A warp's items form one
 // software pipeline through its ring of kStages passes: while one pass is computed the next
-// kStages - 1 are in flight, across tile boundaries too; the first are requested before the
-// inputs are staged.
+// kStages - 1 are in flight, across tile boundaries too; the first kPassesBeforeStaging are
+// requested before the inputs are staged, the others after.
 template <bool kGateUpSilu, bool kOneSlot>
 __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
   constexpr int kChunks = Tuning<kGateUpSilu>::kChunksPerThread;
@@ -802,10 +806,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     }
     CommitCopies();
   };
-  StageInputs<kOneSlot, kStages - 1>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
+  constexpr int kEarly = Tuning<kGateUpSilu>::kPassesBeforeStaging;
+  StageInputs<kOneSlot, kEarly>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
     if (loading) load = StartLoad<kGateUpSilu>(p, bt, bg.expert, warp, g);
-    for (int stage = 0; stage < kStages - 1; ++stage) issue_next(stage);
+    for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
   });
+  for (int stage = kEarly; stage < kStages - 1; ++stage) issue_next(stage);
 
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (warp < items) {
