@@ -26,8 +26,8 @@ constexpr int kMaxDynamicSmemBytes = 227 * 1024;
 // decode is cheap the kernels are bound by latency (ncu: long-scoreboard stalls lead), so codes
 // travel in a shared-memory ring filled by cp.async: bytes in flight cost no registers. Gate+up
 // rows (80 chunks at the serving geometry) take passes of 2 chunks per thread, the short down
-// rows (20 chunks) passes of 1; a ring holds 6 chunks per row: on union launches a warp's items
-// are a few passes long, so that is most of its codes. Where the staged inputs of wider
+// rows (20 chunks) passes of 1; a ring holds 6 chunks per row, which on union launches (a warp's
+// items a few passes long) is most of a warp's codes. Where the staged inputs of wider
 // groups leave too little shared memory, the launcher gives the block fewer warps (PlanLaunch).
 // One block per SM of up to 20 warps: the register cap that follows (102 per thread: 5 warps
 // per SM sub-partition) has no spills.
@@ -41,6 +41,7 @@ struct Tuning {
   // the SM's memory pipeline takes them (docs/PERF.md rows 35 and 37), so a long prologue delays
   // the staging behind it; a short one leaves the memory idle (rows 39 and 40).
   static constexpr int kPassesBeforeStaging = 2;
+  static_assert(kPassesBeforeStaging >= 1 && kPassesBeforeStaging <= kStages - 1);
 };
 constexpr int kMaxWarps = 20;
 
