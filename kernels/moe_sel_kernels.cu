@@ -432,7 +432,6 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
 // over chunks [chunk_begin, chunk_end) of K.
 struct Item {
   int tile;
-  int split;
   int chunk_begin, chunk_end;
 };
 
@@ -441,7 +440,7 @@ __device__ __forceinline__ Item MakeItem(const SelParams& p, const BlockTiles& b
   const int tile_index = p.splits_divisor.Div(index);
   const int split = index - tile_index * p.splits;
   const int begin = split * p.chunks_per_split;
-  return {bt.first + tile_index, split, begin, min(chunks, begin + p.chunks_per_split)};
+  return {bt.first + tile_index, begin, min(chunks, begin + p.chunks_per_split)};
 }
 
 // The weight rows a lane reads for a tile (rows g and g + 8 of the mma tile).
