@@ -44,6 +44,12 @@ struct Tuning {
   static_assert(kPassesBeforeStaging >= 1 && kPassesBeforeStaging <= kStages - 1);
 };
 constexpr int kMaxWarps = 20;
+// Steal plans (PlanLaunch): a warp done with its block's tiles takes tiles of the next
+// kStealHops blocks' ranges, whose groups its block stages too; it requests each claim
+// kClaimLeadPasses passes before its load cursor needs the tile, so the claim's round trip
+// through the L2 overlaps the passes in flight.
+constexpr int kStealHops = 2;
+constexpr int kClaimLeadPasses = 2;
 
 // One ring stage of one warp, for rows g and g + 8 of each lane group: codes [row][j][lane]
 // (16 bytes each), then the scales: with kWideScaleCopies on IssuePass's short path each row's
@@ -96,6 +102,7 @@ struct LaunchPlan {
   int staged_rows = 0;       // per block: groups_per_block x the plan's group width, or every input
                              // row where there are fewer
   bool all_input_rows = false;
+  int steal_hops = 0;  // > 0: a steal plan (SelParams::steal_hops)
   int64_t smem_bytes = 0;
 };
 
@@ -121,6 +128,12 @@ struct SelParams {
   int all_input_rows = 0;      // > 0: every block stages all input rows (fewer than its slots)
   int walk_warps_per_row = 1;  // RowWalk: warps sharing one staged row, for staged_rows rows
   int walk_row_step = 1;       // RowWalk: rows walked at once, warps / walk_warps_per_row
+  // Steal plans (steal_hops > 0, one item per tile): a block's first `warps` tiles go one to each
+  // warp; then warps claim tiles from the claim counters of their own block and of the next
+  // steal_hops blocks (tile_claims[b]: tiles of block b claimed beyond its first round;
+  // tile_claims[blocks]: blocks finished). The last block to finish zeroes them again.
+  int steal_hops = 0;
+  int* tile_claims = nullptr;
   const float* in;
   int in_row_div;         // input row of slot s is s / in_row_div
   const float* global_a;  // gu: gate; down: down
@@ -184,17 +197,63 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
 }
 
 // The tiles one block owns: [first, last), balanced to within one tile across blocks (the
-// quotient and remainder of tiles / blocks come with the launch: no division at block start).
+// quotient and remainder of tiles / blocks come with the launch: no division at block start);
+// steal plans stage the groups of the next steal_hops blocks' tiles too, up to staged_last.
 struct BlockTiles {
-  int first, last;
+  int first, last, staged_last;
   int first_group;
 };
 
+__device__ __forceinline__ int FirstTileOf(const SelParams& p, int block) {
+  return block * p.tile_quotient + min(block, p.tile_remainder);
+}
+
 __device__ __forceinline__ BlockTiles MyTiles(const SelParams& p) {
   const int b = blockIdx.x;
-  const int first = b * p.tile_quotient + min(b, p.tile_remainder);
-  const int last = first + p.tile_quotient + (b < p.tile_remainder ? 1 : 0);
-  return {first, last, p.tiles_per_group_divisor.Div(first)};
+  const int first = FirstTileOf(p, b);
+  const int staged_last =
+      FirstTileOf(p, min(b + p.steal_hops, static_cast<int>(gridDim.x) - 1) + 1);
+  return {first, FirstTileOf(p, b + 1), staged_last, p.tiles_per_group_divisor.Div(first)};
+}
+
+// Steal plans: the tiles a warp takes after its first-round tile, one claim at a time from its
+// block's counter, then from the next blocks'. Lane 0 requests a claim (an atomic whose result
+// is read only when the tile is needed); Next reads it, moving on to the next block's counter
+// while the claimed counter is used up.
+struct TileClaimer {
+  int hop = 0;     // claims go to block blockIdx.x + hop
+  int ticket = 0;  // lane 0: the requested claim, tiles past the block's first round
+  bool requested = false;
+
+  __device__ __forceinline__ void Request(const SelParams& p, int lane) {
+    if (lane == 0) ticket = atomicAdd(p.tile_claims + blockIdx.x + hop, 1);
+    requested = true;
+  }
+
+  // The next tile's item index (tiles from bt.first), or -1 once every reachable tile is taken.
+  __device__ __forceinline__ int Next(const SelParams& p, const BlockTiles& bt, int warps,
+                                      int lane) {
+    if (!requested) Request(p, lane);
+    for (;;) {
+      requested = false;
+      const int owner = blockIdx.x + hop;
+      const int tile = FirstTileOf(p, owner) + warps + __shfl_sync(0xFFFFFFFFu, ticket, 0);
+      if (tile < FirstTileOf(p, owner + 1)) return tile - bt.first;
+      if (hop == p.steal_hops || owner + 1 == static_cast<int>(gridDim.x)) return -1;
+      ++hop;
+      Request(p, lane);
+    }
+  }
+};
+
+// Steal plans: once every warp of the block is done claiming, the block counts itself finished;
+// the last block of the launch zeroes the counters for the next launch on the stream.
+__device__ __forceinline__ void FinishClaims(const SelParams& p) {
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  __threadfence();
+  if (atomicAdd(p.tile_claims + gridDim.x, 1) != static_cast<int>(gridDim.x) - 1) return;
+  for (int b = 0; b <= static_cast<int>(gridDim.x); ++b) p.tile_claims[b] = 0;
 }
 
 // What a block needs of the groups its tiles touch, copied to shared memory before the codes
@@ -339,7 +398,7 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
                             uint4* staged, uint4* zero, float* out_scale, float* row_max,
                             int* row_input, Prologue&& issue_prologue) {
   const int groups = p.groups;
-  const int last_group = min(groups, p.tiles_per_group_divisor.Div(bt.last - 1) + 1);
+  const int last_group = min(groups, p.tiles_per_group_divisor.Div(bt.staged_last - 1) + 1);
   const int rows =
       p.all_input_rows > 0 ? p.all_input_rows : (last_group - bt.first_group) * p.staged_cols;
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
@@ -788,16 +847,37 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   const int chunks = p.cols / kChunkElements;
   const int items = (bt.last - bt.first) * p.splits;
 
+  // A warp's items: static plans items warp, warp + warps, ... of the block's; steal plans its
+  // first-round tile, then claimed tiles (TileClaimer). The load cursor claims a tile when it
+  // is about to request its first pass and passes it to the compute cursor in `claimed`: with
+  // items at least kStages - 1 passes long (PlanLaunch) that is after the compute cursor has
+  // taken the one before, and before it needs this one.
+  const bool steal = p.steal_hops > 0;
+  TileClaimer claimer;
+  int claimed = -1;
+  const int first_item = warp < items ? warp : steal ? claimer.Next(p, bt, warps, lane) : -1;
+
   // The load cursor runs kStages - 1 passes ahead of the compute cursor. Every step commits
   // one copy group, empty past the end, so that "all but the newest kStages - 1 groups are
   // done" always means "the pass about to be computed has landed".
   LoadCursor load{};
-  bool loading = warp < items;
+  bool loading = first_item >= 0;
   auto issue_next = [&](int stage) {
+    if (steal && loading && load.q >= load.chunk_end) {  // every pass of the item is requested
+      claimed = claimer.Next(p, bt, warps, lane);
+      loading = claimed >= 0;
+      if (loading) load = StartLoad<kGateUpSilu>(p, bt, bg.expert, claimed, g);
+    }
     if (loading) {
       IssuePass<kChunks>(load, chunks, lane, ring + stage * StageBytes(kChunks));
       if (load.q + kChunksPerPass < load.chunk_end) {
         load.q += kChunksPerPass;
+        if (steal && !claimer.requested &&
+            load.q + kClaimLeadPasses * kChunksPerPass >= load.chunk_end) {
+          claimer.Request(p, lane);
+        }
+      } else if (steal) {
+        load.q = load.chunk_end;  // the next step claims the next tile
       } else if (load.index + warps < items) {
         load = StartLoad<kGateUpSilu>(p, bt, bg.expert, load.index + warps, g);
       } else {
@@ -808,15 +888,15 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   };
   constexpr int kEarly = Tuning<kGateUpSilu>::kPassesBeforeStaging;
   StageInputs<kOneSlot, kEarly>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
-    if (loading) load = StartLoad<kGateUpSilu>(p, bt, bg.expert, warp, g);
+    if (loading) load = StartLoad<kGateUpSilu>(p, bt, bg.expert, first_item, g);
     for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
   });
   for (int stage = kEarly; stage < kStages - 1; ++stage) issue_next(stage);
 
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  if (warp < items) {
+  if (first_item >= 0) {
     ComputeCursor at =
-        StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, warp, staged, zero, g, c);
+        StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, first_item, staged, zero, g, c);
     for (int stage = 0;; stage = stage + 1 == kStages ? 0 : stage + 1) {
       // The ring stage before this one is free again (with WideScaleCopies: once every lane
       // has read it): refill it.
@@ -850,12 +930,14 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       }
 #pragma unroll
       for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
-      if (at.index + warps >= items) break;
-      at = StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, at.index + warps, staged, zero,
-                                                        g, c);
+      const int next = steal ? claimed : at.index + warps < items ? at.index + warps : -1;
+      if (next < 0) break;
+      claimed = -1;
+      at = StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, next, staged, zero, g, c);
     }
   }
   WaitCopies<0>();
+  if (steal) FinishClaims(p);
   if (p.splits == 1) return;
 
   // Split plans have one item per warp: warps i .. i + splits - 1 hold the splits of one tile;
@@ -892,13 +974,39 @@ int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block
          int64_t{warps} * stages * StageBytes(chunks_per_thread);
 }
 
+// Makes `plan` a steal plan (SelParams::steal_hops) where one can pay and fits: one item per
+// tile (no split: a tile's partial sums never leave its block), items at least stages - 1
+// passes long (the load cursor hands the compute cursor one claimed tile at a time), more tiles
+// per block than warps (else the first round takes them all), and the groups of the next
+// blocks' tiles staged beside the block's own in the shared memory the plan has left.
+void AddStealing(LaunchPlan& plan, bool one_slot, int tiles_per_group, int cols, int per_thread,
+                 int stages, int staged_cols, int input_rows, int per_block, int passes) {
+  if (plan.splits > 1 || passes < stages - 1 || per_block <= plan.warps) return;
+  for (int hops = kStealHops; hops >= 1; --hops) {
+    const int groups_per_block = GroupsSpanned((hops + 1) * per_block, tiles_per_group);
+    const bool all_input_rows = input_rows < groups_per_block * staged_cols;
+    const int staged_rows = all_input_rows ? input_rows : groups_per_block * staged_cols;
+    const int64_t smem_bytes = SmemBytes(one_slot, cols, staged_rows, groups_per_block, staged_cols,
+                                         plan.warps, plan.splits, stages, per_thread);
+    if (smem_bytes <= kMaxDynamicSmemBytes) {
+      plan.groups_per_block = groups_per_block;
+      plan.all_input_rows = all_input_rows;
+      plan.staged_rows = staged_rows;
+      plan.smem_bytes = smem_bytes;
+      plan.steal_hops = hops;
+      return;
+    }
+  }
+}
+
 // Sizes the grid to the card: one block per SM while its shared memory fits, as many warps as
 // the block's tiles need in whole rounds (so the last round is nearly full), and where there
 // are fewer tiles than a block has warps to spare each tile's K split across warps so that
-// every SM still streams with many warps.
+// every SM still streams with many warps. With `can_steal`, blocks that run out of tiles take
+// the next blocks' (AddStealing).
 absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_group, int cols,
                                       int per_thread, int stages, int staged_cols, int input_rows,
-                                      int sms) {
+                                      int sms, bool can_steal) {
   const int chunks = cols / kChunkElements;
   const int chunks_per_pass = 4 * per_thread;
   const int passes = (chunks + chunks_per_pass - 1) / chunks_per_pass;
@@ -921,7 +1029,13 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
       plan.warps = splits > 1 ? per_block * splits : (per_block + rounds - 1) / rounds;
       plan.smem_bytes = SmemBytes(one_slot, cols, plan.staged_rows, plan.groups_per_block,
                                   staged_cols, plan.warps, plan.splits, stages, per_thread);
-      if (plan.smem_bytes <= kMaxDynamicSmemBytes) return plan;
+      if (plan.smem_bytes <= kMaxDynamicSmemBytes) {
+        if (can_steal && blocks <= sms) {
+          AddStealing(plan, one_slot, tiles_per_group, cols, per_thread, stages, staged_cols,
+                      input_rows, per_block, passes);
+        }
+        return plan;
+      }
       if (splits > 1) break;
     }
     if (blocks == tiles) break;
@@ -960,7 +1074,8 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   p.tiles = groups * p.tiles_per_group;
   ASSIGN_OR_RETURN(const LaunchPlan plan,
                    PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
-                              Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms));
+                              Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms,
+                              p.tile_claims != nullptr));
   p.tile_quotient = p.tiles / plan.blocks;
   p.tile_remainder = p.tiles % plan.blocks;
   p.splits = plan.splits;
@@ -972,6 +1087,7 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   p.staged_rows = plan.staged_rows;
   p.groups_per_block = plan.groups_per_block;
   p.all_input_rows = plan.all_input_rows ? input_rows : 0;
+  p.steal_hops = plan.steal_hops;
   p.walk_warps_per_row = std::max(1, plan.warps / plan.staged_rows);
   p.walk_row_step = plan.warps / p.walk_warps_per_row;
   p.walk_divisor = FastDivisor::Of(p.walk_warps_per_row);
@@ -1066,6 +1182,8 @@ absl::Status CanImplementSelKernels(const MoeGeometry& g, int max_group_slots) {
   return absl::OkStatus();
 }
 
+int SelTileClaimWords(int multiprocessors) { return multiprocessors + 1; }
+
 absl::Status LaunchToSelLayout(const DeviceNvfp4Bank& checkpoint, uint8_t* sel_codes,
                                uint8_t* sel_scales, cudaStream_t stream) {
   RETURN_IF_ERROR(CheckBank("sel layout", checkpoint));
@@ -1098,6 +1216,7 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
                     .out_rows = ff,
                     .tiles_per_group = ff / 8,
                     .staged_cols = a.groups.max_group_slots,
+                    .tile_claims = a.tile_claims,
                     .in = a.x,
                     .in_row_div = a.selected,
                     .global_a = a.gate_global,
@@ -1124,6 +1243,7 @@ absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
                     .out_rows = a.down.rows,
                     .tiles_per_group = a.down.rows / 16,
                     .staged_cols = a.groups.max_group_slots,
+                    .tile_claims = a.tile_claims,
                     .in = a.h,
                     .in_row_div = 1,
                     .global_a = a.down_global,
