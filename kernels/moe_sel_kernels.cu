@@ -44,11 +44,11 @@ struct Tuning {
   static_assert(kPassesBeforeStaging >= 1 && kPassesBeforeStaging <= kStages - 1);
 };
 constexpr int kMaxWarps = 20;
-// Steal plans (PlanLaunch): a warp done with its block's tiles takes tiles of the next
-// kStealHops blocks' ranges, whose groups its block stages too; it requests each claim
-// kClaimLeadPasses passes before its load cursor needs the tile, so the claim's round trip
-// through the L2 overlaps the passes in flight.
-constexpr int kStealHops = 2;
+// Team plans (PlanLaunch): up to kMaxTeamBlocks consecutive blocks share the tiles left after
+// their first rounds, each block staging the groups of the whole team's tiles; a warp requests
+// each claim kClaimLeadPasses passes before its load cursor needs the tile, so the claim's
+// round trip through the L2 overlaps the passes in flight.
+constexpr int kMaxTeamBlocks = 4;
 constexpr int kClaimLeadPasses = 2;
 
 // One ring stage of one warp, for rows g and g + 8 of each lane group: codes [row][j][lane]
@@ -102,7 +102,7 @@ struct LaunchPlan {
   int staged_rows = 0;       // per block: groups_per_block x the plan's group width, or every input
                              // row where there are fewer
   bool all_input_rows = false;
-  int steal_hops = 0;  // > 0: a steal plan (SelParams::steal_hops)
+  int team_blocks = 1;  // > 1: a team plan (SelParams::team_blocks)
   int64_t smem_bytes = 0;
 };
 
@@ -128,11 +128,11 @@ struct SelParams {
   int all_input_rows = 0;      // > 0: every block stages all input rows (fewer than its slots)
   int walk_warps_per_row = 1;  // RowWalk: warps sharing one staged row, for staged_rows rows
   int walk_row_step = 1;       // RowWalk: rows walked at once, warps / walk_warps_per_row
-  // Steal plans (steal_hops > 0, one item per tile): a block's first `warps` tiles go one to each
-  // warp; then warps claim tiles from the claim counters of their own block and of the next
-  // steal_hops blocks (tile_claims[b]: tiles of block b claimed beyond its first round;
-  // tile_claims[blocks]: blocks finished). The last block to finish zeroes them again.
-  int steal_hops = 0;
+  // Team plans (team_blocks > 1, one item per tile): blocks b with the same b / team_blocks form
+  // a team. A block's first `warps` tiles go one to each of its warps; the team's other tiles
+  // go to whichever of its warps asks next (tile_claims[team]: tiles claimed; tile_claims[teams]:
+  // blocks finished). The last block to finish zeroes them again.
+  int team_blocks = 1;
   int* tile_claims = nullptr;
   const float* in;
   int in_row_div;         // input row of slot s is s / in_row_div
@@ -197,10 +197,12 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
 }
 
 // The tiles one block owns: [first, last), balanced to within one tile across blocks (the
-// quotient and remainder of tiles / blocks come with the launch: no division at block start);
-// steal plans stage the groups of the next steal_hops blocks' tiles too, up to staged_last.
+// quotient and remainder of tiles / blocks come with the launch: no division at block start).
+// The block stages the groups of tiles [staged_first, staged_last): its own, or (team plans)
+// its team's; first_group is the group of staged_first.
 struct BlockTiles {
-  int first, last, staged_last;
+  int first, last;
+  int staged_first, staged_last;
   int first_group;
 };
 
@@ -208,52 +210,58 @@ __device__ __forceinline__ int FirstTileOf(const SelParams& p, int block) {
   return block * p.tile_quotient + min(block, p.tile_remainder);
 }
 
+template <bool kTeam>
 __device__ __forceinline__ BlockTiles MyTiles(const SelParams& p) {
   const int b = blockIdx.x;
-  const int first = FirstTileOf(p, b);
+  const int first = FirstTileOf(p, b), last = FirstTileOf(p, b + 1);
+  if (!kTeam) return {first, last, first, last, p.tiles_per_group_divisor.Div(first)};
+  const int team_first = b / p.team_blocks * p.team_blocks;
+  const int staged_first = FirstTileOf(p, team_first);
   const int staged_last =
-      FirstTileOf(p, min(b + p.steal_hops, static_cast<int>(gridDim.x) - 1) + 1);
-  return {first, FirstTileOf(p, b + 1), staged_last, p.tiles_per_group_divisor.Div(first)};
+      FirstTileOf(p, min(team_first + p.team_blocks, static_cast<int>(gridDim.x)));
+  return {first, last, staged_first, staged_last, p.tiles_per_group_divisor.Div(staged_first)};
 }
 
-// Steal plans: the tiles a warp takes after its first-round tile, one claim at a time from its
-// block's counter, then from the next blocks'. Lane 0 requests a claim (an atomic whose result
-// is read only when the tile is needed); Next reads it, moving on to the next block's counter
-// while the claimed counter is used up.
+// Team plans: the tiles a warp takes after its first-round tile, one claim at a time from its
+// team's counter: claim i is the i-th of the team's tiles past its blocks' first rounds, in
+// block order. Lane 0 requests a claim (an atomic whose result is read only when the tile is
+// needed); Next reads it. Every claim, the last (failing) one too, is requested ahead.
 struct TileClaimer {
-  int hop = 0;     // claims go to block blockIdx.x + hop
-  int ticket = 0;  // lane 0: the requested claim, tiles past the block's first round
+  int ticket = 0;  // lane 0: the requested claim
   bool requested = false;
 
   __device__ __forceinline__ void Request(const SelParams& p, int lane) {
-    if (lane == 0) ticket = atomicAdd(p.tile_claims + blockIdx.x + hop, 1);
+    if (lane == 0) ticket = atomicAdd(p.tile_claims + blockIdx.x / p.team_blocks, 1);
     requested = true;
   }
 
-  // The next tile's item index (tiles from bt.first), or -1 once every reachable tile is taken.
+  // The next tile's item index (tiles from bt.first; below 0 for an earlier block's tile), or
+  // -1 once the team's tiles are all taken.
   __device__ __forceinline__ int Next(const SelParams& p, const BlockTiles& bt, int warps,
                                       int lane) {
     if (!requested) Request(p, lane);
-    for (;;) {
-      requested = false;
-      const int owner = blockIdx.x + hop;
-      const int tile = FirstTileOf(p, owner) + warps + __shfl_sync(0xFFFFFFFFu, ticket, 0);
-      if (tile < FirstTileOf(p, owner + 1)) return tile - bt.first;
-      if (hop == p.steal_hops || owner + 1 == static_cast<int>(gridDim.x)) return -1;
-      ++hop;
-      Request(p, lane);
+    requested = false;
+    int claim = __shfl_sync(0xFFFFFFFFu, ticket, 0);
+    const int team_first = blockIdx.x / p.team_blocks * p.team_blocks;
+    const int team_end = min(team_first + p.team_blocks, static_cast<int>(gridDim.x));
+    for (int b = team_first; b < team_end; ++b) {
+      const int first = FirstTileOf(p, b) + warps, last = FirstTileOf(p, b + 1);
+      if (claim < last - first) return first + claim - bt.first;
+      claim -= max(0, last - first);
     }
+    return -1;
   }
 };
 
-// Steal plans: once every warp of the block is done claiming, the block counts itself finished;
+// Team plans: once every warp of the block is done claiming, the block counts itself finished;
 // the last block of the launch zeroes the counters for the next launch on the stream.
 __device__ __forceinline__ void FinishClaims(const SelParams& p) {
   __syncthreads();
   if (threadIdx.x != 0) return;
+  const int teams = (gridDim.x + p.team_blocks - 1) / p.team_blocks;
   __threadfence();
-  if (atomicAdd(p.tile_claims + gridDim.x, 1) != static_cast<int>(gridDim.x) - 1) return;
-  for (int b = 0; b <= static_cast<int>(gridDim.x); ++b) p.tile_claims[b] = 0;
+  if (atomicAdd(p.tile_claims + teams, 1) != static_cast<int>(gridDim.x) - 1) return;
+  for (int t = 0; t <= teams; ++t) p.tile_claims[t] = 0;
 }
 
 // What a block needs of the groups its tiles touch, copied to shared memory before the codes
@@ -817,7 +825,7 @@ __device__ __forceinline__ void SumColumnThreads(float (&acc)[4]) {
 // software pipeline through its ring of kStages passes: while one pass is computed the next
 // kStages - 1 are in flight, across tile boundaries too; the first kPassesBeforeStaging are
 // requested before the inputs are staged, the others after.
-template <bool kGateUpSilu, bool kOneSlot>
+template <bool kGateUpSilu, bool kOneSlot, bool kTeam>
 __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
   constexpr int kChunks = Tuning<kGateUpSilu>::kChunksPerThread;
   constexpr int kChunksPerPass = Tuning<kGateUpSilu>::kChunksPerPass;
@@ -843,19 +851,18 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   uint8_t* ring = reinterpret_cast<uint8_t*>(staged + p.staged_rows * layout.row_vectors) +
                   warp * kStages * StageBytes(kChunks);
 
-  const BlockTiles bt = MyTiles(p);
+  const BlockTiles bt = MyTiles<kTeam>(p);
   const int chunks = p.cols / kChunkElements;
   const int items = (bt.last - bt.first) * p.splits;
 
-  // A warp's items: static plans items warp, warp + warps, ... of the block's; steal plans its
-  // first-round tile, then claimed tiles (TileClaimer). The load cursor claims a tile when it
-  // is about to request its first pass and passes it to the compute cursor in `claimed`: with
-  // items at least kStages - 1 passes long (PlanLaunch) that is after the compute cursor has
-  // taken the one before, and before it needs this one.
-  const bool steal = p.steal_hops > 0;
+  // A warp's items: items warp, warp + warps, ... of the block's; in team plans its first-round
+  // tile, then claimed tiles (TileClaimer). The load cursor claims a tile when it is about to
+  // request its first pass and passes it to the compute cursor in `claimed`: with items at
+  // least kStages - 1 passes long (PlanLaunch) that is after the compute cursor has taken the
+  // one before, and before it needs this one.
   TileClaimer claimer;
   int claimed = -1;
-  const int first_item = warp < items ? warp : steal ? claimer.Next(p, bt, warps, lane) : -1;
+  const int first_item = warp < items ? warp : kTeam ? claimer.Next(p, bt, warps, lane) : -1;
 
   // The load cursor runs kStages - 1 passes ahead of the compute cursor. Every step commits
   // one copy group, empty past the end, so that "all but the newest kStages - 1 groups are
@@ -863,7 +870,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   LoadCursor load{};
   bool loading = first_item >= 0;
   auto issue_next = [&](int stage) {
-    if (steal && loading && load.q >= load.chunk_end) {  // every pass of the item is requested
+    if (kTeam && loading && load.q >= load.chunk_end) {  // every pass of the item is requested
       claimed = claimer.Next(p, bt, warps, lane);
       loading = claimed >= 0;
       if (loading) load = StartLoad<kGateUpSilu>(p, bt, bg.expert, claimed, g);
@@ -872,11 +879,11 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       IssuePass<kChunks>(load, chunks, lane, ring + stage * StageBytes(kChunks));
       if (load.q + kChunksPerPass < load.chunk_end) {
         load.q += kChunksPerPass;
-        if (steal && !claimer.requested &&
+        if (kTeam && !claimer.requested &&
             load.q + kClaimLeadPasses * kChunksPerPass >= load.chunk_end) {
           claimer.Request(p, lane);
         }
-      } else if (steal) {
+      } else if (kTeam) {
         load.q = load.chunk_end;  // the next step claims the next tile
       } else if (load.index + warps < items) {
         load = StartLoad<kGateUpSilu>(p, bt, bg.expert, load.index + warps, g);
@@ -930,14 +937,14 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       }
 #pragma unroll
       for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
-      const int next = steal ? claimed : at.index + warps < items ? at.index + warps : -1;
+      const int next = kTeam ? claimed : at.index + warps < items ? at.index + warps : -1;
       if (next < 0) break;
       claimed = -1;
       at = StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, next, staged, zero, g, c);
     }
   }
   WaitCopies<0>();
-  if (steal) FinishClaims(p);
+  if (kTeam) FinishClaims(p);
   if (p.splits == 1) return;
 
   // Split plans have one item per warp: warps i .. i + splits - 1 hold the splits of one tile;
@@ -974,16 +981,17 @@ int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block
          int64_t{warps} * stages * StageBytes(chunks_per_thread);
 }
 
-// Makes `plan` a steal plan (SelParams::steal_hops) where one can pay and fits: one item per
+// Makes `plan` a team plan (SelParams::team_blocks) where one can pay and fits: one item per
 // tile (no split: a tile's partial sums never leave its block), items at least stages - 1
 // passes long (the load cursor hands the compute cursor one claimed tile at a time), more tiles
-// per block than warps (else the first round takes them all), and the groups of the next
-// blocks' tiles staged beside the block's own in the shared memory the plan has left.
-void AddStealing(LaunchPlan& plan, bool one_slot, int tiles_per_group, int cols, int per_thread,
-                 int stages, int staged_cols, int input_rows, int per_block, int passes) {
+// per block than warps (else the first round takes them all), and the groups of a team's tiles
+// staged in the shared memory the plan leaves; the largest team that fits, up to
+// kMaxTeamBlocks blocks.
+void FormTeams(LaunchPlan& plan, bool one_slot, int tiles_per_group, int cols, int per_thread,
+               int stages, int staged_cols, int input_rows, int per_block, int passes) {
   if (plan.splits > 1 || passes < stages - 1 || per_block <= plan.warps) return;
-  for (int hops = kStealHops; hops >= 1; --hops) {
-    const int groups_per_block = GroupsSpanned((hops + 1) * per_block, tiles_per_group);
+  for (int team = kMaxTeamBlocks; team >= 2; --team) {
+    const int groups_per_block = GroupsSpanned(team * per_block, tiles_per_group);
     const bool all_input_rows = input_rows < groups_per_block * staged_cols;
     const int staged_rows = all_input_rows ? input_rows : groups_per_block * staged_cols;
     const int64_t smem_bytes = SmemBytes(one_slot, cols, staged_rows, groups_per_block, staged_cols,
@@ -993,7 +1001,7 @@ void AddStealing(LaunchPlan& plan, bool one_slot, int tiles_per_group, int cols,
       plan.all_input_rows = all_input_rows;
       plan.staged_rows = staged_rows;
       plan.smem_bytes = smem_bytes;
-      plan.steal_hops = hops;
+      plan.team_blocks = team;
       return;
     }
   }
@@ -1002,11 +1010,11 @@ void AddStealing(LaunchPlan& plan, bool one_slot, int tiles_per_group, int cols,
 // Sizes the grid to the card: one block per SM while its shared memory fits, as many warps as
 // the block's tiles need in whole rounds (so the last round is nearly full), and where there
 // are fewer tiles than a block has warps to spare each tile's K split across warps so that
-// every SM still streams with many warps. With `can_steal`, blocks that run out of tiles take
-// the next blocks' (AddStealing).
+// every SM still streams with many warps. With `teams`, blocks share their tiles in teams
+// (FormTeams).
 absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_group, int cols,
                                       int per_thread, int stages, int staged_cols, int input_rows,
-                                      int sms, bool can_steal) {
+                                      int sms, bool teams) {
   const int chunks = cols / kChunkElements;
   const int chunks_per_pass = 4 * per_thread;
   const int passes = (chunks + chunks_per_pass - 1) / chunks_per_pass;
@@ -1030,9 +1038,9 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
       plan.smem_bytes = SmemBytes(one_slot, cols, plan.staged_rows, plan.groups_per_block,
                                   staged_cols, plan.warps, plan.splits, stages, per_thread);
       if (plan.smem_bytes <= kMaxDynamicSmemBytes) {
-        if (can_steal && blocks <= sms) {
-          AddStealing(plan, one_slot, tiles_per_group, cols, per_thread, stages, staged_cols,
-                      input_rows, per_block, passes);
+        if (teams && blocks <= sms) {
+          FormTeams(plan, one_slot, tiles_per_group, cols, per_thread, stages, staged_cols,
+                    input_rows, per_block, passes);
         }
         return plan;
       }
@@ -1046,7 +1054,8 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
       cols, staged_cols, kMaxDynamicSmemBytes / 1024));
 }
 
-// The card's SM count, and the kernels' shared-memory limit raised, once per device.
+// The card's SM count, and the kernels' shared-memory limit raised, once per device. Team plans
+// are made for one-slot groups only (the per-slot kernels and unions of distinct experts).
 template <bool kGateUpSilu, bool kOneSlot>
 absl::StatusOr<int> PrepareDevice() {
   static std::mutex mu;
@@ -1056,9 +1065,14 @@ absl::StatusOr<int> PrepareDevice() {
   std::lock_guard<std::mutex> lock(mu);
   if (device >= static_cast<int>(sms_by_device.size())) sms_by_device.resize(device + 1, 0);
   if (sms_by_device[device] == 0) {
-    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(SelNvfp4Kernel<kGateUpSilu, kOneSlot>,
+    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(SelNvfp4Kernel<kGateUpSilu, kOneSlot, false>,
                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               kMaxDynamicSmemBytes));
+    if constexpr (kOneSlot) {
+      CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(SelNvfp4Kernel<kGateUpSilu, true, true>,
+                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                kMaxDynamicSmemBytes));
+    }
     int sms = 0;
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     sms_by_device[device] = sms;
@@ -1075,7 +1089,7 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   ASSIGN_OR_RETURN(const LaunchPlan plan,
                    PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
                               Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms,
-                              p.tile_claims != nullptr));
+                              kOneSlot && p.tile_claims != nullptr));
   p.tile_quotient = p.tiles / plan.blocks;
   p.tile_remainder = p.tiles % plan.blocks;
   p.splits = plan.splits;
@@ -1087,12 +1101,17 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   p.staged_rows = plan.staged_rows;
   p.groups_per_block = plan.groups_per_block;
   p.all_input_rows = plan.all_input_rows ? input_rows : 0;
-  p.steal_hops = plan.steal_hops;
+  p.team_blocks = plan.team_blocks;
   p.walk_warps_per_row = std::max(1, plan.warps / plan.staged_rows);
   p.walk_row_step = plan.warps / p.walk_warps_per_row;
   p.walk_divisor = FastDivisor::Of(p.walk_warps_per_row);
-  SelNvfp4Kernel<kGateUpSilu, kOneSlot>
-      <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
+  if (kOneSlot && plan.team_blocks > 1) {
+    SelNvfp4Kernel<kGateUpSilu, true, true>
+        <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
+  } else {
+    SelNvfp4Kernel<kGateUpSilu, kOneSlot, false>
+        <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
+  }
   CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }

@@ -68,9 +68,10 @@ struct SelDownArgs {
 // before any allocation; INVALID_ARGUMENT names the field and the limit.
 absl::Status CanImplementSelKernels(const MoeGeometry& geometry, int max_group_slots);
 
-// The scratch through which blocks that run out of tiles take tiles of the next blocks' ranges
-// (int32 words, zeroed before the first launch; the kernels leave them zeroed). Launches that
-// share it must not overlap; with null tile_claims every block computes its own tiles only.
+// The scratch through which blocks share tiles with their team, so that warps that finish
+// early take the tiles slower ones would take last (int32 words, zeroed before the first
+// launch; the kernels leave them zeroed). Launches that share it must not overlap; with null
+// tile_claims every block computes its own tiles only.
 int SelTileClaimWords(int multiprocessors);
 
 // Writes a checkpoint-layout bank's codes and scales in the sel layout (kernels/nvfp4_pack.h:

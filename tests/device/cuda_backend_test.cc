@@ -140,7 +140,7 @@ TEST_F(CudaBackendTest, EveryTimingAndCacheModeGivesPositiveFiniteSamples) {
 // must be as exact as a first one; a claim left over would leave tiles unwritten.
 TEST_F(CudaBackendTest, LaunchesAfterTimedLaunchesStayExact) {
   SweepOptions o;
-  o.t_values = {6};  // serving geometry: the per-slot launches take tiles of other blocks
+  o.t_values = {6};  // serving geometry: the one-slot launches share tiles in teams
   o.unions = {60};
   o.reps = 2;
   o.variants = {KernelVariant::kPerSlot, KernelVariant::kUnion};
