@@ -4,6 +4,7 @@
 # (bundle/t8/bin) with gpu-bench.sh --compare. The client is the same in all three builds.
 set -u
 for v in base40 t8; do
+  gunzip -f "bundle/$v/bin/gpuprobed.gz"  # carried compressed: the device tool's 64 MiB
   ln -sfn "$PWD/bundle/bin/gpuprobe" "bundle/$v/bin/gpuprobe"
   ln -sfn "$PWD/bundle/lib" "bundle/$v/lib"
 done
