@@ -199,7 +199,8 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
 // The tiles one block owns: [first, last), balanced to within one tile across blocks (the
 // quotient and remainder of tiles / blocks come with the launch: no division at block start).
 // The block stages the groups of tiles [staged_first, staged_last): its own, or (team plans)
-// its team's; first_group is the group of staged_first.
+// its team's; first_group is the group of staged_first. Item indices count tiles (of K splits)
+// from staged_first.
 struct BlockTiles {
   int first, last;
   int staged_first, staged_last;
@@ -235,8 +236,7 @@ struct TileClaimer {
     requested = true;
   }
 
-  // The next tile's item index (tiles from bt.first; below 0 for an earlier block's tile), or
-  // -1 once the team's tiles are all taken.
+  // The next tile's item index, or -1 once the team's tiles are all taken.
   __device__ __forceinline__ int Next(const SelParams& p, const BlockTiles& bt, int warps,
                                       int lane) {
     if (!requested) Request(p, lane);
@@ -246,7 +246,7 @@ struct TileClaimer {
     const int team_end = min(team_first + p.team_blocks, static_cast<int>(gridDim.x));
     for (int b = team_first; b < team_end; ++b) {
       const int first = FirstTileOf(p, b) + warps, last = FirstTileOf(p, b + 1);
-      if (claim < last - first) return first + claim - bt.first;
+      if (claim < last - first) return first + claim - bt.staged_first;
       claim -= max(0, last - first);
     }
     return -1;
@@ -507,7 +507,7 @@ __device__ __forceinline__ Item MakeItem(const SelParams& p, const BlockTiles& b
   const int tile_index = p.splits_divisor.Div(index);
   const int split = index - tile_index * p.splits;
   const int begin = split * p.chunks_per_split;
-  return {bt.first + tile_index, begin, min(chunks, begin + p.chunks_per_split)};
+  return {bt.staged_first + tile_index, begin, min(chunks, begin + p.chunks_per_split)};
 }
 
 // The weight rows a lane reads for a tile (rows g and g + 8 of the mma tile).
@@ -862,7 +862,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   // one before, and before it needs this one.
   TileClaimer claimer;
   int claimed = -1;
-  const int first_item = warp < items ? warp : kTeam ? claimer.Next(p, bt, warps, lane) : -1;
+  const int first_item = warp < items ? bt.first - bt.staged_first + warp
+                         : kTeam      ? claimer.Next(p, bt, warps, lane)
+                                      : -1;
 
   // The load cursor runs kStages - 1 passes ahead of the compute cursor. Every step commits
   // one copy group, empty past the end, so that "all but the newest kStages - 1 groups are
@@ -928,7 +930,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       // The item is done: write its tile, or (split plans) leave its partial sums.
       if (kOneSlot) SumColumnThreads(acc);
       if (p.splits == 1) {
-        WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, bt.first + at.index, out_scale, acc, g, c);
+        WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, bt.staged_first + at.index, out_scale, acc, g,
+                                         c);
       } else {
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
@@ -952,7 +955,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   __syncthreads();
   const int tile_index = p.splits_divisor.Div(warp);
   if (warp >= items || warp != tile_index * p.splits) return;
-  const int tile = bt.first + tile_index;
+  const int tile = bt.staged_first + tile_index;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     float sum = 0.0f;
