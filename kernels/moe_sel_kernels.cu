@@ -42,14 +42,15 @@ struct Tuning {
   // the staging behind it; a short one leaves the memory idle (rows 39 and 40).
   static constexpr int kPassesBeforeStaging = 2;
   static_assert(kPassesBeforeStaging >= 1 && kPassesBeforeStaging <= kStages - 1);
+  // Team plans: how many passes before its item's end the load cursor requests the next claim.
+  // The claim's answer queues behind the passes in flight (docs/PERF.md row 42: requested
+  // kStages - 1 passes ahead, the warps waited for it), so it is requested two passes earlier.
+  static constexpr int kClaimLeadPasses = kStages + 1;
 };
 constexpr int kMaxWarps = 20;
 // Team plans (PlanLaunch): up to kMaxTeamBlocks consecutive blocks share the tiles left after
-// their first rounds, each block staging the groups of the whole team's tiles; a warp requests
-// each claim kClaimLeadPasses passes before its load cursor needs the tile, so the claim's
-// round trip through the L2 overlaps the passes in flight.
+// their first rounds, each block staging the groups of the whole team's tiles.
 constexpr int kMaxTeamBlocks = 4;
-constexpr int kClaimLeadPasses = 2;
 
 // One ring stage of one warp, for rows g and g + 8 of each lane group: codes [row][j][lane]
 // (16 bytes each), then the scales: with kWideScaleCopies on IssuePass's short path each row's
@@ -228,18 +229,19 @@ __device__ __forceinline__ BlockTiles MyTiles(const SelParams& p) {
 // block order. Lane 0 requests a claim (an atomic whose result is read only when the tile is
 // needed); Next reads it. Every claim, the last (failing) one too, is requested ahead.
 struct TileClaimer {
+  int* counter;    // the team's
   int ticket = 0;  // lane 0: the requested claim
   bool requested = false;
 
-  __device__ __forceinline__ void Request(const SelParams& p, int lane) {
-    if (lane == 0) ticket = atomicAdd(p.tile_claims + blockIdx.x / p.team_blocks, 1);
+  __device__ __forceinline__ void Request(int lane) {
+    if (lane == 0) ticket = atomicAdd(counter, 1);
     requested = true;
   }
 
   // The next tile's item index, or -1 once the team's tiles are all taken.
   __device__ __forceinline__ int Next(const SelParams& p, const BlockTiles& bt, int warps,
                                       int lane) {
-    if (!requested) Request(p, lane);
+    if (!requested) Request(lane);
     requested = false;
     int claim = __shfl_sync(0xFFFFFFFFu, ticket, 0);
     const int team_first = blockIdx.x / p.team_blocks * p.team_blocks;
@@ -860,7 +862,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   // request its first pass and passes it to the compute cursor in `claimed`: with items at
   // least kStages - 1 passes long (PlanLaunch) that is after the compute cursor has taken the
   // one before, and before it needs this one.
-  TileClaimer claimer;
+  TileClaimer claimer{p.tile_claims + blockIdx.x / p.team_blocks};
   int claimed = -1;
   const int first_item = warp < items ? bt.first - bt.staged_first + warp
                          : kTeam      ? claimer.Next(p, bt, warps, lane)
@@ -882,8 +884,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       if (load.q + kChunksPerPass < load.chunk_end) {
         load.q += kChunksPerPass;
         if (kTeam && !claimer.requested &&
-            load.q + kClaimLeadPasses * kChunksPerPass >= load.chunk_end) {
-          claimer.Request(p, lane);
+            load.q + Tuning<kGateUpSilu>::kClaimLeadPasses * kChunksPerPass >= load.chunk_end) {
+          claimer.Request(lane);
         }
       } else if (kTeam) {
         load.q = load.chunk_end;  // the next step claims the next tile
@@ -985,14 +987,15 @@ int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block
 }
 
 // Makes `plan` a team plan (SelParams::team_blocks) where one can pay and fits: one item per
-// tile (no split: a tile's partial sums never leave its block), items at least stages - 1
-// passes long (the load cursor hands the compute cursor one claimed tile at a time), more tiles
-// per block than warps (else the first round takes them all), and the groups of a team's tiles
-// staged in the shared memory the plan leaves; the largest team that fits, up to
-// kMaxTeamBlocks blocks.
+// tile (no split: a tile's partial sums never leave its block), items longer than the claims'
+// lead (so that each claim is requested within the item before it, and the load cursor hands
+// the compute cursor one claimed tile at a time), more tiles per block than warps (else the
+// first round takes them all), and the groups of a team's tiles staged in the shared memory
+// the plan leaves; the largest team that fits, up to kMaxTeamBlocks blocks.
 void FormTeams(LaunchPlan& plan, bool one_slot, int tiles_per_group, int cols, int per_thread,
-               int stages, int staged_cols, int input_rows, int per_block, int passes) {
-  if (plan.splits > 1 || passes < stages - 1 || per_block <= plan.warps) return;
+               int stages, int staged_cols, int input_rows, int per_block, int passes,
+               int claim_lead_passes) {
+  if (plan.splits > 1 || passes <= claim_lead_passes || per_block <= plan.warps) return;
   for (int team = kMaxTeamBlocks; team >= 2; --team) {
     const int groups_per_block = GroupsSpanned(team * per_block, tiles_per_group);
     const bool all_input_rows = input_rows < groups_per_block * staged_cols;
@@ -1017,7 +1020,7 @@ void FormTeams(LaunchPlan& plan, bool one_slot, int tiles_per_group, int cols, i
 // (FormTeams).
 absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_group, int cols,
                                       int per_thread, int stages, int staged_cols, int input_rows,
-                                      int sms, bool teams) {
+                                      int sms, bool teams, int claim_lead_passes) {
   const int chunks = cols / kChunkElements;
   const int chunks_per_pass = 4 * per_thread;
   const int passes = (chunks + chunks_per_pass - 1) / chunks_per_pass;
@@ -1043,7 +1046,7 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
       if (plan.smem_bytes <= kMaxDynamicSmemBytes) {
         if (teams && blocks <= sms) {
           FormTeams(plan, one_slot, tiles_per_group, cols, per_thread, stages, staged_cols,
-                    input_rows, per_block, passes);
+                    input_rows, per_block, passes, claim_lead_passes);
         }
         return plan;
       }
@@ -1089,10 +1092,11 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   constexpr int kPerThread = Tuning<kGateUpSilu>::kChunksPerThread;
   p.groups = groups;
   p.tiles = groups * p.tiles_per_group;
-  ASSIGN_OR_RETURN(const LaunchPlan plan,
-                   PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
-                              Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms,
-                              kOneSlot && p.tile_claims != nullptr));
+  ASSIGN_OR_RETURN(
+      const LaunchPlan plan,
+      PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
+                 Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms,
+                 kOneSlot && p.tile_claims != nullptr, Tuning<kGateUpSilu>::kClaimLeadPasses));
   p.tile_quotient = p.tiles / plan.blocks;
   p.tile_remainder = p.tiles % plan.blocks;
   p.splits = plan.splits;
