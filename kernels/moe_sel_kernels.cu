@@ -42,15 +42,8 @@ struct Tuning {
   // the staging behind it; a short one leaves the memory idle (rows 39 and 40).
   static constexpr int kPassesBeforeStaging = 2;
   static_assert(kPassesBeforeStaging >= 1 && kPassesBeforeStaging <= kStages - 1);
-  // Team plans: how many passes before its item's end the load cursor requests the next claim.
-  // The claim's answer queues behind the passes in flight (docs/PERF.md row 42: requested
-  // kStages - 1 passes ahead, the warps waited for it), so it is requested two passes earlier.
-  static constexpr int kClaimLeadPasses = kStages + 1;
 };
 constexpr int kMaxWarps = 20;
-// Team plans (PlanLaunch): up to kMaxTeamBlocks consecutive blocks share the tiles left after
-// their first rounds, each block staging the groups of the whole team's tiles.
-constexpr int kMaxTeamBlocks = 4;
 
 // One ring stage of one warp, for rows g and g + 8 of each lane group: codes [row][j][lane]
 // (16 bytes each), then the scales: with kWideScaleCopies on IssuePass's short path each row's
@@ -103,7 +96,6 @@ struct LaunchPlan {
   int staged_rows = 0;       // per block: groups_per_block x the plan's group width, or every input
                              // row where there are fewer
   bool all_input_rows = false;
-  int team_blocks = 1;  // > 1: a team plan (SelParams::team_blocks)
   int64_t smem_bytes = 0;
 };
 
@@ -129,12 +121,6 @@ struct SelParams {
   int all_input_rows = 0;      // > 0: every block stages all input rows (fewer than its slots)
   int walk_warps_per_row = 1;  // RowWalk: warps sharing one staged row, for staged_rows rows
   int walk_row_step = 1;       // RowWalk: rows walked at once, warps / walk_warps_per_row
-  // Team plans (team_blocks > 1, one item per tile): blocks b with the same b / team_blocks form
-  // a team. A block's first `warps` tiles go one to each of its warps; the team's other tiles
-  // go to whichever of its warps asks next (tile_claims[team]: tiles claimed; tile_claims[teams]:
-  // blocks finished). The last block to finish zeroes them again.
-  int team_blocks = 1;
-  int* tile_claims = nullptr;
   const float* in;
   int in_row_div;         // input row of slot s is s / in_row_div
   const float* global_a;  // gu: gate; down: down
@@ -199,71 +185,16 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
 
 // The tiles one block owns: [first, last), balanced to within one tile across blocks (the
 // quotient and remainder of tiles / blocks come with the launch: no division at block start).
-// The block stages the groups of tiles [staged_first, staged_last): its own, or (team plans)
-// its team's; first_group is the group of staged_first. Item indices count tiles (of K splits)
-// from staged_first.
 struct BlockTiles {
   int first, last;
-  int staged_first, staged_last;
   int first_group;
 };
 
-__device__ __forceinline__ int FirstTileOf(const SelParams& p, int block) {
-  return block * p.tile_quotient + min(block, p.tile_remainder);
-}
-
-template <bool kTeam>
 __device__ __forceinline__ BlockTiles MyTiles(const SelParams& p) {
   const int b = blockIdx.x;
-  const int first = FirstTileOf(p, b), last = FirstTileOf(p, b + 1);
-  if (!kTeam) return {first, last, first, last, p.tiles_per_group_divisor.Div(first)};
-  const int team_first = b / p.team_blocks * p.team_blocks;
-  const int staged_first = FirstTileOf(p, team_first);
-  const int staged_last =
-      FirstTileOf(p, min(team_first + p.team_blocks, static_cast<int>(gridDim.x)));
-  return {first, last, staged_first, staged_last, p.tiles_per_group_divisor.Div(staged_first)};
-}
-
-// Team plans: the tiles a warp takes after its first-round tile, one claim at a time from its
-// team's counter: claim i is the i-th of the team's tiles past its blocks' first rounds, in
-// block order. Lane 0 requests a claim (an atomic whose result is read only when the tile is
-// needed); Next reads it. Every claim, the last (failing) one too, is requested ahead.
-struct TileClaimer {
-  int* counter;    // the team's
-  int ticket = 0;  // lane 0: the requested claim
-  bool requested = false;
-
-  __device__ __forceinline__ void Request(int lane) {
-    if (lane == 0) ticket = atomicAdd(counter, 1);
-    requested = true;
-  }
-
-  // The next tile's item index, or -1 once the team's tiles are all taken.
-  __device__ __forceinline__ int Next(const SelParams& p, const BlockTiles& bt, int warps,
-                                      int lane) {
-    if (!requested) Request(lane);
-    requested = false;
-    int claim = __shfl_sync(0xFFFFFFFFu, ticket, 0);
-    const int team_first = blockIdx.x / p.team_blocks * p.team_blocks;
-    const int team_end = min(team_first + p.team_blocks, static_cast<int>(gridDim.x));
-    for (int b = team_first; b < team_end; ++b) {
-      const int first = FirstTileOf(p, b) + warps, last = FirstTileOf(p, b + 1);
-      if (claim < last - first) return first + claim - bt.staged_first;
-      claim -= max(0, last - first);
-    }
-    return -1;
-  }
-};
-
-// Team plans: once every warp of the block is done claiming, the block counts itself finished;
-// the last block of the launch zeroes the counters for the next launch on the stream.
-__device__ __forceinline__ void FinishClaims(const SelParams& p) {
-  __syncthreads();
-  if (threadIdx.x != 0) return;
-  const int teams = (gridDim.x + p.team_blocks - 1) / p.team_blocks;
-  __threadfence();
-  if (atomicAdd(p.tile_claims + teams, 1) != static_cast<int>(gridDim.x) - 1) return;
-  for (int t = 0; t <= teams; ++t) p.tile_claims[t] = 0;
+  const int first = b * p.tile_quotient + min(b, p.tile_remainder);
+  const int last = first + p.tile_quotient + (b < p.tile_remainder ? 1 : 0);
+  return {first, last, p.tiles_per_group_divisor.Div(first)};
 }
 
 // What a block needs of the groups its tiles touch, copied to shared memory before the codes
@@ -408,7 +339,7 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
                             uint4* staged, uint4* zero, float* out_scale, float* row_max,
                             int* row_input, Prologue&& issue_prologue) {
   const int groups = p.groups;
-  const int last_group = min(groups, p.tiles_per_group_divisor.Div(bt.staged_last - 1) + 1);
+  const int last_group = min(groups, p.tiles_per_group_divisor.Div(bt.last - 1) + 1);
   const int rows =
       p.all_input_rows > 0 ? p.all_input_rows : (last_group - bt.first_group) * p.staged_cols;
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
@@ -509,7 +440,7 @@ __device__ __forceinline__ Item MakeItem(const SelParams& p, const BlockTiles& b
   const int tile_index = p.splits_divisor.Div(index);
   const int split = index - tile_index * p.splits;
   const int begin = split * p.chunks_per_split;
-  return {bt.staged_first + tile_index, begin, min(chunks, begin + p.chunks_per_split)};
+  return {bt.first + tile_index, begin, min(chunks, begin + p.chunks_per_split)};
 }
 
 // The weight rows a lane reads for a tile (rows g and g + 8 of the mma tile).
@@ -827,7 +758,7 @@ __device__ __forceinline__ void SumColumnThreads(float (&acc)[4]) {
 // software pipeline through its ring of kStages passes: while one pass is computed the next
 // kStages - 1 are in flight, across tile boundaries too; the first kPassesBeforeStaging are
 // requested before the inputs are staged, the others after.
-template <bool kGateUpSilu, bool kOneSlot, bool kTeam>
+template <bool kGateUpSilu, bool kOneSlot>
 __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
   constexpr int kChunks = Tuning<kGateUpSilu>::kChunksPerThread;
   constexpr int kChunksPerPass = Tuning<kGateUpSilu>::kChunksPerPass;
@@ -853,42 +784,20 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   uint8_t* ring = reinterpret_cast<uint8_t*>(staged + p.staged_rows * layout.row_vectors) +
                   warp * kStages * StageBytes(kChunks);
 
-  const BlockTiles bt = MyTiles<kTeam>(p);
+  const BlockTiles bt = MyTiles(p);
   const int chunks = p.cols / kChunkElements;
   const int items = (bt.last - bt.first) * p.splits;
-
-  // A warp's items: items warp, warp + warps, ... of the block's; in team plans its first-round
-  // tile, then claimed tiles (TileClaimer). The load cursor claims a tile when it is about to
-  // request its first pass and passes it to the compute cursor in `claimed`: with items at
-  // least kStages - 1 passes long (PlanLaunch) that is after the compute cursor has taken the
-  // one before, and before it needs this one.
-  TileClaimer claimer{p.tile_claims + blockIdx.x / p.team_blocks};
-  int claimed = -1;
-  const int first_item = warp < items ? bt.first - bt.staged_first + warp
-                         : kTeam      ? claimer.Next(p, bt, warps, lane)
-                                      : -1;
 
   // The load cursor runs kStages - 1 passes ahead of the compute cursor. Every step commits
   // one copy group, empty past the end, so that "all but the newest kStages - 1 groups are
   // done" always means "the pass about to be computed has landed".
   LoadCursor load{};
-  bool loading = first_item >= 0;
+  bool loading = warp < items;
   auto issue_next = [&](int stage) {
-    if (kTeam && loading && load.q >= load.chunk_end) {  // every pass of the item is requested
-      claimed = claimer.Next(p, bt, warps, lane);
-      loading = claimed >= 0;
-      if (loading) load = StartLoad<kGateUpSilu>(p, bt, bg.expert, claimed, g);
-    }
     if (loading) {
       IssuePass<kChunks>(load, chunks, lane, ring + stage * StageBytes(kChunks));
       if (load.q + kChunksPerPass < load.chunk_end) {
         load.q += kChunksPerPass;
-        if (kTeam && !claimer.requested &&
-            load.q + Tuning<kGateUpSilu>::kClaimLeadPasses * kChunksPerPass >= load.chunk_end) {
-          claimer.Request(lane);
-        }
-      } else if (kTeam) {
-        load.q = load.chunk_end;  // the next step claims the next tile
       } else if (load.index + warps < items) {
         load = StartLoad<kGateUpSilu>(p, bt, bg.expert, load.index + warps, g);
       } else {
@@ -899,15 +808,15 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   };
   constexpr int kEarly = Tuning<kGateUpSilu>::kPassesBeforeStaging;
   StageInputs<kOneSlot, kEarly>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
-    if (loading) load = StartLoad<kGateUpSilu>(p, bt, bg.expert, first_item, g);
+    if (loading) load = StartLoad<kGateUpSilu>(p, bt, bg.expert, warp, g);
     for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
   });
   for (int stage = kEarly; stage < kStages - 1; ++stage) issue_next(stage);
 
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  if (first_item >= 0) {
+  if (warp < items) {
     ComputeCursor at =
-        StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, first_item, staged, zero, g, c);
+        StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, warp, staged, zero, g, c);
     for (int stage = 0;; stage = stage + 1 == kStages ? 0 : stage + 1) {
       // The ring stage before this one is free again (with WideScaleCopies: once every lane
       // has read it): refill it.
@@ -932,8 +841,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       // The item is done: write its tile, or (split plans) leave its partial sums.
       if (kOneSlot) SumColumnThreads(acc);
       if (p.splits == 1) {
-        WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, bt.staged_first + at.index, out_scale, acc, g,
-                                         c);
+        WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, bt.first + at.index, out_scale, acc, g, c);
       } else {
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
@@ -942,14 +850,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       }
 #pragma unroll
       for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
-      const int next = kTeam ? claimed : at.index + warps < items ? at.index + warps : -1;
-      if (next < 0) break;
-      claimed = -1;
-      at = StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, next, staged, zero, g, c);
+      if (at.index + warps >= items) break;
+      at = StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, at.index + warps, staged, zero,
+                                                        g, c);
     }
   }
   WaitCopies<0>();
-  if (kTeam) FinishClaims(p);
   if (p.splits == 1) return;
 
   // Split plans have one item per warp: warps i .. i + splits - 1 hold the splits of one tile;
@@ -957,7 +863,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   __syncthreads();
   const int tile_index = p.splits_divisor.Div(warp);
   if (warp >= items || warp != tile_index * p.splits) return;
-  const int tile = bt.staged_first + tile_index;
+  const int tile = bt.first + tile_index;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     float sum = 0.0f;
@@ -986,41 +892,13 @@ int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block
          int64_t{warps} * stages * StageBytes(chunks_per_thread);
 }
 
-// Makes `plan` a team plan (SelParams::team_blocks) where one can pay and fits: one item per
-// tile (no split: a tile's partial sums never leave its block), items longer than the claims'
-// lead (so that each claim is requested within the item before it, and the load cursor hands
-// the compute cursor one claimed tile at a time), more tiles per block than warps (else the
-// first round takes them all), and the groups of a team's tiles staged in the shared memory
-// the plan leaves; the largest team that fits, up to kMaxTeamBlocks blocks.
-void FormTeams(LaunchPlan& plan, bool one_slot, int tiles_per_group, int cols, int per_thread,
-               int stages, int staged_cols, int input_rows, int per_block, int passes,
-               int claim_lead_passes) {
-  if (plan.splits > 1 || passes <= claim_lead_passes || per_block <= plan.warps) return;
-  for (int team = kMaxTeamBlocks; team >= 2; --team) {
-    const int groups_per_block = GroupsSpanned(team * per_block, tiles_per_group);
-    const bool all_input_rows = input_rows < groups_per_block * staged_cols;
-    const int staged_rows = all_input_rows ? input_rows : groups_per_block * staged_cols;
-    const int64_t smem_bytes = SmemBytes(one_slot, cols, staged_rows, groups_per_block, staged_cols,
-                                         plan.warps, plan.splits, stages, per_thread);
-    if (smem_bytes <= kMaxDynamicSmemBytes) {
-      plan.groups_per_block = groups_per_block;
-      plan.all_input_rows = all_input_rows;
-      plan.staged_rows = staged_rows;
-      plan.smem_bytes = smem_bytes;
-      plan.team_blocks = team;
-      return;
-    }
-  }
-}
-
 // Sizes the grid to the card: one block per SM while its shared memory fits, as many warps as
 // the block's tiles need in whole rounds (so the last round is nearly full), and where there
 // are fewer tiles than a block has warps to spare each tile's K split across warps so that
-// every SM still streams with many warps. With `teams`, blocks share their tiles in teams
-// (FormTeams).
+// every SM still streams with many warps.
 absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_group, int cols,
                                       int per_thread, int stages, int staged_cols, int input_rows,
-                                      int sms, bool teams, int claim_lead_passes) {
+                                      int sms) {
   const int chunks = cols / kChunkElements;
   const int chunks_per_pass = 4 * per_thread;
   const int passes = (chunks + chunks_per_pass - 1) / chunks_per_pass;
@@ -1043,13 +921,7 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
       plan.warps = splits > 1 ? per_block * splits : (per_block + rounds - 1) / rounds;
       plan.smem_bytes = SmemBytes(one_slot, cols, plan.staged_rows, plan.groups_per_block,
                                   staged_cols, plan.warps, plan.splits, stages, per_thread);
-      if (plan.smem_bytes <= kMaxDynamicSmemBytes) {
-        if (teams && blocks <= sms) {
-          FormTeams(plan, one_slot, tiles_per_group, cols, per_thread, stages, staged_cols,
-                    input_rows, per_block, passes, claim_lead_passes);
-        }
-        return plan;
-      }
+      if (plan.smem_bytes <= kMaxDynamicSmemBytes) return plan;
       if (splits > 1) break;
     }
     if (blocks == tiles) break;
@@ -1060,8 +932,7 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
       cols, staged_cols, kMaxDynamicSmemBytes / 1024));
 }
 
-// The card's SM count, and the kernels' shared-memory limit raised, once per device. Team plans
-// are made for one-slot groups only (the per-slot kernels and unions of distinct experts).
+// The card's SM count, and the kernels' shared-memory limit raised, once per device.
 template <bool kGateUpSilu, bool kOneSlot>
 absl::StatusOr<int> PrepareDevice() {
   static std::mutex mu;
@@ -1071,14 +942,9 @@ absl::StatusOr<int> PrepareDevice() {
   std::lock_guard<std::mutex> lock(mu);
   if (device >= static_cast<int>(sms_by_device.size())) sms_by_device.resize(device + 1, 0);
   if (sms_by_device[device] == 0) {
-    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(SelNvfp4Kernel<kGateUpSilu, kOneSlot, false>,
+    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(SelNvfp4Kernel<kGateUpSilu, kOneSlot>,
                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               kMaxDynamicSmemBytes));
-    if constexpr (kOneSlot) {
-      CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(SelNvfp4Kernel<kGateUpSilu, true, true>,
-                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                kMaxDynamicSmemBytes));
-    }
     int sms = 0;
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     sms_by_device[device] = sms;
@@ -1092,11 +958,9 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   constexpr int kPerThread = Tuning<kGateUpSilu>::kChunksPerThread;
   p.groups = groups;
   p.tiles = groups * p.tiles_per_group;
-  ASSIGN_OR_RETURN(
-      const LaunchPlan plan,
-      PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
-                 Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms,
-                 kOneSlot && p.tile_claims != nullptr, Tuning<kGateUpSilu>::kClaimLeadPasses));
+  ASSIGN_OR_RETURN(const LaunchPlan plan,
+                   PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
+                              Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms));
   p.tile_quotient = p.tiles / plan.blocks;
   p.tile_remainder = p.tiles % plan.blocks;
   p.splits = plan.splits;
@@ -1108,17 +972,11 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   p.staged_rows = plan.staged_rows;
   p.groups_per_block = plan.groups_per_block;
   p.all_input_rows = plan.all_input_rows ? input_rows : 0;
-  p.team_blocks = plan.team_blocks;
   p.walk_warps_per_row = std::max(1, plan.warps / plan.staged_rows);
   p.walk_row_step = plan.warps / p.walk_warps_per_row;
   p.walk_divisor = FastDivisor::Of(p.walk_warps_per_row);
-  if (kOneSlot && plan.team_blocks > 1) {
-    SelNvfp4Kernel<kGateUpSilu, true, true>
-        <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
-  } else {
-    SelNvfp4Kernel<kGateUpSilu, kOneSlot, false>
-        <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
-  }
+  SelNvfp4Kernel<kGateUpSilu, kOneSlot>
+      <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
   CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }
@@ -1208,8 +1066,6 @@ absl::Status CanImplementSelKernels(const MoeGeometry& g, int max_group_slots) {
   return absl::OkStatus();
 }
 
-int SelTileClaimWords(int multiprocessors) { return multiprocessors + 1; }
-
 absl::Status LaunchToSelLayout(const DeviceNvfp4Bank& checkpoint, uint8_t* sel_codes,
                                uint8_t* sel_scales, cudaStream_t stream) {
   RETURN_IF_ERROR(CheckBank("sel layout", checkpoint));
@@ -1242,7 +1098,6 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
                     .out_rows = ff,
                     .tiles_per_group = ff / 8,
                     .staged_cols = a.groups.max_group_slots,
-                    .tile_claims = a.tile_claims,
                     .in = a.x,
                     .in_row_div = a.selected,
                     .global_a = a.gate_global,
@@ -1269,7 +1124,6 @@ absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
                     .out_rows = a.down.rows,
                     .tiles_per_group = a.down.rows / 16,
                     .staged_cols = a.groups.max_group_slots,
-                    .tile_claims = a.tile_claims,
                     .in = a.h,
                     .in_row_div = 1,
                     .global_a = a.down_global,

@@ -50,8 +50,7 @@ struct SelGuSiluArgs {
   const float* x = nullptr;            // [tokens][hidden]; slot s reads row s / selected
   int selected = 0;
   DeviceSlotGroups groups;
-  float* h = nullptr;              // [slots][ff]
-  int32_t* tile_claims = nullptr;  // SelTileClaimWords scratch, or null (see there)
+  float* h = nullptr;  // [slots][ff]
 };
 
 struct SelDownArgs {
@@ -59,20 +58,13 @@ struct SelDownArgs {
   const float* down_global = nullptr;  // [experts]
   const float* h = nullptr;            // [slots][ff]
   DeviceSlotGroups groups;
-  float* y = nullptr;              // [slots][hidden]
-  int32_t* tile_claims = nullptr;  // SelTileClaimWords scratch, or null (see there)
+  float* y = nullptr;  // [slots][hidden]
 };
 
 // What these kernels support: hidden and ff multiples of 32 (16-byte code loads stay
 // aligned), group width <= 8, and a staged input row that fits in shared memory. Checked
 // before any allocation; INVALID_ARGUMENT names the field and the limit.
 absl::Status CanImplementSelKernels(const MoeGeometry& geometry, int max_group_slots);
-
-// The scratch through which blocks share tiles with their team, so that warps that finish
-// early take the tiles slower ones would take last (int32 words, zeroed before the first
-// launch; the kernels leave them zeroed). Launches that share it must not overlap; with null
-// tile_claims every block computes its own tiles only.
-int SelTileClaimWords(int multiprocessors);
 
 // Writes a checkpoint-layout bank's codes and scales in the sel layout (kernels/nvfp4_pack.h:
 // chunks reordered within each octet of rows, code bits permuted within each word; every

@@ -69,7 +69,7 @@ struct CudaBackend::Banks {
 struct CudaBackend::Arm {
   KernelVariant variant = KernelVariant::kPerSlot;
   int slots = 0;
-  DeviceBuffer sel, x, h_in, h_out, y, partials, tile_claims;
+  DeviceBuffer sel, x, h_in, h_out, y, partials;
   DeviceBuffer group_expert, group_slot_table;
   DeviceSlotGroups groups;
   int floor_blocks = 0;
@@ -223,10 +223,6 @@ absl::StatusOr<ArmHandle> CudaBackend::PrepareArm(const ArmInputs& inputs) {
                  plan.groups(), plan.max_group_slots, arm->slots};
   arm->floor_blocks = kFloorBlocksPerSm * details_.multiprocessors;
   ASSIGN_OR_RETURN(arm->partials, DeviceBuffer::Allocate(arm->floor_blocks * sizeof(uint32_t)));
-  ASSIGN_OR_RETURN(arm->tile_claims,
-                   DeviceBuffer::Allocate(SelTileClaimWords(details_.multiprocessors) *
-                                          int64_t{sizeof(int32_t)}));
-  CUDA_RETURN_IF_ERROR(cudaMemset(arm->tile_claims.get(), 0, arm->tile_claims.bytes()));
   arms_.push_back(std::move(arm));
   return static_cast<ArmHandle>(arms_.size() - 1);
 }
@@ -268,7 +264,6 @@ absl::Status CudaBackend::Launch(Arm& arm, MoeKernel kernel, cudaStream_t stream
     args.selected = banks_->geometry.selected;
     args.groups = arm.groups;
     args.h = arm.h_out.get<float>();
-    args.tile_claims = arm.tile_claims.get<int32_t>();
     return LaunchSelGuSilu(args, stream);
   }
   SelDownArgs args;
@@ -277,7 +272,6 @@ absl::Status CudaBackend::Launch(Arm& arm, MoeKernel kernel, cudaStream_t stream
   args.h = arm.h_in.get<float>();
   args.groups = arm.groups;
   args.y = arm.y.get<float>();
-  args.tile_claims = arm.tile_claims.get<int32_t>();
   return LaunchSelDown(args, stream);
 }
 
