@@ -75,7 +75,9 @@ struct CudaBackend::Arm {
   int floor_blocks = 0;
   struct Graph {
     cudaGraphExec_t exec = nullptr;
-    std::vector<cudaEvent_t> events;  // cold: a start/stop pair around each launch
+    // Recorded by the graph itself, so that the host's launch of the graph is not timed: a
+    // start/stop pair around each launch (cold) or around all of them (warm).
+    std::vector<cudaEvent_t> events;
   };
   std::map<std::pair<MoeKernel, bool>, Graph> graphs;  // (kernel, cold)
 
@@ -296,28 +298,23 @@ absl::StatusOr<double> CudaBackend::TimeEvents(Arm& arm, MoeKernel kernel, bool 
 absl::StatusOr<double> CudaBackend::TimeGraph(Arm& arm, MoeKernel kernel, bool cold, int launches) {
   Arm::Graph& graph = arm.graphs[{kernel, cold}];
   if (graph.exec == nullptr) {
-    if (cold) {
-      graph.events.resize(2 * launches);
-      for (cudaEvent_t& e : graph.events) CUDA_RETURN_IF_ERROR(cudaEventCreate(&e));
-    }
+    graph.events.resize(cold ? 2 * launches : 2);
+    for (cudaEvent_t& e : graph.events) CUDA_RETURN_IF_ERROR(cudaEventCreate(&e));
     CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    absl::Status captured = absl::OkStatus();
+    auto record = [&](cudaEvent_t e) {
+      return CudaStatus(cudaEventRecordWithFlags(e, stream_, cudaEventRecordExternal),
+                        "cudaEventRecordWithFlags", __FILE__, __LINE__);
+    };
+    absl::Status captured = cold ? absl::OkStatus() : record(graph.events[0]);
     for (int i = 0; i < launches && captured.ok(); ++i) {
       if (cold) {
         captured = Flush(stream_);
-        if (captured.ok()) {
-          captured = CudaStatus(
-              cudaEventRecordWithFlags(graph.events[2 * i], stream_, cudaEventRecordExternal),
-              "cudaEventRecordWithFlags", __FILE__, __LINE__);
-        }
+        if (captured.ok()) captured = record(graph.events[2 * i]);
       }
       if (captured.ok()) captured = Launch(arm, kernel, stream_);
-      if (captured.ok() && cold) {
-        captured = CudaStatus(
-            cudaEventRecordWithFlags(graph.events[2 * i + 1], stream_, cudaEventRecordExternal),
-            "cudaEventRecordWithFlags", __FILE__, __LINE__);
-      }
+      if (captured.ok() && cold) captured = record(graph.events[2 * i + 1]);
     }
+    if (captured.ok() && !cold) captured = record(graph.events[1]);
     cudaGraph_t g = nullptr;
     const cudaError_t end = cudaStreamEndCapture(stream_, &g);
     RETURN_IF_ERROR(captured);
@@ -326,24 +323,15 @@ absl::StatusOr<double> CudaBackend::TimeGraph(Arm& arm, MoeKernel kernel, bool c
     cudaGraphDestroy(g);
     CUDA_RETURN_IF_ERROR(inst);
   }
-  if (cold) {
-    CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph.exec, stream_));
-    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
-    double total_ms = 0;
-    for (int i = 0; i < launches; ++i) {
-      float ms = 0;
-      CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, graph.events[2 * i], graph.events[2 * i + 1]));
-      total_ms += ms;
-    }
-    return total_ms * 1e3 / launches;
-  }
-  CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
   CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph.exec, stream_));
-  CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
-  CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
-  float ms = 0;
-  CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
-  return ms * 1e3 / launches;
+  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  double total_ms = 0;
+  for (size_t i = 0; i < graph.events.size(); i += 2) {
+    float ms = 0;
+    CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, graph.events[i], graph.events[i + 1]));
+    total_ms += ms;
+  }
+  return total_ms * 1e3 / launches;
 }
 
 absl::StatusOr<double> CudaBackend::TimeLaunch(ArmHandle handle, MoeKernel kernel,
