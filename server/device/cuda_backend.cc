@@ -298,8 +298,10 @@ absl::StatusOr<double> CudaBackend::TimeEvents(Arm& arm, MoeKernel kernel, bool 
 absl::StatusOr<double> CudaBackend::TimeGraph(Arm& arm, MoeKernel kernel, bool cold, int launches) {
   Arm::Graph& graph = arm.graphs[{kernel, cold}];
   if (graph.exec == nullptr) {
-    graph.events.resize(cold ? 2 * launches : 2);
-    for (cudaEvent_t& e : graph.events) CUDA_RETURN_IF_ERROR(cudaEventCreate(&e));
+    if (graph.events.empty()) {  // a capture that failed before keeps its events
+      graph.events.resize(cold ? 2 * launches : 2);
+      for (cudaEvent_t& e : graph.events) CUDA_RETURN_IF_ERROR(cudaEventCreate(&e));
+    }
     CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     auto record = [&](cudaEvent_t e) {
       return CudaStatus(cudaEventRecordWithFlags(e, stream_, cudaEventRecordExternal),
