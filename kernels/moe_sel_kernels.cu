@@ -26,7 +26,7 @@ constexpr int kMaxDynamicSmemBytes = 227 * 1024;
 // read from global memory, the few hundred bytes a block needs cost it about 1 us before it
 // can address its first pass (docs/PERF.md row 45: the previous launch's stream has evicted
 // them from the L2).
-constexpr int kInlineGroupWords = 256;
+constexpr int kInlineGroupWords = 128;
 
 // Chunks per thread per row and pass, and the ring of passes a warp keeps in flight. Once the
 // decode is cheap the kernels are bound by latency (ncu: long-scoreboard stalls lead), so codes
@@ -133,14 +133,15 @@ struct SelParams {
   const float* global_b;  // gu: up; down: unused
   const int32_t* group_expert;
   const int32_t* group_slot_table;  // [groups][staged_cols], -1 past a group's width
-  // > 0: the same in inline_words (experts, then the slot table), for reading without a load
-  // from global memory (kInlineGroupWords).
-  int inline_groups = 0;
-  int32_t inline_words[kInlineGroupWords];
-  float* out;  // [slots][out_rows]
+  float* out;                       // [slots][out_rows]
   // The per-item divisions, as multiplications (Launch fills them in).
   FastDivisor splits_divisor, tiles_per_group_divisor, in_row_divisor, walk_divisor,
       staged_cols_divisor;
+  // > 0: the group data in inline_words too (experts, then the slot table), for reading
+  // without a load from global memory (kInlineGroupWords). Last, so that the fields above keep
+  // their places in the constant bank.
+  int inline_groups = 0;
+  int32_t inline_words[kInlineGroupWords];
 };
 
 __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
