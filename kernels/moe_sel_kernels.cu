@@ -21,12 +21,6 @@ constexpr int kMaxSplits = 8;
 constexpr int kPartialFloatsPerWarp = 32 * 4;
 // The most shared memory a block may opt in to on the H100/H200.
 constexpr int kMaxDynamicSmemBytes = 227 * 1024;
-// Plans whose group data (an expert and staged_cols slot-table entries per group) fits in this
-// many words travel in the kernel's parameters, which the launch delivers with the kernel:
-// read from global memory, the few hundred bytes a block needs cost it about 1 us before it
-// can address its first pass (docs/PERF.md row 45: the previous launch's stream has evicted
-// them from the L2).
-constexpr int kInlineGroupWords = 128;
 
 // Chunks per thread per row and pass, and the ring of passes a warp keeps in flight. Once the
 // decode is cheap the kernels are bound by latency (ncu: long-scoreboard stalls lead), so codes
@@ -137,11 +131,6 @@ struct SelParams {
   // The per-item divisions, as multiplications (Launch fills them in).
   FastDivisor splits_divisor, tiles_per_group_divisor, in_row_divisor, walk_divisor,
       staged_cols_divisor;
-  // > 0: the group data in inline_words too (experts, then the slot table), for reading
-  // without a load from global memory (kInlineGroupWords). Last, so that the fields above keep
-  // their places in the constant bank.
-  int inline_groups = 0;
-  int32_t inline_words[kInlineGroupWords];
 };
 
 __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
@@ -328,14 +317,8 @@ __device__ __forceinline__ void ReadBlockGroups(const SelParams& p, const BlockT
     local = p.staged_cols_divisor.Div(t);
     const int group = bt.first_group + local;
     if (t >= entries || group >= groups) return false;
-    const int entry = group * p.staged_cols + (t - local * p.staged_cols);
-    if (p.inline_groups > 0) {
-      slot = p.inline_words[p.inline_groups + entry];
-      expert = p.inline_words[group];
-    } else {
-      slot = p.group_slot_table[entry];
-      expert = p.group_expert[group];
-    }
+    slot = p.group_slot_table[int64_t{group} * p.staged_cols + (t - local * p.staged_cols)];
+    expert = p.group_expert[group];
     return true;
   };
   auto store = [&](int t, int local, int slot, int expert) {
@@ -776,8 +759,7 @@ __device__ __forceinline__ void SumColumnThreads(float (&acc)[4]) {
 // kStages - 1 are in flight, across tile boundaries too; the first kPassesBeforeStaging are
 // requested before the inputs are staged, the others after.
 template <bool kGateUpSilu, bool kOneSlot>
-__global__ void __launch_bounds__(kMaxWarps * 32, 1)
-    SelNvfp4Kernel(const __grid_constant__ SelParams p) {
+__global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
   constexpr int kChunks = Tuning<kGateUpSilu>::kChunksPerThread;
   constexpr int kChunksPerPass = Tuning<kGateUpSilu>::kChunksPerPass;
   constexpr int kStages = Tuning<kGateUpSilu>::kStages;
@@ -999,23 +981,9 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   return absl::OkStatus();
 }
 
-// Copies a small plan's group data into the kernel's parameters (SelParams::inline_groups).
-void InlineGroupData(const DeviceSlotGroups& groups, SelParams& p) {
-  const int64_t words = int64_t{groups.groups} * (1 + groups.max_group_slots);
-  if (groups.host_expert == nullptr || groups.host_slot_table == nullptr ||
-      words > kInlineGroupWords) {
-    return;
-  }
-  std::copy_n(groups.host_expert, groups.groups, p.inline_words);
-  std::copy_n(groups.host_slot_table, groups.groups * groups.max_group_slots,
-              p.inline_words + groups.groups);
-  p.inline_groups = groups.groups;
-}
-
 template <bool kGateUpSilu>
-absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input_rows,
+absl::Status LaunchEither(const SelParams& p, const DeviceSlotGroups& groups, int input_rows,
                           cudaStream_t stream) {
-  InlineGroupData(groups, p);
   if (groups.max_group_slots == 1) {
     return Launch<kGateUpSilu, true>(p, groups.groups, input_rows, stream);
   }

@@ -38,10 +38,6 @@ struct DeviceNvfp4Bank {
 struct DeviceSlotGroups {
   const int32_t* expert = nullptr;      // [groups]
   const int32_t* slot_table = nullptr;  // [groups][max_group_slots], SlotTable(plan)
-  // The same on the host, or null: small plans then travel in the kernels' parameters too, so
-  // that no block waits on a load for them.
-  const int32_t* host_expert = nullptr;
-  const int32_t* host_slot_table = nullptr;
   int groups = 0;
   int max_group_slots = 0;  // 1 for per-slot plans, at most 8
   int slots_total = 0;      // slots of all groups

@@ -71,7 +71,6 @@ struct CudaBackend::Arm {
   int slots = 0;
   DeviceBuffer sel, x, h_in, h_out, y, partials;
   DeviceBuffer group_expert, group_slot_table;
-  std::vector<int32_t> host_expert, host_slot_table;  // groups' host mirrors
   DeviceSlotGroups groups;
   int floor_blocks = 0;
   struct Graph {
@@ -220,17 +219,10 @@ absl::StatusOr<ArmHandle> CudaBackend::PrepareArm(const ArmInputs& inputs) {
   ASSIGN_OR_RETURN(arm->h_in, DeviceBuffer::FromHost(inputs.h));
   ASSIGN_OR_RETURN(arm->h_out, DeviceBuffer::Allocate(int64_t{4} * arm->slots * g.ff));
   ASSIGN_OR_RETURN(arm->y, DeviceBuffer::Allocate(int64_t{4} * arm->slots * g.hidden));
-  arm->host_expert = plan.expert;
-  arm->host_slot_table = SlotTable(plan);
-  ASSIGN_OR_RETURN(arm->group_expert, DeviceBuffer::FromHost(arm->host_expert));
-  ASSIGN_OR_RETURN(arm->group_slot_table, DeviceBuffer::FromHost(arm->host_slot_table));
-  arm->groups = {arm->group_expert.get<int32_t>(),
-                 arm->group_slot_table.get<int32_t>(),
-                 arm->host_expert.data(),
-                 arm->host_slot_table.data(),
-                 plan.groups(),
-                 plan.max_group_slots,
-                 arm->slots};
+  ASSIGN_OR_RETURN(arm->group_expert, DeviceBuffer::FromHost(plan.expert));
+  ASSIGN_OR_RETURN(arm->group_slot_table, DeviceBuffer::FromHost(SlotTable(plan)));
+  arm->groups = {arm->group_expert.get<int32_t>(), arm->group_slot_table.get<int32_t>(),
+                 plan.groups(), plan.max_group_slots, arm->slots};
   arm->floor_blocks = kFloorBlocksPerSm * details_.multiprocessors;
   ASSIGN_OR_RETURN(arm->partials, DeviceBuffer::Allocate(arm->floor_blocks * sizeof(uint32_t)));
   arms_.push_back(std::move(arm));

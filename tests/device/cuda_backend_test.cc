@@ -89,9 +89,7 @@ INSTANTIATE_TEST_SUITE_P(
                     Geometry{16, 512, 160, 4, 4},
                     Geometry{256, 4096, 1024, 8, 4},  // a larger model
                     Geometry{16, 2560, 640, 2, 1},    // few tiles: K split across warps
-                    Geometry{8, 64, 32, 8, 8},        // blocks span groups of 8 slots
-                    Geometry{64, 256, 64, 8, 20}),    // 160 slots: group data read from global
-                                                      // memory, too large for the parameters
+                    Geometry{8, 64, 32, 8, 8}),       // blocks span groups of 8 slots
     [](const testing::TestParamInfo<Geometry>& info) { return Name(info.param); });
 
 TEST_F(CudaBackendTest, RefusesWidthsItsKernelsCannotLoad) {
