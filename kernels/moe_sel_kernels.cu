@@ -183,80 +183,6 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
                "r"(valid ? 4 : 0));
 }
 
-// Blocks of a cluster that stage the same input rows (plans where every block stages every
-// input row) copy each row once for the whole cluster: the bulk copy engine writes it into
-// every block's shared memory (multicast) and counts its bytes on each block's mbarrier. Every
-// block of a launch otherwise reads the same few rows at once (at t = 6, 61 KB each), and those
-// 8 MB of reads of the same lines took the union kernels' staging 1.6 us longer than the
-// others' (docs/PERF.md row 45).
-constexpr int kInputClusterBlocks = 2;
-// Shared memory before the other data of a group plan's kernel: the mbarrier of
-// MulticastInputs (per-slot plans never multicast).
-__host__ __device__ constexpr int BarrierVectors(bool one_slot) { return one_slot ? 0 : 1; }
-
-__device__ __forceinline__ uint32_t ClusterBlocks() {
-  uint32_t blocks;
-  asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(blocks));
-  return blocks;
-}
-
-__device__ __forceinline__ uint32_t ClusterRank() {
-  uint32_t rank;
-  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-  return rank;
-}
-
-// Every thread of every block of the cluster arrives (release) / waits (acquire).
-__device__ __forceinline__ void ClusterArrive() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-}
-
-__device__ __forceinline__ void ClusterWait() {
-  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
-__device__ __forceinline__ uint32_t SharedAddress(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// An mbarrier with one arrival per phase, visible to the cluster's bulk copies.
-__device__ __forceinline__ void InitClusterBarrier(uint64_t* barrier) {
-  asm volatile(
-      "mbarrier.init.shared::cta.b64 [%0], 1;\n"
-      "fence.mbarrier_init.release.cluster;\n" ::"r"(SharedAddress(barrier))
-      : "memory");
-}
-
-__device__ __forceinline__ void ArriveExpectingBytes(uint64_t* barrier, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
-                   SharedAddress(barrier)),
-               "r"(bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void WaitBarrierPhase(uint64_t* barrier, uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "wait:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait;\n"
-      "}\n" ::"r"(SharedAddress(barrier)),
-      "r"(parity)
-      : "memory");
-}
-
-// Copies `bytes` from global memory to the same shared-memory offset in every block of
-// `block_mask`, counted on the mbarrier at the same offset in each.
-__device__ __forceinline__ void MulticastCopy(void* smem_to, const void* global_from, int bytes,
-                                              uint64_t* barrier, uint16_t block_mask) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
-      "[%0], [%1], %2, [%3], %4;\n" ::"r"(SharedAddress(smem_to)),
-      "l"(global_from), "r"(bytes), "r"(SharedAddress(barrier)), "h"(block_mask)
-      : "memory");
-}
-
 // The tiles one block owns: [first, last), balanced to within one tile across blocks (the
 // quotient and remainder of tiles / blocks come with the launch: no division at block start).
 struct BlockTiles {
@@ -378,25 +304,6 @@ __device__ __forceinline__ void CopyInputs(const SelParams& p, uint4* staged,
   CommitCopies();
 }
 
-// The same for every input row of a group plan, in a cluster: block `rank` of the cluster
-// copies every rank-th chunk of the rows (128 contiguous bytes each way) to all blocks of the
-// cluster, and one thread of each block expects all rows' bytes on its barrier.
-__device__ __forceinline__ void MulticastInputs(const SelParams& p, uint4* staged,
-                                                const StagedLayout& layout, uint64_t* barrier,
-                                                int rows) {
-  const int chunks = p.cols / kChunkElements;
-  const int blocks = static_cast<int>(ClusterBlocks());
-  if (threadIdx.x == 0) ArriveExpectingBytes(barrier, rows * p.cols * sizeof(float));
-  const int copies = rows * chunks;
-  for (int i = static_cast<int>(ClusterRank()) + blocks * threadIdx.x; i < copies;
-       i += blocks * blockDim.x) {
-    const int r = i / chunks, q = i - r * chunks;
-    MulticastCopy(staged + r * layout.row_vectors + GroupChunkOffset(q),
-                  p.in + int64_t{r} * p.cols + q * kChunkElements, kChunkElements * sizeof(float),
-                  barrier, (1u << blocks) - 1);
-  }
-}
-
 // Copies what the block needs of its groups into bg: the slots (by staged row, from the slot
 // table: one read, no slot_begin first) and the expert of each group. Each thread's first entry
 // is requested, then `while_loading` runs, then the entry is stored.
@@ -427,13 +334,10 @@ __device__ __forceinline__ void ReadBlockGroups(const SelParams& p, const BlockT
   }
 }
 
-// `input_barrier`: where the inputs are multicast to a cluster (MulticastInputs), else null;
-// its first phase has been initialized and the cluster has arrived once (the barriers of every
-// block exist once the cluster has waited).
 template <bool kOneSlot, int kPrologueGroups, typename Prologue>
 __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
                             uint4* staged, uint4* zero, float* out_scale, float* row_max,
-                            int* row_input, uint64_t* input_barrier, Prologue&& issue_prologue) {
+                            int* row_input, Prologue&& issue_prologue) {
   const int groups = p.groups;
   const int last_group = min(groups, p.tiles_per_group_divisor.Div(bt.last - 1) + 1);
   const int rows =
@@ -444,13 +348,7 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   // it), the inputs' copies follow at once, so that their round trip overlaps the group data's
   // instead of queueing ahead of it.
   ReadBlockGroups(p, bt, bg, groups, [&] {
-    if (input_barrier != nullptr) {
-      __syncwarp();
-      ClusterWait();
-      MulticastInputs(p, staged, layout, input_barrier, rows);
-    } else if (p.all_input_rows > 0) {
-      CopyInputs<kOneSlot>(p, staged, layout, nullptr, rows);
-    }
+    if (p.all_input_rows > 0) CopyInputs<kOneSlot>(p, staged, layout, nullptr, rows);
   });
   __syncthreads();
   // The global scales, needed only when tiles are written, travel while the inputs are staged:
@@ -490,13 +388,7 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     bg.global_a[local] = p.global_a[expert];
     if (p.global_b != nullptr) bg.global_b[local] = p.global_b[expert];
   }
-  if (input_barrier != nullptr) {
-    WaitBarrierPhase(input_barrier, 0);
-    __syncwarp();
-    ClusterArrive();  // this block's inputs have landed: the cluster's copies into it are done
-  } else {
-    WaitCopies<kPrologueGroups>();  // the inputs (the group before the prologue's) have landed
-  }
+  WaitCopies<kPrologueGroups>();  // the inputs (the group before the prologue's) have landed
   __syncthreads();
   const RowWalk walk = WarpRowWalk(p);
   for (int r = walk.first_row; r < rows; r += walk.row_step) {
@@ -875,25 +767,18 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   const int warps = blockDim.x / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, c = lane % 4;
-  // Layout: the inputs' mbarrier (group plans: one vector), out_scale, row_max and row_input, staged_rows
-  // each, the block's groups (16-byte aligned), partial results (split plans), the zero row
-  // (per-slot plans), the staged rows, the warps' rings.
-  uint64_t* input_barrier = nullptr;
-  if (!kOneSlot && p.all_input_rows > 0 && ClusterBlocks() > 1) {
-    input_barrier = reinterpret_cast<uint64_t*>(smem);
-    if (threadIdx.x == 0) InitClusterBarrier(input_barrier);
-    ClusterArrive();
-  }
-  constexpr int kBarrierVectors = BarrierVectors(kOneSlot);
-  float* out_scale = reinterpret_cast<float*>(smem + kBarrierVectors);
+  // Layout: out_scale, row_max and row_input, staged_rows each, the block's groups (16-byte
+  // aligned), partial results (split plans), the zero row (per-slot plans), the staged rows,
+  // the warps' rings.
+  float* out_scale = reinterpret_cast<float*>(smem);
   float* row_max = out_scale + p.staged_rows;
   int* row_input = reinterpret_cast<int*>(row_max + p.staged_rows);
   const BlockGroups bg = CarveBlockGroups(row_input + p.staged_rows, p.groups_per_block);
   const int scale_vectors =
       (3 * p.staged_rows + BlockGroupsWords(p.groups_per_block, p.staged_cols) + 3) / 4;
-  float* partials = reinterpret_cast<float*>(smem + kBarrierVectors + scale_vectors);
+  float* partials = reinterpret_cast<float*>(smem + scale_vectors);
   const int partial_vectors = p.splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0;
-  uint4* zero = smem + kBarrierVectors + scale_vectors + partial_vectors;
+  uint4* zero = smem + scale_vectors + partial_vectors;
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
   uint4* staged = zero + (kOneSlot ? layout.row_vectors : 0);
   uint8_t* ring = reinterpret_cast<uint8_t*>(staged + p.staged_rows * layout.row_vectors) +
@@ -922,8 +807,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     CommitCopies();
   };
   constexpr int kEarly = Tuning<kGateUpSilu>::kPassesBeforeStaging;
-  StageInputs<kOneSlot, kEarly>(p, bt, bg, staged, zero, out_scale, row_max, row_input,
-                                input_barrier, [&] {
+  StageInputs<kOneSlot, kEarly>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
     if (loading) load = StartLoad<kGateUpSilu>(p, bt, bg.expert, warp, g);
     for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
   });
@@ -972,8 +856,6 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     }
   }
   WaitCopies<0>();
-  // No block leaves while a copy it issued may still be writing into another block.
-  if (input_barrier != nullptr) ClusterWait();
   if (p.splits == 1) return;
 
   // Split plans have one item per warp: warps i .. i + splits - 1 hold the splits of one tile;
@@ -1005,7 +887,7 @@ int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block
       (3 * staged_rows + BlockGroupsWords(groups_per_block, staged_cols) + 3) / 4;
   const int64_t partial_vectors = splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0;
   const int64_t zero_vectors = one_slot ? layout.row_vectors : 0;
-  return 16 * (BarrierVectors(one_slot) + scale_vectors + partial_vectors + zero_vectors +
+  return 16 * (scale_vectors + partial_vectors + zero_vectors +
                int64_t{staged_rows} * layout.row_vectors) +
          int64_t{warps} * stages * StageBytes(chunks_per_thread);
 }
@@ -1050,63 +932,35 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
       cols, staged_cols, kMaxDynamicSmemBytes / 1024));
 }
 
-// What a launch needs to know of the card: its SM count, and whether a grid of one block per
-// SM can run as clusters of kInputClusterBlocks (MulticastInputs) with every block resident.
-struct DeviceFacts {
-  int sms = 0;
-  bool input_clusters = false;
-};
-
+// The card's SM count, and the kernels' shared-memory limit raised, once per device.
 template <bool kGateUpSilu, bool kOneSlot>
-absl::StatusOr<bool> FitsInputClusters(int sms) {
-  if (kOneSlot || sms % kInputClusterBlocks != 0) return false;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim = {kInputClusterBlocks, 1, 1};
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(sms);
-  config.blockDim = dim3(kMaxWarps * 32);
-  config.dynamicSmemBytes = kMaxDynamicSmemBytes;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  int clusters = 0;
-  CUDA_RETURN_IF_ERROR(
-      cudaOccupancyMaxActiveClusters(&clusters, SelNvfp4Kernel<kGateUpSilu, kOneSlot>, &config));
-  return clusters * kInputClusterBlocks >= sms;
-}
-
-// The facts, and the kernels' shared-memory limit raised, once per device.
-template <bool kGateUpSilu, bool kOneSlot>
-absl::StatusOr<DeviceFacts> PrepareDevice() {
+absl::StatusOr<int> PrepareDevice() {
   static std::mutex mu;
-  static std::vector<DeviceFacts> facts_by_device;
+  static std::vector<int> sms_by_device;
   int device = 0;
   CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
   std::lock_guard<std::mutex> lock(mu);
-  if (device >= static_cast<int>(facts_by_device.size())) facts_by_device.resize(device + 1);
-  DeviceFacts& facts = facts_by_device[device];
-  if (facts.sms == 0) {
+  if (device >= static_cast<int>(sms_by_device.size())) sms_by_device.resize(device + 1, 0);
+  if (sms_by_device[device] == 0) {
     CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(SelNvfp4Kernel<kGateUpSilu, kOneSlot>,
                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               kMaxDynamicSmemBytes));
     int sms = 0;
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    ASSIGN_OR_RETURN(facts.input_clusters, (FitsInputClusters<kGateUpSilu, kOneSlot>(sms)));
-    facts.sms = sms;
+    sms_by_device[device] = sms;
   }
-  return facts;
+  return sms_by_device[device];
 }
 
 template <bool kGateUpSilu, bool kOneSlot>
 absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream) {
-  ASSIGN_OR_RETURN(const DeviceFacts device, (PrepareDevice<kGateUpSilu, kOneSlot>()));
+  ASSIGN_OR_RETURN(const int sms, (PrepareDevice<kGateUpSilu, kOneSlot>()));
   constexpr int kPerThread = Tuning<kGateUpSilu>::kChunksPerThread;
   p.groups = groups;
   p.tiles = groups * p.tiles_per_group;
   ASSIGN_OR_RETURN(const LaunchPlan plan,
                    PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
-                              Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows,
-                              device.sms));
+                              Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms));
   p.tile_quotient = p.tiles / plan.blocks;
   p.tile_remainder = p.tiles % plan.blocks;
   p.splits = plan.splits;
@@ -1121,22 +975,9 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   p.walk_warps_per_row = std::max(1, plan.warps / plan.staged_rows);
   p.walk_row_step = plan.warps / p.walk_warps_per_row;
   p.walk_divisor = FastDivisor::Of(p.walk_warps_per_row);
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(plan.blocks);
-  config.blockDim = dim3(plan.warps * 32);
-  config.dynamicSmemBytes = plan.smem_bytes;
-  config.stream = stream;
-  // The kernel multicasts its inputs where it runs in clusters (group plans that stage every
-  // input row; 16-byte aligned rows, as the bulk copies need).
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim = {kInputClusterBlocks, 1, 1};
-  if (!kOneSlot && plan.all_input_rows && device.input_clusters &&
-      plan.blocks % kInputClusterBlocks == 0 && reinterpret_cast<uintptr_t>(p.in) % 16 == 0) {
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-  }
-  CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&config, SelNvfp4Kernel<kGateUpSilu, kOneSlot>, p));
+  SelNvfp4Kernel<kGateUpSilu, kOneSlot>
+      <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
+  CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }
 
