@@ -96,7 +96,6 @@ struct LaunchPlan {
   int staged_rows = 0;       // per block: groups_per_block x the plan's group width, or every input
                              // row where there are fewer
   bool all_input_rows = false;
-  bool input_row_window = false;  // a window of input rows (StagedRow)
   int64_t smem_bytes = 0;
 };
 
@@ -132,16 +131,10 @@ struct SelParams {
   // The per-item divisions, as multiplications (Launch fills them in).
   FastDivisor splits_divisor, tiles_per_group_divisor, in_row_divisor, walk_divisor,
       staged_cols_divisor;
-  // Windows (TileAt): the launch's tiles in `windows` windows of window_groups consecutive
-  // groups (the last may have fewer), window_positions_divisor dividing by window_groups x
-  // tiles_per_group, window_divisor by window_groups, last_window_divisor by the last window's
-  // groups. One group per window: positions are tiles.
+  // Windows (TileAt): groups per window (1: none), and divisors by window_groups x
+  // tiles_per_group and by window_groups.
   int window_groups = 1;
-  int windows = 1;
-  // > 0: group g serves slot g alone, and a block stages the input rows of its groups' slots,
-  // each once, from its first group's on (BlockTiles::first_input_row).
-  int input_row_window = 0;
-  FastDivisor window_positions_divisor, window_divisor, last_window_divisor;
+  FastDivisor window_positions_divisor, window_divisor;
 };
 
 __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
@@ -194,37 +187,50 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
                "r"(valid ? 4 : 0));
 }
 
-// Blocks own ranges of positions, and position i of a window of groups is tile i / width of
-// its group i % width (width: the window's groups), so that the warps of a block, which take
-// consecutive positions, read as many experts at once as a window has. The speed at which a
-// block streams follows the bytes it reads (docs/PERF.md rows 38 and 47: blocks that read the
-// same experts end together, whichever SMs run them; moved tiles keep their pace), so a block
-// that reads one or two experts ends up to 20% after the median one.
+// Windows of groups, in the per-slot gate+up kernel (kWindows): where the plan's group g
+// serves slot g alone and `selected` divides the groups, a window is the `selected` groups of
+// one token (one input row), and position i of a window is tile i / selected of its group
+// i % selected, so that the warps of a block, which take consecutive positions, read the
+// token's experts at once instead of one or two. Without windows a block's tiles are
+// consecutive, and where an expert spans several blocks those blocks are slowed together by
+// the experts they read (docs/PERF.md row 48: 256 / 4096's gate+up 16% faster with windows).
+template <bool kGateUpSilu, bool kOneSlot>
+constexpr bool kWindows = (kGateUpSilu && kOneSlot);
+
+template <bool kWindowed>
 __device__ __forceinline__ int TileAt(const SelParams& p, int position) {
-  if (p.window_groups == 1) return position;
+  if (!kWindowed || p.window_groups == 1) return position;
   const int window = p.window_positions_divisor.Div(position);
   const int q = position - window * p.window_positions_divisor.divisor;
-  const FastDivisor& width = window + 1 < p.windows ? p.window_divisor : p.last_window_divisor;
-  const int row_tile = width.Div(q);
-  const int group = window * p.window_groups + (q - row_tile * width.divisor);
+  const int row_tile = p.window_divisor.Div(q);
+  const int group = window * p.window_groups + (q - row_tile * p.window_groups);
   return group * p.tiles_per_group + row_tile;
 }
 
 // The positions one block owns: [first, last), balanced to within one position across blocks
 // (the quotient and remainder of tiles / blocks come with the launch: no division at block
-// start); the groups of the windows they touch from first_group on.
+// start). Its groups start at first_group (with windows: its first window's first group).
 struct BlockTiles {
   int first, last;
   int first_group;
-  int first_input_row;  // where input_row_window > 0: the input row of first_group's slot
+  int first_window;  // with windows: also the input row of the window's slots
 };
 
+template <bool kWindowed>
 __device__ __forceinline__ BlockTiles MyTiles(const SelParams& p) {
   const int b = blockIdx.x;
   const int first = b * p.tile_quotient + min(b, p.tile_remainder);
   const int last = first + p.tile_quotient + (b < p.tile_remainder ? 1 : 0);
-  const int first_group = p.window_positions_divisor.Div(first) * p.window_groups;
-  return {first, last, first_group, p.in_row_divisor.Div(first_group)};
+  if (!kWindowed) return {first, last, p.tiles_per_group_divisor.Div(first), 0};
+  const int first_window = p.window_positions_divisor.Div(first);
+  return {first, last, first_window * p.window_groups, first_window};
+}
+
+// Whether a block stages one input row per window (windows whose slots share one input row),
+// row r being window first_window + r.
+template <bool kWindowed>
+__device__ __forceinline__ bool StagesWindowRows(const SelParams& p) {
+  return kWindowed && p.window_groups > 1 && p.all_input_rows == 0;
 }
 
 // What a block needs of the groups its tiles touch, copied to shared memory before the codes
@@ -364,17 +370,17 @@ __device__ __forceinline__ void ReadBlockGroups(const SelParams& p, const BlockT
   }
 }
 
-template <bool kOneSlot, int kPrologueGroups, typename Prologue>
+template <bool kOneSlot, bool kWindowed, int kPrologueGroups, typename Prologue>
 __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
                             uint4* staged, uint4* zero, float* out_scale, float* row_max,
                             int* row_input, Prologue&& issue_prologue) {
   const int groups = p.groups;
-  const int last_group =
-      min(groups, (p.window_positions_divisor.Div(bt.last - 1) + 1) * p.window_groups);
-  const int rows = p.all_input_rows > 0 ? p.all_input_rows
-                   : p.input_row_window > 0
-                       ? p.in_row_divisor.Div(last_group - 1) - bt.first_input_row + 1
-                       : (last_group - bt.first_group) * p.staged_cols;
+  const int rows =
+      p.all_input_rows > 0 ? p.all_input_rows
+      : StagesWindowRows<kWindowed>(p)
+          ? p.window_positions_divisor.Div(bt.last - 1) - bt.first_window + 1
+          : (min(groups, p.tiles_per_group_divisor.Div(bt.last - 1) + 1) - bt.first_group) *
+                p.staged_cols;
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
   const int units_per_row = p.cols / 4;
   // The group data goes out first; where the block stages every input row (which needs none of
@@ -398,8 +404,8 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   for (int r = threadIdx.x; r < rows; r += blockDim.x) {
     // The input row of staged row r (StagedRow), or -1 where a group is narrower than
     // staged_cols; where every input row is staged, staged row r is input row r.
-    if (p.input_row_window > 0) {
-      row_input[r] = bt.first_input_row + r;
+    if (StagesWindowRows<kWindowed>(p)) {
+      row_input[r] = bt.first_window + r;
     } else if (p.all_input_rows == 0) {
       row_input[r] = bg.slot[r] < 0 ? -1 : p.in_row_divisor.Div(bg.slot[r]);
     }
@@ -470,12 +476,14 @@ struct Item {
   int chunk_begin, chunk_end;
 };
 
+template <bool kWindowed>
 __device__ __forceinline__ Item MakeItem(const SelParams& p, const BlockTiles& bt, int index) {
   const int chunks = p.cols / kChunkElements;
   const int tile_index = p.splits_divisor.Div(index);
   const int split = index - tile_index * p.splits;
   const int begin = split * p.chunks_per_split;
-  return {TileAt(p, bt.first + tile_index), begin, min(chunks, begin + p.chunks_per_split)};
+  return {TileAt<kWindowed>(p, bt.first + tile_index), begin,
+          min(chunks, begin + p.chunks_per_split)};
 }
 
 // The weight rows a lane reads for a tile (rows g and g + 8 of the mma tile).
@@ -507,10 +515,10 @@ struct LoadCursor {
   const uint16_t* scales_g8;
 };
 
-template <bool kGateUpSilu>
+template <bool kGateUpSilu, bool kWindowed>
 __device__ __forceinline__ LoadCursor StartLoad(const SelParams& p, const BlockTiles& bt,
                                                 const int* expert_of, int index, int g) {
-  const Item item = MakeItem(p, bt, index);
+  const Item item = MakeItem<kWindowed>(p, bt, index);
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
   const int64_t expert = expert_of[group - bt.first_group];
@@ -710,20 +718,20 @@ __device__ __forceinline__ void ComputePass(const PassData<kChunks>& data, const
 // Where a lane computes: its item, pass and staged B row.
 struct ComputeCursor {
   int index;
-  int tile;
   int q;
   int chunk_end;
   const uint4* b;
 };
 
 // The staged row of slot column n of a group: by input row when the block stages every input
-// row, by input row from the block's first where it stages an input row window (group g: slot
-// g), else by the group's place in the block's range.
+// row, by window where it stages one row per window, else by the group's place in the block's
+// range.
+template <bool kWindowed>
 __device__ __forceinline__ int StagedRow(const SelParams& p, const BlockTiles& bt,
                                          const BlockGroups& bg, int group, int n) {
   const int t = (group - bt.first_group) * p.staged_cols + n;
   if (p.all_input_rows > 0) return p.in_row_divisor.Div(bg.slot[t]);
-  return p.input_row_window > 0 ? p.in_row_divisor.Div(group) - bt.first_input_row : t;
+  return StagesWindowRows<kWindowed>(p) ? p.window_divisor.Div(group) - bt.first_window : t;
 }
 
 template <bool kGateUpSilu, bool kOneSlot, int kChunks>
@@ -731,21 +739,22 @@ __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const 
                                                       const BlockGroups& bg, int index,
                                                       const uint4* staged, const uint4* zero, int g,
                                                       int c) {
-  const Item item = MakeItem(p, bt, index);
+  constexpr bool kWindowed = kWindows<kGateUpSilu, kOneSlot>;
+  const Item item = MakeItem<kWindowed>(p, bt, index);
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
   const uint4* b;
   if (kOneSlot) {
-    const uint4* row = staged + StagedRow(p, bt, bg, group, 0) * layout.row_vectors;
+    const uint4* row = staged + StagedRow<kWindowed>(p, bt, bg, group, 0) * layout.row_vectors;
     b = g == 2 * c ? row : g == 2 * c + 1 ? row + layout.lo_offset : zero;
   } else {
     // Columns past the group's width read slot 0's row; they are computed and never written.
     const bool in_group =
         g < p.staged_cols && bg.slot[(group - bt.first_group) * p.staged_cols + g] >= 0;
-    b = staged + StagedRow(p, bt, bg, group, in_group ? g : 0) * layout.row_vectors;
+    b = staged + StagedRow<kWindowed>(p, bt, bg, group, in_group ? g : 0) * layout.row_vectors;
   }
-  return {index, item.tile, item.chunk_begin, item.chunk_end, b};
+  return {index, item.chunk_begin, item.chunk_end, b};
 }
 
 // Writes one tile's results. kOneSlot: every lane holds the sums of all K (after the column
@@ -768,7 +777,7 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
     const float v_g = kOneSlot ? acc[0] : acc[parity];
     const float v_g8 = kOneSlot ? acc[1] : acc[2 + parity];
     const int slot = bg.slot[local * p.staged_cols + n];
-    const float scale = out_scale[StagedRow(p, bt, bg, group, n)];
+    const float scale = out_scale[StagedRow<kWindows<kGateUpSilu, kOneSlot>>(p, bt, bg, group, n)];
     float* out = p.out + int64_t{slot} * p.out_rows + out_row;
     if (kGateUpSilu) {
       const float gate = v_g * scale * bg.global_a[local];
@@ -822,7 +831,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   uint8_t* ring = reinterpret_cast<uint8_t*>(staged + p.staged_rows * layout.row_vectors) +
                   warp * kStages * StageBytes(kChunks);
 
-  const BlockTiles bt = MyTiles(p);
+  constexpr bool kWindowed = kWindows<kGateUpSilu, kOneSlot>;
+  const BlockTiles bt = MyTiles<kWindowed>(p);
   const int chunks = p.cols / kChunkElements;
   const int items = (bt.last - bt.first) * p.splits;
 
@@ -837,7 +847,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       if (load.q + kChunksPerPass < load.chunk_end) {
         load.q += kChunksPerPass;
       } else if (load.index + warps < items) {
-        load = StartLoad<kGateUpSilu>(p, bt, bg.expert, load.index + warps, g);
+        load = StartLoad<kGateUpSilu, kWindowed>(p, bt, bg.expert, load.index + warps, g);
       } else {
         loading = false;
       }
@@ -845,10 +855,11 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     CommitCopies();
   };
   constexpr int kEarly = Tuning<kGateUpSilu>::kPassesBeforeStaging;
-  StageInputs<kOneSlot, kEarly>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
-    if (loading) load = StartLoad<kGateUpSilu>(p, bt, bg.expert, warp, g);
-    for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
-  });
+  StageInputs<kOneSlot, kWindowed, kEarly>(
+      p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
+        if (loading) load = StartLoad<kGateUpSilu, kWindowed>(p, bt, bg.expert, warp, g);
+        for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
+      });
   for (int stage = kEarly; stage < kStages - 1; ++stage) issue_next(stage);
 
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -879,7 +890,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       // The item is done: write its tile, or (split plans) leave its partial sums.
       if (kOneSlot) SumColumnThreads(acc);
       if (p.splits == 1) {
-        WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, at.tile, out_scale, acc, g, c);
+        WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, TileAt<kWindowed>(p, bt.first + at.index),
+                                         out_scale, acc, g, c);
       } else {
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
@@ -901,7 +913,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   __syncthreads();
   const int tile_index = p.splits_divisor.Div(warp);
   if (warp >= items || warp != tile_index * p.splits) return;
-  const int tile = TileAt(p, bt.first + tile_index);
+  const int tile = TileAt<kWindowed>(p, bt.first + tile_index);
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     float sum = 0.0f;
@@ -913,21 +925,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, tile, out_scale, acc, g, c);
 }
 
-// Windows a range of `positions` consecutive positions can touch.
-int WindowsSpanned(int positions, int window_positions) {
-  return (positions + window_positions - 2) / window_positions + 1;
-}
-
-// The most input rows a block stages where it stages an input row window: windows of
-// `window_groups` groups, group g serving slot g (input row g / in_row_div), and a block's
-// positions touching up to `spanned` consecutive windows.
-int InputRowWindowRows(int groups, int window_groups, int spanned, int in_row_div) {
-  int rows = 1;
-  for (int first = 0; first < groups; first += window_groups) {
-    const int last = std::min(groups, first + spanned * window_groups) - 1;
-    rows = std::max(rows, last / in_row_div - first / in_row_div + 1);
-  }
-  return rows;
+// Groups (windows) a range of `positions` consecutive tiles (positions) can touch.
+int Spanned(int positions, int positions_per_group) {
+  return (positions + positions_per_group - 2) / positions_per_group + 1;
 }
 
 int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block, int staged_cols,
@@ -945,12 +945,11 @@ int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block
 // Sizes the grid to the card: one block per SM while its shared memory fits, as many warps as
 // the block's tiles need in whole rounds (so the last round is nearly full), and where there
 // are fewer tiles than a block has warps to spare each tile's K split across warps so that
-// every SM still streams with many warps. Positions interleave windows of `window_groups`
-// groups (TileAt); in_row_div > 0: group g serves slot g alone, whose input row is
-// g / in_row_div, so blocks may stage a window of input rows.
+// every SM still streams with many warps. With windows of window_groups > 1 groups (TileAt),
+// a block stages one input row per window it touches.
 absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_group, int cols,
                                       int per_thread, int stages, int staged_cols, int input_rows,
-                                      int sms, int window_groups, int in_row_div) {
+                                      int sms, int window_groups) {
   const int chunks = cols / kChunkElements;
   const int chunks_per_pass = 4 * per_thread;
   const int passes = (chunks + chunks_per_pass - 1) / chunks_per_pass;
@@ -964,13 +963,10 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
     splits = (passes + passes_per_split - 1) / passes_per_split;
     plan.splits = splits;
     plan.chunks_per_split = passes_per_split * chunks_per_pass;
-    const int spanned = WindowsSpanned(per_block, window_groups * tiles_per_group);
-    plan.groups_per_block = spanned * window_groups;
-    plan.staged_rows = in_row_div > 0 ? InputRowWindowRows(tiles / tiles_per_group, window_groups,
-                                                           spanned, in_row_div)
-                                      : plan.groups_per_block * staged_cols;
+    const int windows = Spanned(per_block, window_groups * tiles_per_group);
+    plan.groups_per_block = windows * window_groups;
+    plan.staged_rows = window_groups > 1 ? windows : plan.groups_per_block * staged_cols;
     plan.all_input_rows = input_rows < plan.staged_rows;
-    plan.input_row_window = in_row_div > 0 && !plan.all_input_rows;
     if (plan.all_input_rows) plan.staged_rows = input_rows;
     // Fewer warps (more rounds) where the warps' rings would not fit beside the inputs.
     for (int rounds = (per_block + kMaxWarps - 1) / kMaxWarps; rounds <= per_block; ++rounds) {
@@ -1008,11 +1004,6 @@ absl::StatusOr<int> PrepareDevice() {
   return sms_by_device[device];
 }
 
-// Groups per window where group g serves slot g alone (per-slot plans): gate+up's slots of one
-// token share an input row, so windows of `selected` groups start at a token and a block
-// stages about as many rows as without windows; down's slots each have their own, so a few.
-constexpr int kOwnRowWindowGroups = 4;
-
 template <bool kGateUpSilu, bool kOneSlot>
 absl::Status Launch(SelParams p, int groups, int input_rows, bool slots_are_groups,
                     cudaStream_t stream) {
@@ -1020,18 +1011,16 @@ absl::Status Launch(SelParams p, int groups, int input_rows, bool slots_are_grou
   constexpr int kPerThread = Tuning<kGateUpSilu>::kChunksPerThread;
   p.groups = groups;
   p.tiles = groups * p.tiles_per_group;
-  const bool windows = kOneSlot && slots_are_groups;
-  p.window_groups =
-      windows ? std::min(groups, p.in_row_div > 1 ? p.in_row_div : kOwnRowWindowGroups) : 1;
-  ASSIGN_OR_RETURN(const LaunchPlan plan,
-                   PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
-                              Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms,
-                              p.window_groups, windows ? p.in_row_div : 0));
-  p.windows = (groups + p.window_groups - 1) / p.window_groups;
+  // Windows: a token's slots, where group g is slot g and the tokens' slots fill the groups.
+  const bool windowed = kWindows<kGateUpSilu, kOneSlot> && slots_are_groups && p.in_row_div > 1 &&
+                        groups % p.in_row_div == 0;
+  p.window_groups = windowed ? p.in_row_div : 1;
   p.window_positions_divisor = FastDivisor::Of(p.window_groups * p.tiles_per_group);
   p.window_divisor = FastDivisor::Of(p.window_groups);
-  p.last_window_divisor = FastDivisor::Of(groups - (p.windows - 1) * p.window_groups);
-  p.input_row_window = plan.input_row_window ? 1 : 0;
+  ASSIGN_OR_RETURN(
+      const LaunchPlan plan,
+      PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
+                 Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms, p.window_groups));
   p.tile_quotient = p.tiles / plan.blocks;
   p.tile_remainder = p.tiles % plan.blocks;
   p.splits = plan.splits;
