@@ -131,10 +131,6 @@ struct SelParams {
   // The per-item divisions, as multiplications (Launch fills them in).
   FastDivisor splits_divisor, tiles_per_group_divisor, in_row_divisor, walk_divisor,
       staged_cols_divisor;
-  // Windows (TileAt): groups per window (1: none), and divisors by window_groups x
-  // tiles_per_group and by window_groups.
-  int window_groups = 1;
-  FastDivisor window_positions_divisor, window_divisor;
 };
 
 __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
@@ -187,50 +183,18 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
                "r"(valid ? 4 : 0));
 }
 
-// Windows of groups, in the per-slot gate+up kernel (kWindows): where the plan's group g
-// serves slot g alone and `selected` divides the groups, a window is the `selected` groups of
-// one token (one input row), and position i of a window is tile i / selected of its group
-// i % selected, so that the warps of a block, which take consecutive positions, read the
-// token's experts at once instead of one or two. Without windows a block's tiles are
-// consecutive, and where an expert spans several blocks those blocks are slowed together by
-// the experts they read (docs/PERF.md row 48: 256 / 4096's gate+up 16% faster with windows).
-template <bool kGateUpSilu, bool kOneSlot>
-constexpr bool kWindows = (kGateUpSilu && kOneSlot);
-
-template <bool kWindowed>
-__device__ __forceinline__ int TileAt(const SelParams& p, int position) {
-  if (!kWindowed || p.window_groups == 1) return position;
-  const int window = p.window_positions_divisor.Div(position);
-  const int q = position - window * p.window_positions_divisor.divisor;
-  const int row_tile = p.window_divisor.Div(q);
-  const int group = window * p.window_groups + (q - row_tile * p.window_groups);
-  return group * p.tiles_per_group + row_tile;
-}
-
-// The positions one block owns: [first, last), balanced to within one position across blocks
-// (the quotient and remainder of tiles / blocks come with the launch: no division at block
-// start). Its groups start at first_group (with windows: its first window's first group).
+// The tiles one block owns: [first, last), balanced to within one tile across blocks (the
+// quotient and remainder of tiles / blocks come with the launch: no division at block start).
 struct BlockTiles {
   int first, last;
   int first_group;
-  int first_window;  // with windows: also the input row of the window's slots
 };
 
-template <bool kWindowed>
 __device__ __forceinline__ BlockTiles MyTiles(const SelParams& p) {
   const int b = blockIdx.x;
   const int first = b * p.tile_quotient + min(b, p.tile_remainder);
   const int last = first + p.tile_quotient + (b < p.tile_remainder ? 1 : 0);
-  if (!kWindowed) return {first, last, p.tiles_per_group_divisor.Div(first), 0};
-  const int first_window = p.window_positions_divisor.Div(first);
-  return {first, last, first_window * p.window_groups, first_window};
-}
-
-// Whether a block stages one input row per window (windows whose slots share one input row),
-// row r being window first_window + r.
-template <bool kWindowed>
-__device__ __forceinline__ bool StagesWindowRows(const SelParams& p) {
-  return kWindowed && p.window_groups > 1 && p.all_input_rows == 0;
+  return {first, last, p.tiles_per_group_divisor.Div(first)};
 }
 
 // What a block needs of the groups its tiles touch, copied to shared memory before the codes
@@ -370,17 +334,14 @@ __device__ __forceinline__ void ReadBlockGroups(const SelParams& p, const BlockT
   }
 }
 
-template <bool kOneSlot, bool kWindowed, int kPrologueGroups, typename Prologue>
+template <bool kOneSlot, int kPrologueGroups, typename Prologue>
 __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
                             uint4* staged, uint4* zero, float* out_scale, float* row_max,
                             int* row_input, Prologue&& issue_prologue) {
   const int groups = p.groups;
+  const int last_group = min(groups, p.tiles_per_group_divisor.Div(bt.last - 1) + 1);
   const int rows =
-      p.all_input_rows > 0 ? p.all_input_rows
-      : StagesWindowRows<kWindowed>(p)
-          ? p.window_positions_divisor.Div(bt.last - 1) - bt.first_window + 1
-          : (min(groups, p.tiles_per_group_divisor.Div(bt.last - 1) + 1) - bt.first_group) *
-                p.staged_cols;
+      p.all_input_rows > 0 ? p.all_input_rows : (last_group - bt.first_group) * p.staged_cols;
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
   const int units_per_row = p.cols / 4;
   // The group data goes out first; where the block stages every input row (which needs none of
@@ -404,9 +365,7 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   for (int r = threadIdx.x; r < rows; r += blockDim.x) {
     // The input row of staged row r (StagedRow), or -1 where a group is narrower than
     // staged_cols; where every input row is staged, staged row r is input row r.
-    if (StagesWindowRows<kWindowed>(p)) {
-      row_input[r] = bt.first_window + r;
-    } else if (p.all_input_rows == 0) {
+    if (p.all_input_rows == 0) {
       row_input[r] = bg.slot[r] < 0 ? -1 : p.in_row_divisor.Div(bg.slot[r]);
     }
     row_max[r] = 0.0f;
@@ -476,14 +435,12 @@ struct Item {
   int chunk_begin, chunk_end;
 };
 
-template <bool kWindowed>
 __device__ __forceinline__ Item MakeItem(const SelParams& p, const BlockTiles& bt, int index) {
   const int chunks = p.cols / kChunkElements;
   const int tile_index = p.splits_divisor.Div(index);
   const int split = index - tile_index * p.splits;
   const int begin = split * p.chunks_per_split;
-  return {TileAt<kWindowed>(p, bt.first + tile_index), begin,
-          min(chunks, begin + p.chunks_per_split)};
+  return {bt.first + tile_index, begin, min(chunks, begin + p.chunks_per_split)};
 }
 
 // The weight rows a lane reads for a tile (rows g and g + 8 of the mma tile).
@@ -515,10 +472,10 @@ struct LoadCursor {
   const uint16_t* scales_g8;
 };
 
-template <bool kGateUpSilu, bool kWindowed>
+template <bool kGateUpSilu>
 __device__ __forceinline__ LoadCursor StartLoad(const SelParams& p, const BlockTiles& bt,
                                                 const int* expert_of, int index, int g) {
-  const Item item = MakeItem<kWindowed>(p, bt, index);
+  const Item item = MakeItem(p, bt, index);
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
   const int64_t expert = expert_of[group - bt.first_group];
@@ -724,14 +681,11 @@ struct ComputeCursor {
 };
 
 // The staged row of slot column n of a group: by input row when the block stages every input
-// row, by window where it stages one row per window, else by the group's place in the block's
-// range.
-template <bool kWindowed>
+// row, else by the group's place in the block's range.
 __device__ __forceinline__ int StagedRow(const SelParams& p, const BlockTiles& bt,
                                          const BlockGroups& bg, int group, int n) {
   const int t = (group - bt.first_group) * p.staged_cols + n;
-  if (p.all_input_rows > 0) return p.in_row_divisor.Div(bg.slot[t]);
-  return StagesWindowRows<kWindowed>(p) ? p.window_divisor.Div(group) - bt.first_window : t;
+  return p.all_input_rows > 0 ? p.in_row_divisor.Div(bg.slot[t]) : t;
 }
 
 template <bool kGateUpSilu, bool kOneSlot, int kChunks>
@@ -739,20 +693,19 @@ __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const 
                                                       const BlockGroups& bg, int index,
                                                       const uint4* staged, const uint4* zero, int g,
                                                       int c) {
-  constexpr bool kWindowed = kWindows<kGateUpSilu, kOneSlot>;
-  const Item item = MakeItem<kWindowed>(p, bt, index);
+  const Item item = MakeItem(p, bt, index);
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
   const uint4* b;
   if (kOneSlot) {
-    const uint4* row = staged + StagedRow<kWindowed>(p, bt, bg, group, 0) * layout.row_vectors;
+    const uint4* row = staged + StagedRow(p, bt, bg, group, 0) * layout.row_vectors;
     b = g == 2 * c ? row : g == 2 * c + 1 ? row + layout.lo_offset : zero;
   } else {
     // Columns past the group's width read slot 0's row; they are computed and never written.
     const bool in_group =
         g < p.staged_cols && bg.slot[(group - bt.first_group) * p.staged_cols + g] >= 0;
-    b = staged + StagedRow<kWindowed>(p, bt, bg, group, in_group ? g : 0) * layout.row_vectors;
+    b = staged + StagedRow(p, bt, bg, group, in_group ? g : 0) * layout.row_vectors;
   }
   return {index, item.chunk_begin, item.chunk_end, b};
 }
@@ -777,7 +730,7 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
     const float v_g = kOneSlot ? acc[0] : acc[parity];
     const float v_g8 = kOneSlot ? acc[1] : acc[2 + parity];
     const int slot = bg.slot[local * p.staged_cols + n];
-    const float scale = out_scale[StagedRow<kWindows<kGateUpSilu, kOneSlot>>(p, bt, bg, group, n)];
+    const float scale = out_scale[StagedRow(p, bt, bg, group, n)];
     float* out = p.out + int64_t{slot} * p.out_rows + out_row;
     if (kGateUpSilu) {
       const float gate = v_g * scale * bg.global_a[local];
@@ -831,8 +784,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   uint8_t* ring = reinterpret_cast<uint8_t*>(staged + p.staged_rows * layout.row_vectors) +
                   warp * kStages * StageBytes(kChunks);
 
-  constexpr bool kWindowed = kWindows<kGateUpSilu, kOneSlot>;
-  const BlockTiles bt = MyTiles<kWindowed>(p);
+  const BlockTiles bt = MyTiles(p);
   const int chunks = p.cols / kChunkElements;
   const int items = (bt.last - bt.first) * p.splits;
 
@@ -847,7 +799,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       if (load.q + kChunksPerPass < load.chunk_end) {
         load.q += kChunksPerPass;
       } else if (load.index + warps < items) {
-        load = StartLoad<kGateUpSilu, kWindowed>(p, bt, bg.expert, load.index + warps, g);
+        load = StartLoad<kGateUpSilu>(p, bt, bg.expert, load.index + warps, g);
       } else {
         loading = false;
       }
@@ -855,11 +807,10 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     CommitCopies();
   };
   constexpr int kEarly = Tuning<kGateUpSilu>::kPassesBeforeStaging;
-  StageInputs<kOneSlot, kWindowed, kEarly>(
-      p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
-        if (loading) load = StartLoad<kGateUpSilu, kWindowed>(p, bt, bg.expert, warp, g);
-        for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
-      });
+  StageInputs<kOneSlot, kEarly>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
+    if (loading) load = StartLoad<kGateUpSilu>(p, bt, bg.expert, warp, g);
+    for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
+  });
   for (int stage = kEarly; stage < kStages - 1; ++stage) issue_next(stage);
 
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -890,8 +841,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       // The item is done: write its tile, or (split plans) leave its partial sums.
       if (kOneSlot) SumColumnThreads(acc);
       if (p.splits == 1) {
-        WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, TileAt<kWindowed>(p, bt.first + at.index),
-                                         out_scale, acc, g, c);
+        WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, bt.first + at.index, out_scale, acc, g, c);
       } else {
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
@@ -913,7 +863,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   __syncthreads();
   const int tile_index = p.splits_divisor.Div(warp);
   if (warp >= items || warp != tile_index * p.splits) return;
-  const int tile = TileAt<kWindowed>(p, bt.first + tile_index);
+  const int tile = bt.first + tile_index;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     float sum = 0.0f;
@@ -925,9 +875,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, tile, out_scale, acc, g, c);
 }
 
-// Groups (windows) a range of `positions` consecutive tiles (positions) can touch.
-int Spanned(int positions, int positions_per_group) {
-  return (positions + positions_per_group - 2) / positions_per_group + 1;
+// Groups a range of `tiles_per_block` consecutive tiles can touch.
+int GroupsSpanned(int tiles_per_block, int tiles_per_group) {
+  return (tiles_per_block + tiles_per_group - 2) / tiles_per_group + 1;
 }
 
 int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block, int staged_cols,
@@ -945,11 +895,10 @@ int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block
 // Sizes the grid to the card: one block per SM while its shared memory fits, as many warps as
 // the block's tiles need in whole rounds (so the last round is nearly full), and where there
 // are fewer tiles than a block has warps to spare each tile's K split across warps so that
-// every SM still streams with many warps. With windows of window_groups > 1 groups (TileAt),
-// a block stages one input row per window it touches.
+// every SM still streams with many warps.
 absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_group, int cols,
                                       int per_thread, int stages, int staged_cols, int input_rows,
-                                      int sms, int window_groups) {
+                                      int sms) {
   const int chunks = cols / kChunkElements;
   const int chunks_per_pass = 4 * per_thread;
   const int passes = (chunks + chunks_per_pass - 1) / chunks_per_pass;
@@ -963,9 +912,8 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
     splits = (passes + passes_per_split - 1) / passes_per_split;
     plan.splits = splits;
     plan.chunks_per_split = passes_per_split * chunks_per_pass;
-    const int windows = Spanned(per_block, window_groups * tiles_per_group);
-    plan.groups_per_block = windows * window_groups;
-    plan.staged_rows = window_groups > 1 ? windows : plan.groups_per_block * staged_cols;
+    plan.groups_per_block = GroupsSpanned(per_block, tiles_per_group);
+    plan.staged_rows = plan.groups_per_block * staged_cols;
     plan.all_input_rows = input_rows < plan.staged_rows;
     if (plan.all_input_rows) plan.staged_rows = input_rows;
     // Fewer warps (more rounds) where the warps' rings would not fit beside the inputs.
@@ -1005,22 +953,14 @@ absl::StatusOr<int> PrepareDevice() {
 }
 
 template <bool kGateUpSilu, bool kOneSlot>
-absl::Status Launch(SelParams p, int groups, int input_rows, bool slots_are_groups,
-                    cudaStream_t stream) {
+absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream) {
   ASSIGN_OR_RETURN(const int sms, (PrepareDevice<kGateUpSilu, kOneSlot>()));
   constexpr int kPerThread = Tuning<kGateUpSilu>::kChunksPerThread;
   p.groups = groups;
   p.tiles = groups * p.tiles_per_group;
-  // Windows: a token's slots, where group g is slot g and the tokens' slots fill the groups.
-  const bool windowed = kWindows<kGateUpSilu, kOneSlot> && slots_are_groups && p.in_row_div > 1 &&
-                        groups % p.in_row_div == 0;
-  p.window_groups = windowed ? p.in_row_div : 1;
-  p.window_positions_divisor = FastDivisor::Of(p.window_groups * p.tiles_per_group);
-  p.window_divisor = FastDivisor::Of(p.window_groups);
-  ASSIGN_OR_RETURN(
-      const LaunchPlan plan,
-      PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
-                 Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms, p.window_groups));
+  ASSIGN_OR_RETURN(const LaunchPlan plan,
+                   PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
+                              Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms));
   p.tile_quotient = p.tiles / plan.blocks;
   p.tile_remainder = p.tiles % plan.blocks;
   p.splits = plan.splits;
@@ -1045,9 +985,9 @@ template <bool kGateUpSilu>
 absl::Status LaunchEither(const SelParams& p, const DeviceSlotGroups& groups, int input_rows,
                           cudaStream_t stream) {
   if (groups.max_group_slots == 1) {
-    return Launch<kGateUpSilu, true>(p, groups.groups, input_rows, groups.slots_are_groups, stream);
+    return Launch<kGateUpSilu, true>(p, groups.groups, input_rows, stream);
   }
-  return Launch<kGateUpSilu, false>(p, groups.groups, input_rows, false, stream);
+  return Launch<kGateUpSilu, false>(p, groups.groups, input_rows, stream);
 }
 
 absl::Status CheckGroups(const DeviceSlotGroups& groups) {

@@ -41,9 +41,6 @@ struct DeviceSlotGroups {
   int groups = 0;
   int max_group_slots = 0;  // 1 for per-slot plans, at most 8
   int slots_total = 0;      // slots of all groups
-  // Group g serves slot g alone (a per-slot plan, or a union plan of distinct experts): the
-  // per-slot gate+up kernel then interleaves the tiles of a token's groups across its warps.
-  bool slots_are_groups = false;
 };
 
 struct SelGuSiluArgs {
