@@ -99,44 +99,39 @@ struct LaunchPlan {
   int64_t smem_bytes = 0;
 };
 
-// A launch's parameters, kept small: every field the kernel reads, none twice (a divisor holds
-// its divisor). 176 bytes; docs/PERF.md rows 46 and 49 measured a larger block slowing kernels
-// whose code had not changed.
 struct SelParams {
-  const uint8_t* codes;   // sel layout
-  const uint8_t* scales;  // one byte per 16 codes: an expert's take expert_code_bytes / 8
+  const uint8_t* codes;  // sel layout
+  const uint8_t* scales;
+  int64_t expert_code_bytes;
+  int64_t expert_scale_bytes;
+  int cols;             // K
+  int out_rows;         // gu: ff (j values); down: hidden
+  int tiles_per_group;  // gu: ff / 8; down: hidden / 16
+  int staged_cols;      // the plan's widest group
+  // The launch plan's (Launch fills them in).
+  int groups = 0;
+  int tiles = 0;  // groups * tiles_per_group
+  // Block b owns tile_quotient tiles, one more where b < tile_remainder (tiles / blocks).
+  int tile_quotient = 0;
+  int tile_remainder = 0;
+  int splits = 1;
+  int chunks_per_split = 0;
+  int groups_per_block = 0;    // the most groups one block's tile range touches
+  int staged_rows = 0;         // rows of staged inputs per block
+  int all_input_rows = 0;      // > 0: every block stages all input rows (fewer than its slots)
+  int walk_warps_per_row = 1;  // RowWalk: warps sharing one staged row, for staged_rows rows
+  int walk_row_step = 1;       // RowWalk: rows walked at once, warps / walk_warps_per_row
   const float* in;
+  int in_row_div;         // input row of slot s is s / in_row_div
   const float* global_a;  // gu: gate; down: down
   const float* global_b;  // gu: up; down: unused
   const int32_t* group_expert;
   const int32_t* group_slot_table;  // [groups][staged_cols], -1 past a group's width
   float* out;                       // [slots][out_rows]
-  int64_t expert_code_bytes;
-  int cols;      // K
-  int out_rows;  // gu: ff (j values); down: hidden
-  // The launch plan's (Launch fills them in).
-  int groups = 0;
-  // Block b owns tile_quotient tiles, one more where b < tile_remainder (tiles / blocks).
-  int tile_quotient = 0;
-  int tile_remainder = 0;
-  int chunks_per_split = 0;
-  int groups_per_block = 0;  // the most groups one block's tile range touches
-  int staged_rows = 0;       // rows of staged inputs per block
-  int all_input_rows = 0;    // > 0: every block stages all input rows (fewer than its slots)
-  int walk_row_step = 1;     // RowWalk: rows walked at once, warps / walk_warps_per_row
-  // Divisions as multiplications: by tiles_per_group (gu: ff / 8; down: hidden / 16), by
-  // staged_cols (the plan's widest group), by the input row divisor (input row of slot s is
-  // s / it), by splits and by walk_warps_per_row (RowWalk: warps sharing one staged row; Launch
-  // fills those two in).
-  FastDivisor tiles_per_group_divisor, staged_cols_divisor, in_row_divisor;
-  FastDivisor splits_divisor, walk_divisor;
-
-  __host__ __device__ int tiles_per_group() const { return tiles_per_group_divisor.divisor; }
-  __host__ __device__ int staged_cols() const { return staged_cols_divisor.divisor; }
-  __host__ __device__ int splits() const { return splits_divisor.divisor; }
-  __host__ __device__ int walk_warps_per_row() const { return walk_divisor.divisor; }
+  // The per-item divisions, as multiplications (Launch fills them in).
+  FastDivisor splits_divisor, tiles_per_group_divisor, in_row_divisor, walk_divisor,
+      staged_cols_divisor;
 };
-static_assert(sizeof(SelParams) <= 176, "SelParams: a larger parameter block slows the kernels");
 
 __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
                                          uint32_t a3, uint32_t b0, uint32_t b1) {
@@ -281,8 +276,8 @@ struct RowWalk {
 __device__ __forceinline__ RowWalk WarpRowWalk(const SelParams& p) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int first_row = p.walk_divisor.Div(warp);
-  const int part = warp - first_row * p.walk_warps_per_row();
-  return {first_row, p.walk_row_step, part * 32 + lane, p.walk_warps_per_row() * 32};
+  const int part = warp - first_row * p.walk_warps_per_row;
+  return {first_row, p.walk_row_step, part * 32 + lane, p.walk_warps_per_row * 32};
 }
 
 // Copies the block's input units into their places, zeros for rows without an input row
@@ -316,19 +311,19 @@ template <typename WhileLoading>
 __device__ __forceinline__ void ReadBlockGroups(const SelParams& p, const BlockTiles& bt,
                                                 const BlockGroups& bg, int groups,
                                                 WhileLoading&& while_loading) {
-  const int entries = p.groups_per_block * p.staged_cols();
+  const int entries = p.groups_per_block * p.staged_cols;
   // Entry t is slot n = t % staged_cols of the block's group `local` = t / staged_cols.
   auto request = [&](int t, int& local, int& slot, int& expert) {
     local = p.staged_cols_divisor.Div(t);
     const int group = bt.first_group + local;
     if (t >= entries || group >= groups) return false;
-    slot = p.group_slot_table[int64_t{group} * p.staged_cols() + (t - local * p.staged_cols())];
+    slot = p.group_slot_table[int64_t{group} * p.staged_cols + (t - local * p.staged_cols)];
     expert = p.group_expert[group];
     return true;
   };
   auto store = [&](int t, int local, int slot, int expert) {
     bg.slot[t] = slot;
-    if (t == local * p.staged_cols()) bg.expert[local] = expert;
+    if (t == local * p.staged_cols) bg.expert[local] = expert;
   };
   int local = 0, slot = 0, expert = 0;
   const bool first = request(threadIdx.x, local, slot, expert);
@@ -346,7 +341,7 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   const int groups = p.groups;
   const int last_group = min(groups, p.tiles_per_group_divisor.Div(bt.last - 1) + 1);
   const int rows =
-      p.all_input_rows > 0 ? p.all_input_rows : (last_group - bt.first_group) * p.staged_cols();
+      p.all_input_rows > 0 ? p.all_input_rows : (last_group - bt.first_group) * p.staged_cols;
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
   const int units_per_row = p.cols / 4;
   // The group data goes out first; where the block stages every input row (which needs none of
@@ -443,7 +438,7 @@ struct Item {
 __device__ __forceinline__ Item MakeItem(const SelParams& p, const BlockTiles& bt, int index) {
   const int chunks = p.cols / kChunkElements;
   const int tile_index = p.splits_divisor.Div(index);
-  const int split = index - tile_index * p.splits();
+  const int split = index - tile_index * p.splits;
   const int begin = split * p.chunks_per_split;
   return {bt.first + tile_index, begin, min(chunks, begin + p.chunks_per_split)};
 }
@@ -453,7 +448,7 @@ template <bool kGateUpSilu>
 __device__ __forceinline__ void TileRows(const SelParams& p, int tile, int g, int& group,
                                          int& out_row, int& row_g, int& row_g8) {
   group = p.tiles_per_group_divisor.Div(tile);
-  const int row_tile = tile - group * p.tiles_per_group();
+  const int row_tile = tile - group * p.tiles_per_group;
   if (kGateUpSilu) {  // gate row j and up row j
     out_row = row_tile * 8 + g;
     row_g = out_row;
@@ -487,7 +482,7 @@ __device__ __forceinline__ LoadCursor StartLoad(const SelParams& p, const BlockT
   const int64_t octet_chunks = 8 * (p.cols / kChunkElements);
   const uint4* codes = reinterpret_cast<const uint4*>(p.codes + expert * p.expert_code_bytes);
   const uint16_t* scales =
-      reinterpret_cast<const uint16_t*>(p.scales + expert * (p.expert_code_bytes / 8));
+      reinterpret_cast<const uint16_t*>(p.scales + expert * p.expert_scale_bytes);
   return {index,
           item.chunk_begin,
           item.chunk_end,
@@ -689,7 +684,7 @@ struct ComputeCursor {
 // row, else by the group's place in the block's range.
 __device__ __forceinline__ int StagedRow(const SelParams& p, const BlockTiles& bt,
                                          const BlockGroups& bg, int group, int n) {
-  const int t = (group - bt.first_group) * p.staged_cols() + n;
+  const int t = (group - bt.first_group) * p.staged_cols + n;
   return p.all_input_rows > 0 ? p.in_row_divisor.Div(bg.slot[t]) : t;
 }
 
@@ -709,7 +704,7 @@ __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const 
   } else {
     // Columns past the group's width read slot 0's row; they are computed and never written.
     const bool in_group =
-        g < p.staged_cols() && bg.slot[(group - bt.first_group) * p.staged_cols() + g] >= 0;
+        g < p.staged_cols && bg.slot[(group - bt.first_group) * p.staged_cols + g] >= 0;
     b = staged + StagedRow(p, bt, bg, group, in_group ? g : 0) * layout.row_vectors;
   }
   return {index, item.chunk_begin, item.chunk_end, b};
@@ -729,12 +724,12 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
   for (int parity = 0; parity < 2; ++parity) {
     const int n = kOneSlot ? 0 : 2 * c + parity;
     if (kOneSlot ? (c != 0 || parity != 0)
-                 : n >= p.staged_cols() || bg.slot[local * p.staged_cols() + n] < 0) {
+                 : n >= p.staged_cols || bg.slot[local * p.staged_cols + n] < 0) {
       continue;
     }
     const float v_g = kOneSlot ? acc[0] : acc[parity];
     const float v_g8 = kOneSlot ? acc[1] : acc[2 + parity];
-    const int slot = bg.slot[local * p.staged_cols() + n];
+    const int slot = bg.slot[local * p.staged_cols + n];
     const float scale = out_scale[StagedRow(p, bt, bg, group, n)];
     float* out = p.out + int64_t{slot} * p.out_rows + out_row;
     if (kGateUpSilu) {
@@ -780,9 +775,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   int* row_input = reinterpret_cast<int*>(row_max + p.staged_rows);
   const BlockGroups bg = CarveBlockGroups(row_input + p.staged_rows, p.groups_per_block);
   const int scale_vectors =
-      (3 * p.staged_rows + BlockGroupsWords(p.groups_per_block, p.staged_cols()) + 3) / 4;
+      (3 * p.staged_rows + BlockGroupsWords(p.groups_per_block, p.staged_cols) + 3) / 4;
   float* partials = reinterpret_cast<float*>(smem + scale_vectors);
-  const int partial_vectors = p.splits() > 1 ? warps * kPartialFloatsPerWarp / 4 : 0;
+  const int partial_vectors = p.splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0;
   uint4* zero = smem + scale_vectors + partial_vectors;
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
   uint4* staged = zero + (kOneSlot ? layout.row_vectors : 0);
@@ -791,7 +786,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
 
   const BlockTiles bt = MyTiles(p);
   const int chunks = p.cols / kChunkElements;
-  const int items = (bt.last - bt.first) * p.splits();
+  const int items = (bt.last - bt.first) * p.splits;
 
   // The load cursor runs kStages - 1 passes ahead of the compute cursor. Every step commits
   // one copy group, empty past the end, so that "all but the newest kStages - 1 groups are
@@ -845,7 +840,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       }
       // The item is done: write its tile, or (split plans) leave its partial sums.
       if (kOneSlot) SumColumnThreads(acc);
-      if (p.splits() == 1) {
+      if (p.splits == 1) {
         WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, bt.first + at.index, out_scale, acc, g, c);
       } else {
 #pragma unroll
@@ -861,18 +856,18 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     }
   }
   WaitCopies<0>();
-  if (p.splits() == 1) return;
+  if (p.splits == 1) return;
 
   // Split plans have one item per warp: warps i .. i + splits - 1 hold the splits of one tile;
   // the first adds the others' partial sums in split order and writes the tile.
   __syncthreads();
   const int tile_index = p.splits_divisor.Div(warp);
-  if (warp >= items || warp != tile_index * p.splits()) return;
+  if (warp >= items || warp != tile_index * p.splits) return;
   const int tile = bt.first + tile_index;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     float sum = 0.0f;
-    for (int s = 0; s < p.splits(); ++s) {
+    for (int s = 0; s < p.splits; ++s) {
       sum += partials[(warp + s) * kPartialFloatsPerWarp + 4 * lane + k];
     }
     acc[k] = sum;
@@ -962,20 +957,24 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   ASSIGN_OR_RETURN(const int sms, (PrepareDevice<kGateUpSilu, kOneSlot>()));
   constexpr int kPerThread = Tuning<kGateUpSilu>::kChunksPerThread;
   p.groups = groups;
-  const int tiles = groups * p.tiles_per_group();
+  p.tiles = groups * p.tiles_per_group;
   ASSIGN_OR_RETURN(const LaunchPlan plan,
-                   PlanLaunch(kOneSlot, tiles, p.tiles_per_group(), p.cols, kPerThread,
-                              Tuning<kGateUpSilu>::kStages, p.staged_cols(), input_rows, sms));
-  p.tile_quotient = tiles / plan.blocks;
-  p.tile_remainder = tiles % plan.blocks;
+                   PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
+                              Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms));
+  p.tile_quotient = p.tiles / plan.blocks;
+  p.tile_remainder = p.tiles % plan.blocks;
+  p.splits = plan.splits;
   p.splits_divisor = FastDivisor::Of(plan.splits);
+  p.tiles_per_group_divisor = FastDivisor::Of(p.tiles_per_group);
+  p.in_row_divisor = FastDivisor::Of(p.in_row_div);
+  p.staged_cols_divisor = FastDivisor::Of(p.staged_cols);
   p.chunks_per_split = plan.chunks_per_split;
   p.staged_rows = plan.staged_rows;
   p.groups_per_block = plan.groups_per_block;
   p.all_input_rows = plan.all_input_rows ? input_rows : 0;
-  const int walk_warps_per_row = std::max(1, plan.warps / plan.staged_rows);
-  p.walk_row_step = plan.warps / walk_warps_per_row;
-  p.walk_divisor = FastDivisor::Of(walk_warps_per_row);
+  p.walk_warps_per_row = std::max(1, plan.warps / plan.staged_rows);
+  p.walk_row_step = plan.warps / p.walk_warps_per_row;
+  p.walk_divisor = FastDivisor::Of(p.walk_warps_per_row);
   SelNvfp4Kernel<kGateUpSilu, kOneSlot>
       <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
   CUDA_RETURN_IF_ERROR(cudaGetLastError());
@@ -1093,18 +1092,19 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
   const int ff = a.gate_up.rows / 2;
   const SelParams p{.codes = a.gate_up.codes,
                     .scales = a.gate_up.scales,
+                    .expert_code_bytes = int64_t{a.gate_up.rows} * a.gate_up.cols / 2,
+                    .expert_scale_bytes = int64_t{a.gate_up.rows} * a.gate_up.cols / 16,
+                    .cols = a.gate_up.cols,
+                    .out_rows = ff,
+                    .tiles_per_group = ff / 8,
+                    .staged_cols = a.groups.max_group_slots,
                     .in = a.x,
+                    .in_row_div = a.selected,
                     .global_a = a.gate_global,
                     .global_b = a.up_global,
                     .group_expert = a.groups.expert,
                     .group_slot_table = a.groups.slot_table,
-                    .out = a.h,
-                    .expert_code_bytes = int64_t{a.gate_up.rows} * a.gate_up.cols / 2,
-                    .cols = a.gate_up.cols,
-                    .out_rows = ff,
-                    .tiles_per_group_divisor = FastDivisor::Of(ff / 8),
-                    .staged_cols_divisor = FastDivisor::Of(a.groups.max_group_slots),
-                    .in_row_divisor = FastDivisor::Of(a.selected)};
+                    .out = a.h};
   return LaunchEither<true>(p, a.groups, (a.groups.slots_total + a.selected - 1) / a.selected,
                             stream);
 }
@@ -1118,18 +1118,19 @@ absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
   }
   const SelParams p{.codes = a.down.codes,
                     .scales = a.down.scales,
+                    .expert_code_bytes = int64_t{a.down.rows} * a.down.cols / 2,
+                    .expert_scale_bytes = int64_t{a.down.rows} * a.down.cols / 16,
+                    .cols = a.down.cols,
+                    .out_rows = a.down.rows,
+                    .tiles_per_group = a.down.rows / 16,
+                    .staged_cols = a.groups.max_group_slots,
                     .in = a.h,
+                    .in_row_div = 1,
                     .global_a = a.down_global,
                     .global_b = nullptr,
                     .group_expert = a.groups.expert,
                     .group_slot_table = a.groups.slot_table,
-                    .out = a.y,
-                    .expert_code_bytes = int64_t{a.down.rows} * a.down.cols / 2,
-                    .cols = a.down.cols,
-                    .out_rows = a.down.rows,
-                    .tiles_per_group_divisor = FastDivisor::Of(a.down.rows / 16),
-                    .staged_cols_divisor = FastDivisor::Of(a.groups.max_group_slots),
-                    .in_row_divisor = FastDivisor::Of(1)};
+                    .out = a.y};
   return LaunchEither<false>(p, a.groups, a.groups.slots_total, stream);
 }
 
