@@ -131,7 +131,6 @@ struct SelParams {
   // The per-item divisions, as multiplications (Launch fills them in).
   FastDivisor splits_divisor, tiles_per_group_divisor, in_row_divisor, walk_divisor,
       staged_cols_divisor;
-  int units_in_registers = 0;  // > 0: each lane's units fit LaneUnits (StageInputs)
 };
 
 __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
@@ -255,22 +254,6 @@ __device__ __forceinline__ UnitPlace PlaceOfUnit(uint4* staged, const StagedLayo
   return {vector, vector + 1};
 }
 
-// The staging's two passes over a lane's units (one for its row's largest magnitude, one to
-// convert them) read them from shared memory once where they fit in registers: every lane then
-// walks one staged row, with at most kRegisterUnits units of it (docs/PERF.md row 51: the union
-// kernels' staging spent 1.6 us on those passes). Elements 0 and 1 of unit k are xy[k], 2 and 3
-// zw[k], as f32 bits.
-constexpr int kRegisterUnits = 12;
-
-struct LaneUnits {
-  uint2 xy[kRegisterUnits], zw[kRegisterUnits];
-};
-
-__device__ __forceinline__ float MaxAbs(uint2 xy, uint2 zw) {
-  return fmaxf(fmaxf(fabsf(__uint_as_float(xy.x)), fabsf(__uint_as_float(xy.y))),
-               fmaxf(fabsf(__uint_as_float(zw.x)), fabsf(__uint_as_float(zw.y))));
-}
-
 // f16 hi and lo parts of two scaled inputs, element a in the low halves.
 __device__ __forceinline__ void SplitHiLo(float a, float b, uint32_t& hi, uint32_t& lo) {
   const __half2 h = __floats2half2_rn(a, b);
@@ -278,16 +261,6 @@ __device__ __forceinline__ void SplitHiLo(float a, float b, uint32_t& hi, uint32
   const __half2 l = __floats2half2_rn(a - back.x, b - back.y);
   hi = *reinterpret_cast<const uint32_t*>(&h);
   lo = *reinterpret_cast<const uint32_t*>(&l);
-}
-
-// Writes a unit's four inputs, times `scale`, as f16 hi and lo parts in its place.
-__device__ __forceinline__ void ConvertUnit(const UnitPlace& place, uint2 xy, uint2 zw,
-                                            float scale) {
-  uint32_t hi[2], lo[2];
-  SplitHiLo(__uint_as_float(xy.x) * scale, __uint_as_float(xy.y) * scale, hi[0], lo[0]);
-  SplitHiLo(__uint_as_float(zw.x) * scale, __uint_as_float(zw.y) * scale, hi[1], lo[1]);
-  *place.hi = make_uint2(hi[0], hi[1]);
-  *place.lo = make_uint2(lo[0], lo[1]);
 }
 
 // How a warp walks the staged units: whole rows per warp (several warps share a row when there
@@ -418,35 +391,17 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   WaitCopies<kPrologueGroups>();  // the inputs (the group before the prologue's) have landed
   __syncthreads();
   const RowWalk walk = WarpRowWalk(p);
-  // Non-negative floats order as their bit patterns.
-  auto note_row_max = [&](int r, float m) {
+  for (int r = walk.first_row; r < rows; r += walk.row_step) {
+    float m = 0.0f;
+    for (int col = walk.first_unit; col < units_per_row; col += walk.unit_step) {
+      const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
+      const uint2 xy = *place.hi, zw = *place.lo;
+      m = fmaxf(m, fmaxf(fmaxf(fabsf(__uint_as_float(xy.x)), fabsf(__uint_as_float(xy.y))),
+                         fmaxf(fabsf(__uint_as_float(zw.x)), fabsf(__uint_as_float(zw.y)))));
+    }
+    // Non-negative floats order as their bit patterns.
     const unsigned row_max_bits = __reduce_max_sync(0xFFFFFFFFu, __float_as_uint(m));
     if (threadIdx.x % 32 == 0) atomicMax(reinterpret_cast<unsigned*>(row_max + r), row_max_bits);
-  };
-  LaneUnits units;
-  if (p.units_in_registers > 0) {
-    const int r = walk.first_row;  // the warp's only row
-    float m = 0.0f;
-#pragma unroll
-    for (int k = 0; k < kRegisterUnits; ++k) {
-      const int col = walk.first_unit + k * walk.unit_step;
-      if (r < rows && col < units_per_row) {
-        const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
-        units.xy[k] = *place.hi;
-        units.zw[k] = *place.lo;
-        m = fmaxf(m, MaxAbs(units.xy[k], units.zw[k]));
-      }
-    }
-    if (r < rows) note_row_max(r, m);
-  } else {
-    for (int r = walk.first_row; r < rows; r += walk.row_step) {
-      float m = 0.0f;
-      for (int col = walk.first_unit; col < units_per_row; col += walk.unit_step) {
-        const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
-        m = fmaxf(m, MaxAbs(*place.hi, *place.lo));
-      }
-      note_row_max(r, m);
-    }
   }
   __syncthreads();
   for (int r = threadIdx.x; r < rows; r += blockDim.x) {
@@ -457,27 +412,17 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     row_max[r] = ldexpf(1.0f, -shift);  // from here on: the input scale
   }
   __syncthreads();
-  if (p.units_in_registers > 0) {
-    const int r = walk.first_row;
-    if (r < rows) {
-      const float scale = row_max[r];
-#pragma unroll
-      for (int k = 0; k < kRegisterUnits; ++k) {
-        const int col = walk.first_unit + k * walk.unit_step;
-        if (col < units_per_row) {
-          ConvertUnit(PlaceOfUnit<kOneSlot>(staged, layout, r, col), units.xy[k], units.zw[k],
-                      scale);
-        }
-      }
-    }
-  } else {
-    for (int r = walk.first_row; r < rows; r += walk.row_step) {
-      const float scale = row_max[r];
+  for (int r = walk.first_row; r < rows; r += walk.row_step) {
+    const float scale = row_max[r];
 #pragma unroll 4
-      for (int col = walk.first_unit; col < units_per_row; col += walk.unit_step) {
-        const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
-        ConvertUnit(place, *place.hi, *place.lo, scale);
-      }
+    for (int col = walk.first_unit; col < units_per_row; col += walk.unit_step) {
+      const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
+      const uint2 xy = *place.hi, zw = *place.lo;
+      uint32_t hi[2], lo[2];
+      SplitHiLo(__uint_as_float(xy.x) * scale, __uint_as_float(xy.y) * scale, hi[0], lo[0]);
+      SplitHiLo(__uint_as_float(zw.x) * scale, __uint_as_float(zw.y) * scale, hi[1], lo[1]);
+      *place.hi = make_uint2(hi[0], hi[1]);
+      *place.lo = make_uint2(lo[0], lo[1]);
     }
   }
   __syncthreads();
@@ -1030,8 +975,6 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   p.walk_warps_per_row = std::max(1, plan.warps / plan.staged_rows);
   p.walk_row_step = plan.warps / p.walk_warps_per_row;
   p.walk_divisor = FastDivisor::Of(p.walk_warps_per_row);
-  const int lane_units = (p.cols / 4 + 32 * p.walk_warps_per_row - 1) / (32 * p.walk_warps_per_row);
-  p.units_in_registers = plan.staged_rows <= p.walk_row_step && lane_units <= kRegisterUnits;
   SelNvfp4Kernel<kGateUpSilu, kOneSlot>
       <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
   CUDA_RETURN_IF_ERROR(cudaGetLastError());
