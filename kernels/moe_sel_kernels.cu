@@ -11,6 +11,7 @@
 #include "kernels/moe_sel_kernels.h"
 #include "kernels/nvfp4_pack.h"
 #include "kernels/slot_groups.h"
+#include "kernels/token_windows.h"
 
 namespace gpuprobe {
 namespace {
@@ -131,6 +132,8 @@ struct SelParams {
   // The per-item divisions, as multiplications (Launch fills them in).
   FastDivisor splits_divisor, tiles_per_group_divisor, in_row_divisor, walk_divisor,
       staged_cols_divisor;
+  // Token windows (TileAt, windowed kernel only): by in_row_div x tiles_per_group.
+  FastDivisor window_positions_divisor;
 };
 
 __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
@@ -183,18 +186,45 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
                "r"(valid ? 4 : 0));
 }
 
-// The tiles one block owns: [first, last), balanced to within one tile across blocks (the
-// quotient and remainder of tiles / blocks come with the launch: no division at block start).
+// Token windows, in the windowed instantiation of the per-slot gate+up kernel (kWindowed;
+// kernels/token_windows.h says when a launch takes it): group g serves slot g alone and
+// `selected` (in_row_div) divides the groups, so a window is the `selected` groups of one token,
+// one input row. Position i of a window is tile i / selected of its group i % selected: the
+// warps of a block, which take consecutive positions, read the token's experts at once instead
+// of a stretch of one expert. Without windows a block's tiles are consecutive.
+template <bool kWindowed>
+__device__ __forceinline__ int TileAt(const SelParams& p, int position) {
+  if constexpr (!kWindowed) {
+    return position;
+  } else {
+    const int window = p.window_positions_divisor.Div(position);
+    const int q = position - window * p.window_positions_divisor.divisor;
+    const int row_tile = p.in_row_divisor.Div(q);
+    const int group = window * p.in_row_div + (q - row_tile * p.in_row_div);
+    return group * p.tiles_per_group + row_tile;
+  }
+}
+
+// The positions one block owns: [first, last), balanced to within one position across blocks
+// (the quotient and remainder of tiles / blocks come with the launch: no division at block
+// start). Its groups start at first_group (with windows: its first window's first group).
 struct BlockTiles {
   int first, last;
   int first_group;
+  int first_window;  // windowed: also the input row of the window's slots
 };
 
+template <bool kWindowed>
 __device__ __forceinline__ BlockTiles MyTiles(const SelParams& p) {
   const int b = blockIdx.x;
   const int first = b * p.tile_quotient + min(b, p.tile_remainder);
   const int last = first + p.tile_quotient + (b < p.tile_remainder ? 1 : 0);
-  return {first, last, p.tiles_per_group_divisor.Div(first)};
+  if constexpr (!kWindowed) {
+    return {first, last, p.tiles_per_group_divisor.Div(first), 0};
+  } else {
+    const int first_window = p.window_positions_divisor.Div(first);
+    return {first, last, first_window * p.in_row_div, first_window};
+  }
 }
 
 // What a block needs of the groups its tiles touch, copied to shared memory before the codes
@@ -334,14 +364,18 @@ __device__ __forceinline__ void ReadBlockGroups(const SelParams& p, const BlockT
   }
 }
 
-template <bool kOneSlot, int kPrologueGroups, typename Prologue>
+template <bool kOneSlot, bool kWindowed, int kPrologueGroups, typename Prologue>
 __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
                             uint4* staged, uint4* zero, float* out_scale, float* row_max,
                             int* row_input, Prologue&& issue_prologue) {
   const int groups = p.groups;
-  const int last_group = min(groups, p.tiles_per_group_divisor.Div(bt.last - 1) + 1);
-  const int rows =
-      p.all_input_rows > 0 ? p.all_input_rows : (last_group - bt.first_group) * p.staged_cols;
+  int rows;
+  if constexpr (!kWindowed) {
+    const int last_group = min(groups, p.tiles_per_group_divisor.Div(bt.last - 1) + 1);
+    rows = p.all_input_rows > 0 ? p.all_input_rows : (last_group - bt.first_group) * p.staged_cols;
+  } else {  // one input row per window the block touches
+    rows = p.window_positions_divisor.Div(bt.last - 1) - bt.first_window + 1;
+  }
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
   const int units_per_row = p.cols / 4;
   // The group data goes out first; where the block stages every input row (which needs none of
@@ -365,7 +399,9 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   for (int r = threadIdx.x; r < rows; r += blockDim.x) {
     // The input row of staged row r (StagedRow), or -1 where a group is narrower than
     // staged_cols; where every input row is staged, staged row r is input row r.
-    if (p.all_input_rows == 0) {
+    if (kWindowed) {
+      row_input[r] = bt.first_window + r;
+    } else if (p.all_input_rows == 0) {
       row_input[r] = bg.slot[r] < 0 ? -1 : p.in_row_divisor.Div(bg.slot[r]);
     }
     row_max[r] = 0.0f;
@@ -435,12 +471,14 @@ struct Item {
   int chunk_begin, chunk_end;
 };
 
+template <bool kWindowed>
 __device__ __forceinline__ Item MakeItem(const SelParams& p, const BlockTiles& bt, int index) {
   const int chunks = p.cols / kChunkElements;
   const int tile_index = p.splits_divisor.Div(index);
   const int split = index - tile_index * p.splits;
   const int begin = split * p.chunks_per_split;
-  return {bt.first + tile_index, begin, min(chunks, begin + p.chunks_per_split)};
+  return {TileAt<kWindowed>(p, bt.first + tile_index), begin,
+          min(chunks, begin + p.chunks_per_split)};
 }
 
 // The weight rows a lane reads for a tile (rows g and g + 8 of the mma tile).
@@ -472,10 +510,10 @@ struct LoadCursor {
   const uint16_t* scales_g8;
 };
 
-template <bool kGateUpSilu>
+template <bool kGateUpSilu, bool kWindowed>
 __device__ __forceinline__ LoadCursor StartLoad(const SelParams& p, const BlockTiles& bt,
                                                 const int* expert_of, int index, int g) {
-  const Item item = MakeItem(p, bt, index);
+  const Item item = MakeItem<kWindowed>(p, bt, index);
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
   const int64_t expert = expert_of[group - bt.first_group];
@@ -681,31 +719,37 @@ struct ComputeCursor {
 };
 
 // The staged row of slot column n of a group: by input row when the block stages every input
-// row, else by the group's place in the block's range.
+// row, by window where it stages one row per window, else by the group's place in the block's
+// range.
+template <bool kWindowed>
 __device__ __forceinline__ int StagedRow(const SelParams& p, const BlockTiles& bt,
                                          const BlockGroups& bg, int group, int n) {
-  const int t = (group - bt.first_group) * p.staged_cols + n;
-  return p.all_input_rows > 0 ? p.in_row_divisor.Div(bg.slot[t]) : t;
+  if constexpr (kWindowed) {
+    return p.in_row_divisor.Div(group) - bt.first_window;
+  } else {
+    const int t = (group - bt.first_group) * p.staged_cols + n;
+    return p.all_input_rows > 0 ? p.in_row_divisor.Div(bg.slot[t]) : t;
+  }
 }
 
-template <bool kGateUpSilu, bool kOneSlot, int kChunks>
+template <bool kGateUpSilu, bool kOneSlot, bool kWindowed, int kChunks>
 __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const BlockTiles& bt,
                                                       const BlockGroups& bg, int index,
                                                       const uint4* staged, const uint4* zero, int g,
                                                       int c) {
-  const Item item = MakeItem(p, bt, index);
+  const Item item = MakeItem<kWindowed>(p, bt, index);
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
   const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
   const uint4* b;
   if (kOneSlot) {
-    const uint4* row = staged + StagedRow(p, bt, bg, group, 0) * layout.row_vectors;
+    const uint4* row = staged + StagedRow<kWindowed>(p, bt, bg, group, 0) * layout.row_vectors;
     b = g == 2 * c ? row : g == 2 * c + 1 ? row + layout.lo_offset : zero;
   } else {
     // Columns past the group's width read slot 0's row; they are computed and never written.
     const bool in_group =
         g < p.staged_cols && bg.slot[(group - bt.first_group) * p.staged_cols + g] >= 0;
-    b = staged + StagedRow(p, bt, bg, group, in_group ? g : 0) * layout.row_vectors;
+    b = staged + StagedRow<kWindowed>(p, bt, bg, group, in_group ? g : 0) * layout.row_vectors;
   }
   return {index, item.chunk_begin, item.chunk_end, b};
 }
@@ -713,7 +757,7 @@ __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const 
 // Writes one tile's results. kOneSlot: every lane holds the sums of all K (after the column
 // reduction) for rows g and g + 8; lanes of column 0 write. Otherwise lane (g, c) holds rows
 // g, g + 8 x columns 2c, 2c + 1.
-template <bool kGateUpSilu, bool kOneSlot>
+template <bool kGateUpSilu, bool kOneSlot, bool kWindowed>
 __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& bt,
                                           const BlockGroups& bg, int tile, const float* out_scale,
                                           const float (&acc)[4], int g, int c) {
@@ -730,7 +774,7 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
     const float v_g = kOneSlot ? acc[0] : acc[parity];
     const float v_g8 = kOneSlot ? acc[1] : acc[2 + parity];
     const int slot = bg.slot[local * p.staged_cols + n];
-    const float scale = out_scale[StagedRow(p, bt, bg, group, n)];
+    const float scale = out_scale[StagedRow<kWindowed>(p, bt, bg, group, n)];
     float* out = p.out + int64_t{slot} * p.out_rows + out_row;
     if (kGateUpSilu) {
       const float gate = v_g * scale * bg.global_a[local];
@@ -758,7 +802,7 @@ __device__ __forceinline__ void SumColumnThreads(float (&acc)[4]) {
 // software pipeline through its ring of kStages passes: while one pass is computed the next
 // kStages - 1 are in flight, across tile boundaries too; the first kPassesBeforeStaging are
 // requested before the inputs are staged, the others after.
-template <bool kGateUpSilu, bool kOneSlot>
+template <bool kGateUpSilu, bool kOneSlot, bool kWindowed>
 __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
   constexpr int kChunks = Tuning<kGateUpSilu>::kChunksPerThread;
   constexpr int kChunksPerPass = Tuning<kGateUpSilu>::kChunksPerPass;
@@ -784,7 +828,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   uint8_t* ring = reinterpret_cast<uint8_t*>(staged + p.staged_rows * layout.row_vectors) +
                   warp * kStages * StageBytes(kChunks);
 
-  const BlockTiles bt = MyTiles(p);
+  const BlockTiles bt = MyTiles<kWindowed>(p);
   const int chunks = p.cols / kChunkElements;
   const int items = (bt.last - bt.first) * p.splits;
 
@@ -799,7 +843,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       if (load.q + kChunksPerPass < load.chunk_end) {
         load.q += kChunksPerPass;
       } else if (load.index + warps < items) {
-        load = StartLoad<kGateUpSilu>(p, bt, bg.expert, load.index + warps, g);
+        load = StartLoad<kGateUpSilu, kWindowed>(p, bt, bg.expert, load.index + warps, g);
       } else {
         loading = false;
       }
@@ -807,16 +851,17 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     CommitCopies();
   };
   constexpr int kEarly = Tuning<kGateUpSilu>::kPassesBeforeStaging;
-  StageInputs<kOneSlot, kEarly>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
-    if (loading) load = StartLoad<kGateUpSilu>(p, bt, bg.expert, warp, g);
-    for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
-  });
+  StageInputs<kOneSlot, kWindowed, kEarly>(
+      p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
+        if (loading) load = StartLoad<kGateUpSilu, kWindowed>(p, bt, bg.expert, warp, g);
+        for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
+      });
   for (int stage = kEarly; stage < kStages - 1; ++stage) issue_next(stage);
 
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (warp < items) {
-    ComputeCursor at =
-        StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, warp, staged, zero, g, c);
+    ComputeCursor at = StartCompute<kGateUpSilu, kOneSlot, kWindowed, kChunks>(p, bt, bg, warp,
+                                                                               staged, zero, g, c);
     for (int stage = 0;; stage = stage + 1 == kStages ? 0 : stage + 1) {
       // The ring stage before this one is free again (with WideScaleCopies: once every lane
       // has read it): refill it.
@@ -841,7 +886,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       // The item is done: write its tile, or (split plans) leave its partial sums.
       if (kOneSlot) SumColumnThreads(acc);
       if (p.splits == 1) {
-        WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, bt.first + at.index, out_scale, acc, g, c);
+        WriteTile<kGateUpSilu, kOneSlot, kWindowed>(
+            p, bt, bg, TileAt<kWindowed>(p, bt.first + at.index), out_scale, acc, g, c);
       } else {
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
@@ -851,8 +897,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
 #pragma unroll
       for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
       if (at.index + warps >= items) break;
-      at = StartCompute<kGateUpSilu, kOneSlot, kChunks>(p, bt, bg, at.index + warps, staged, zero,
-                                                        g, c);
+      at = StartCompute<kGateUpSilu, kOneSlot, kWindowed, kChunks>(p, bt, bg, at.index + warps,
+                                                                   staged, zero, g, c);
     }
   }
   WaitCopies<0>();
@@ -863,7 +909,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   __syncthreads();
   const int tile_index = p.splits_divisor.Div(warp);
   if (warp >= items || warp != tile_index * p.splits) return;
-  const int tile = bt.first + tile_index;
+  const int tile = TileAt<kWindowed>(p, bt.first + tile_index);
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     float sum = 0.0f;
@@ -872,12 +918,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     }
     acc[k] = sum;
   }
-  WriteTile<kGateUpSilu, kOneSlot>(p, bt, bg, tile, out_scale, acc, g, c);
+  WriteTile<kGateUpSilu, kOneSlot, kWindowed>(p, bt, bg, tile, out_scale, acc, g, c);
 }
 
-// Groups a range of `tiles_per_block` consecutive tiles can touch.
-int GroupsSpanned(int tiles_per_block, int tiles_per_group) {
-  return (tiles_per_block + tiles_per_group - 2) / tiles_per_group + 1;
+// Groups (windows) a range of `positions` consecutive tiles (positions) can touch.
+int Spanned(int positions, int positions_per_group) {
+  return (positions + positions_per_group - 2) / positions_per_group + 1;
 }
 
 int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block, int staged_cols,
@@ -895,10 +941,11 @@ int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block
 // Sizes the grid to the card: one block per SM while its shared memory fits, as many warps as
 // the block's tiles need in whole rounds (so the last round is nearly full), and where there
 // are fewer tiles than a block has warps to spare each tile's K split across warps so that
-// every SM still streams with many warps.
+// every SM still streams with many warps. With token windows of window_groups groups (TileAt;
+// 0: none) a block stages one input row per window it touches.
 absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_group, int cols,
                                       int per_thread, int stages, int staged_cols, int input_rows,
-                                      int sms) {
+                                      int sms, int window_groups) {
   const int chunks = cols / kChunkElements;
   const int chunks_per_pass = 4 * per_thread;
   const int passes = (chunks + chunks_per_pass - 1) / chunks_per_pass;
@@ -912,10 +959,16 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
     splits = (passes + passes_per_split - 1) / passes_per_split;
     plan.splits = splits;
     plan.chunks_per_split = passes_per_split * chunks_per_pass;
-    plan.groups_per_block = GroupsSpanned(per_block, tiles_per_group);
-    plan.staged_rows = plan.groups_per_block * staged_cols;
-    plan.all_input_rows = input_rows < plan.staged_rows;
-    if (plan.all_input_rows) plan.staged_rows = input_rows;
+    if (window_groups > 0) {
+      const int windows = std::min(input_rows, Spanned(per_block, window_groups * tiles_per_group));
+      plan.groups_per_block = windows * window_groups;
+      plan.staged_rows = windows;
+    } else {
+      plan.groups_per_block = Spanned(per_block, tiles_per_group);
+      plan.staged_rows = plan.groups_per_block * staged_cols;
+      plan.all_input_rows = input_rows < plan.staged_rows;
+      if (plan.all_input_rows) plan.staged_rows = input_rows;
+    }
     // Fewer warps (more rounds) where the warps' rings would not fit beside the inputs.
     for (int rounds = (per_block + kMaxWarps - 1) / kMaxWarps; rounds <= per_block; ++rounds) {
       plan.warps = splits > 1 ? per_block * splits : (per_block + rounds - 1) / rounds;
@@ -932,35 +985,44 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
       cols, staged_cols, kMaxDynamicSmemBytes / 1024));
 }
 
-// The card's SM count, and the kernels' shared-memory limit raised, once per device.
-template <bool kGateUpSilu, bool kOneSlot>
-absl::StatusOr<int> PrepareDevice() {
+struct DeviceLimits {
+  int sms = 0;
+  int64_t l2_bytes = 0;
+};
+
+// The card's SM count and L2 size, and the kernel's shared-memory limit raised, once per device.
+template <bool kGateUpSilu, bool kOneSlot, bool kWindowed>
+absl::StatusOr<DeviceLimits> PrepareDevice() {
   static std::mutex mu;
-  static std::vector<int> sms_by_device;
+  static std::vector<DeviceLimits> limits_by_device;
   int device = 0;
   CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
   std::lock_guard<std::mutex> lock(mu);
-  if (device >= static_cast<int>(sms_by_device.size())) sms_by_device.resize(device + 1, 0);
-  if (sms_by_device[device] == 0) {
-    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(SelNvfp4Kernel<kGateUpSilu, kOneSlot>,
+  if (device >= static_cast<int>(limits_by_device.size())) limits_by_device.resize(device + 1);
+  DeviceLimits& limits = limits_by_device[device];
+  if (limits.sms == 0) {
+    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(SelNvfp4Kernel<kGateUpSilu, kOneSlot, kWindowed>,
                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               kMaxDynamicSmemBytes));
-    int sms = 0;
+    int sms = 0, l2_bytes = 0;
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    sms_by_device[device] = sms;
+    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+    limits = {sms, l2_bytes};
   }
-  return sms_by_device[device];
+  return limits;
 }
 
-template <bool kGateUpSilu, bool kOneSlot>
+template <bool kGateUpSilu, bool kOneSlot, bool kWindowed>
 absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream) {
-  ASSIGN_OR_RETURN(const int sms, (PrepareDevice<kGateUpSilu, kOneSlot>()));
+  ASSIGN_OR_RETURN(const DeviceLimits limits, (PrepareDevice<kGateUpSilu, kOneSlot, kWindowed>()));
   constexpr int kPerThread = Tuning<kGateUpSilu>::kChunksPerThread;
   p.groups = groups;
   p.tiles = groups * p.tiles_per_group;
+  p.window_positions_divisor = FastDivisor::Of(kWindowed ? p.in_row_div * p.tiles_per_group : 1);
   ASSIGN_OR_RETURN(const LaunchPlan plan,
                    PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
-                              Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms));
+                              Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, limits.sms,
+                              kWindowed ? p.in_row_div : 0));
   p.tile_quotient = p.tiles / plan.blocks;
   p.tile_remainder = p.tiles % plan.blocks;
   p.splits = plan.splits;
@@ -975,7 +1037,7 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   p.walk_warps_per_row = std::max(1, plan.warps / plan.staged_rows);
   p.walk_row_step = plan.warps / p.walk_warps_per_row;
   p.walk_divisor = FastDivisor::Of(p.walk_warps_per_row);
-  SelNvfp4Kernel<kGateUpSilu, kOneSlot>
+  SelNvfp4Kernel<kGateUpSilu, kOneSlot, kWindowed>
       <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
   CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
@@ -984,10 +1046,24 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
 template <bool kGateUpSilu>
 absl::Status LaunchEither(const SelParams& p, const DeviceSlotGroups& groups, int input_rows,
                           cudaStream_t stream) {
-  if (groups.max_group_slots == 1) {
-    return Launch<kGateUpSilu, true>(p, groups.groups, input_rows, stream);
+  if (groups.max_group_slots > 1) {
+    return Launch<kGateUpSilu, false, false>(p, groups.groups, input_rows, stream);
   }
-  return Launch<kGateUpSilu, false>(p, groups.groups, input_rows, stream);
+  if constexpr (kGateUpSilu) {
+    ASSIGN_OR_RETURN(const DeviceLimits limits, (PrepareDevice<true, true, false>()));
+    const TokenWindowCase windows{
+        .groups = groups.groups,
+        .selected = p.in_row_div,
+        .slots_are_groups = groups.slots_are_groups,
+        .tiles_per_group = p.tiles_per_group,
+        .sms = limits.sms,
+        .distinct_expert_bytes =
+            int64_t{groups.distinct_experts} * (p.expert_code_bytes + p.expert_scale_bytes),
+        .l2_bytes = limits.l2_bytes};
+    if (TokenWindowsPay(windows))
+      return Launch<true, true, true>(p, groups.groups, input_rows, stream);
+  }
+  return Launch<kGateUpSilu, true, false>(p, groups.groups, input_rows, stream);
 }
 
 absl::Status CheckGroups(const DeviceSlotGroups& groups) {

@@ -45,6 +45,21 @@ SlotGroups UnionGroups(const std::vector<int32_t>& sel) {
   return plan;
 }
 
+bool SlotsAreGroups(const SlotGroups& plan) {
+  for (int g = 0; g < plan.groups(); ++g) {
+    if (plan.slot_begin[g + 1] - plan.slot_begin[g] != 1 || plan.slots[plan.slot_begin[g]] != g) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int DistinctExperts(const SlotGroups& plan) {
+  std::vector<int32_t> experts = plan.expert;
+  std::sort(experts.begin(), experts.end());
+  return static_cast<int>(std::unique(experts.begin(), experts.end()) - experts.begin());
+}
+
 std::vector<int32_t> SlotTable(const SlotGroups& plan) {
   std::vector<int32_t> table(static_cast<size_t>(plan.groups()) * plan.max_group_slots, -1);
   for (int g = 0; g < plan.groups(); ++g) {

@@ -29,6 +29,13 @@ SlotGroups PerSlotGroups(const std::vector<int32_t>& sel);
 // One group per distinct expert (first appearance order), at most kMaxGroupSlots slots each.
 SlotGroups UnionGroups(const std::vector<int32_t>& sel);
 
+// Whether group g of the plan serves slot g and no other, for every g (per-slot plans, and
+// union plans whose experts are all distinct).
+bool SlotsAreGroups(const SlotGroups& plan);
+
+// How many different experts the plan's groups read.
+int DistinctExperts(const SlotGroups& plan);
+
 // The plan's slots as a table of max_group_slots columns, what the sel kernels read: row g holds
 // group g's slots in order, then -1. One read finds a group's slot n, with no slot_begin first.
 std::vector<int32_t> SlotTable(const SlotGroups& plan);

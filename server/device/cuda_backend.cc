@@ -221,8 +221,13 @@ absl::StatusOr<ArmHandle> CudaBackend::PrepareArm(const ArmInputs& inputs) {
   ASSIGN_OR_RETURN(arm->y, DeviceBuffer::Allocate(int64_t{4} * arm->slots * g.hidden));
   ASSIGN_OR_RETURN(arm->group_expert, DeviceBuffer::FromHost(plan.expert));
   ASSIGN_OR_RETURN(arm->group_slot_table, DeviceBuffer::FromHost(SlotTable(plan)));
-  arm->groups = {arm->group_expert.get<int32_t>(), arm->group_slot_table.get<int32_t>(),
-                 plan.groups(), plan.max_group_slots, arm->slots};
+  arm->groups = {arm->group_expert.get<int32_t>(),
+                 arm->group_slot_table.get<int32_t>(),
+                 plan.groups(),
+                 plan.max_group_slots,
+                 arm->slots,
+                 SlotsAreGroups(plan),
+                 DistinctExperts(plan)};
   arm->floor_blocks = kFloorBlocksPerSm * details_.multiprocessors;
   ASSIGN_OR_RETURN(arm->partials, DeviceBuffer::Allocate(arm->floor_blocks * sizeof(uint32_t)));
   arms_.push_back(std::move(arm));

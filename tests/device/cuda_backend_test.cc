@@ -8,6 +8,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
+#include "kernels/token_windows.h"
 #include "server/probe/exactness.h"
 #include "server/probe/sweep_runner.h"
 
@@ -87,10 +88,30 @@ INSTANTIATE_TEST_SUITE_P(
                     Geometry{64, 1024, 256, 4, 8},    // t = 8: up to 8 slots per expert
                     Geometry{32, 544, 96, 2, 8},      // ff and hidden not multiples of 128
                     Geometry{16, 512, 160, 4, 4},
-                    Geometry{256, 4096, 1024, 8, 4},  // a larger model
+                    Geometry{256, 4096, 1024, 8, 4},  // a larger model: token windows
+                    Geometry{128, 2080, 1056, 4, 8},  // token windows, K not a multiple of 128
                     Geometry{16, 2560, 640, 2, 1},    // few tiles: K split across warps
                     Geometry{8, 64, 32, 8, 8}),       // blocks span groups of 8 slots
     [](const testing::TestParamInfo<Geometry>& info) { return Name(info.param); });
+
+// The exactness cases above cover the per-slot gate+up kernel's token windows only if their
+// largest unions (every slot a distinct expert) take them on this card.
+TEST_F(CudaBackendTest, TheWindowGeometriesTakeTokenWindowsAtTheirLargestUnion) {
+  const DeviceDetails d = backend_->Details();
+  for (const Geometry& g : {Geometry{256, 4096, 1024, 8, 4}, Geometry{128, 2080, 1056, 4, 8}}) {
+    const int slots = g.t * g.selected;
+    const TokenWindowCase c{
+        .groups = slots,
+        .selected = g.selected,
+        .slots_are_groups = true,
+        .tiles_per_group = g.ff / 8,
+        .sms = d.multiprocessors,
+        .distinct_expert_bytes = int64_t{slots} * 2 * g.ff * (g.hidden / 2 + g.hidden / 16),
+        .l2_bytes = d.l2_bytes};
+    EXPECT_TRUE(TokenWindowsPay(c))
+        << Name(g) << " on " << d.multiprocessors << " SMs, " << d.l2_bytes << " bytes of L2";
+  }
+}
 
 TEST_F(CudaBackendTest, RefusesWidthsItsKernelsCannotLoad) {
   const absl::Status s = backend_->CheckGeometry({64, 528, 128, 4}, KernelVariant::kPerSlot);

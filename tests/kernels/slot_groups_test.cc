@@ -63,6 +63,25 @@ TEST(SlotGroupsTest, SlotTableRowsHoldEachGroupsSlotsThenMinusOne) {
   EXPECT_EQ(SlotTable(plan), (std::vector<int32_t>{0, 2, 5, 1, 4, -1, 3, -1, -1}));
 }
 
+TEST(SlotGroupsTest, SlotsAreGroupsOnlyWhereGroupGServesSlotGAlone) {
+  EXPECT_TRUE(SlotsAreGroups(PerSlotGroups({7, 3, 7})));
+  EXPECT_TRUE(SlotsAreGroups(UnionGroups({5, 9, 1, 3})));
+  EXPECT_FALSE(SlotsAreGroups(UnionGroups({5, 9, 5, 1})));  // expert 5 serves slots 0 and 2
+  SlotGroups swapped;  // one slot each, but group 0 serves slot 1
+  swapped.expert = {9, 5};
+  swapped.slot_begin = {0, 1, 2};
+  swapped.slots = {1, 0};
+  swapped.max_group_slots = 1;
+  EXPECT_FALSE(SlotsAreGroups(swapped));
+}
+
+TEST(SlotGroupsTest, DistinctExpertsCountsEachExpertOnce) {
+  EXPECT_EQ(DistinctExperts(PerSlotGroups({7, 3, 7, 7, 1})), 3);
+  EXPECT_EQ(DistinctExperts(UnionGroups({7, 3, 7, 7, 1})), 3);
+  EXPECT_EQ(DistinctExperts(UnionGroups({4, 4, 4, 4, 4, 4, 4, 4, 4})), 1);  // two groups of 4
+  EXPECT_EQ(DistinctExperts(PerSlotGroups({})), 0);
+}
+
 TEST(SlotGroupsTest, SlotTableOfPerSlotGroupsIsTheSlotsInOrder) {
   EXPECT_EQ(SlotTable(PerSlotGroups({7, 3, 7})), (std::vector<int32_t>{0, 1, 2}));
 }

@@ -1,0 +1,15 @@
+#include "kernels/token_windows.h"
+
+namespace gpuprobe {
+
+bool TokenWindowsPay(const TokenWindowCase& c) {
+  if (!c.slots_are_groups || c.selected < 2 || c.groups % c.selected != 0 || c.sms < 1) {
+    return false;
+  }
+  const int64_t tiles = int64_t{c.groups} * c.tiles_per_group;
+  const int64_t tiles_per_block = (tiles + c.sms - 1) / c.sms;
+  return c.tiles_per_group >= kWindowMinBlocksPerExpert * tiles_per_block &&
+         c.distinct_expert_bytes > c.l2_bytes;
+}
+
+}  // namespace gpuprobe

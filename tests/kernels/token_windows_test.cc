@@ -1,0 +1,70 @@
+#include "kernels/token_windows.h"
+
+#include "gtest/gtest.h"
+
+namespace gpuprobe {
+namespace {
+
+constexpr int64_t kH200L2Bytes = int64_t{60} << 20;
+
+// A per-slot plan of t tokens x `selected` slots with `distinct` experts of `expert_bytes`, on
+// the H200 (132 SMs).
+TokenWindowCase PerSlot(int t, int selected, int ff, int distinct, int64_t expert_bytes) {
+  return {.groups = t * selected,
+          .selected = selected,
+          .slots_are_groups = true,
+          .tiles_per_group = ff / 8,
+          .sms = 132,
+          .distinct_expert_bytes = distinct * expert_bytes,
+          .l2_bytes = kH200L2Bytes};
+}
+
+// Codes and scales of one gate+up expert: 2 x ff rows of hidden / 2 + hidden / 16 bytes.
+int64_t GateUpExpertBytes(int hidden, int ff) {
+  return int64_t{2} * ff * (hidden / 2 + hidden / 16);
+}
+
+// Serving geometry (1.84 MB an expert, 80 tiles): at t = 5 and more a block's range covers more
+// than a third of an expert, and up to t = 3 the experts fit in the L2; at t = 4 (25 tiles a
+// block) 35 distinct experts pass it.
+TEST(TokenWindowsTest, TheServingGeometryTakesThemOnlyAtFourTokensPastTheL2) {
+  const int64_t expert = GateUpExpertBytes(2560, 640);
+  for (int t = 1; t <= 8; ++t) {
+    for (int distinct = 1; distinct <= 10 * t; ++distinct) {
+      EXPECT_EQ(TokenWindowsPay(PerSlot(t, 10, 640, distinct, expert)), t == 4 && distinct >= 35)
+          << "t=" << t << " distinct=" << distinct;
+    }
+  }
+}
+
+TEST(TokenWindowsTest, LargeExpertsTakeThemOnceTheirBytesPassTheL2) {
+  const int64_t expert = GateUpExpertBytes(4096, 1024);  // 4.72 MB: 13 fill the L2
+  EXPECT_FALSE(TokenWindowsPay(PerSlot(4, 8, 1024, 8, expert)));
+  EXPECT_FALSE(TokenWindowsPay(PerSlot(4, 8, 1024, 13, expert)));
+  EXPECT_TRUE(TokenWindowsPay(PerSlot(4, 8, 1024, 14, expert)));
+  EXPECT_TRUE(TokenWindowsPay(PerSlot(4, 8, 1024, 32, expert)));
+}
+
+TEST(TokenWindowsTest, AnExpertMustSpanThreeBlocksRanges) {
+  const int64_t expert = GateUpExpertBytes(4096, 1024);
+  // 128 tiles an expert. 40 slots: 5,120 tiles, 39 a block; 48 slots: 6,144 tiles, 47 a block.
+  EXPECT_TRUE(TokenWindowsPay(PerSlot(5, 8, 1024, 40, expert)));
+  EXPECT_FALSE(TokenWindowsPay(PerSlot(6, 8, 1024, 48, expert)));
+}
+
+TEST(TokenWindowsTest, OnlyWholeTokenWindowsOfSlotGroups) {
+  const int64_t expert = GateUpExpertBytes(4096, 1024);
+  TokenWindowCase c = PerSlot(4, 8, 1024, 32, expert);
+  ASSERT_TRUE(TokenWindowsPay(c));
+  TokenWindowCase not_slots = c;
+  not_slots.slots_are_groups = false;
+  EXPECT_FALSE(TokenWindowsPay(not_slots));
+  TokenWindowCase one_selected = PerSlot(32, 1, 1024, 32, expert);
+  EXPECT_FALSE(TokenWindowsPay(one_selected));
+  TokenWindowCase partial = c;
+  partial.groups = 31;  // not a whole number of tokens
+  EXPECT_FALSE(TokenWindowsPay(partial));
+}
+
+}  // namespace
+}  // namespace gpuprobe
