@@ -5,7 +5,8 @@
 # windowed gate+up (256 / 4096 / 1024 / 8, t = 4, union 32).
 set -u
 here=docs/perf-runs/2026-11-30/session8/lever53
-gunzip -f bundle/base53/bin/gpuprobed.gz  # carried compressed: the device tool's 64 MiB
+# carried compressed: the device tool's 64 MiB
+gunzip -f bundle/base53/bin/gpuprobed.gz bundle/tests/cuda_backend_test.gz bundle/lib/libgrpc.so.29.gz
 ln -sfn "$PWD/bundle/bin/gpuprobe" bundle/base53/bin/gpuprobe
 ln -sfn "$PWD/bundle/lib" bundle/base53/lib
 deploy/gpu-ab.sh bundle bundle/base53/bin "$OUT/run"
