@@ -2,11 +2,13 @@
 // token's `selected` experts side by side (position i of a window is tile i / selected of the
 // token's expert i % selected) instead of a stretch of consecutive tiles of one or two experts.
 //
-// Measured on the H200 (docs/PERF.md rows 49 and 53): windows pay where an expert's tiles span
-// several blocks' ranges and the launch's distinct experts do not fit in L2 (experts 256 /
-// hidden 4096 / ff 1024 at t = 4: 15-20% faster at unions 24-32), and cost 2-5% elsewhere (the
-// windowed loop runs 4 more instructions per pass): at t = 1, at small unions whose experts
-// stay in L2, and where a block's range covers most of an expert (the serving geometry).
+// Measured on the H200 (docs/PERF.md rows 49 and 53; a rule fitted to those runs, not derived):
+// windows pay where an expert's tiles span at least four blocks' ranges and the launch's
+// distinct experts do not fit in the L2 (warm cache: experts 256 / hidden 4096 / ff 1024 at
+// t = 4, unions 24-32, 13-17% faster; 128 / 2080 / 1056 at t = 8, union 32, 4%; cold cache 1-3%),
+// and cost 2-5% elsewhere (the windowed loop runs 203 instructions per pass against 199): at
+// t = 1, at unions whose experts stay in the L2, and where an expert spans 3.2 blocks or fewer
+// (the serving geometry at t = 4 union 40, and every larger t).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +28,7 @@ struct TokenWindowCase {
 // Every slot's token window is whole (`selected` divides the groups, selected > 1, group g is
 // slot g), an expert's tiles span at least kWindowMinBlocksPerExpert blocks' ranges, and the
 // distinct experts' bytes exceed the L2.
-inline constexpr int kWindowMinBlocksPerExpert = 3;
+inline constexpr int kWindowMinBlocksPerExpert = 4;
 bool TokenWindowsPay(const TokenWindowCase& c);
 
 }  // namespace gpuprobe
