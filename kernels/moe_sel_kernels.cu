@@ -1,8 +1,10 @@
+#include <cooperative_groups.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "common/status_macros.h"
@@ -186,15 +188,24 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
                "r"(valid ? 4 : 0));
 }
 
-// Token windows, in the windowed instantiation of the per-slot gate+up kernel (kWindowed;
-// kernels/token_windows.h says when a launch takes it): group g serves slot g alone and
+// How a launch deals its work to blocks, one instantiation of the kernel each:
+//  - kConsecutive: block b owns a range of consecutive tiles and all of their K.
+//  - kTokenWindows (per-slot gate+up, kernels/token_windows.h says when): consecutive positions,
+//    each a tile of one of a token's experts (TileAt).
+//  - kClusterKHalves (group plans whose every block stages every input row: the union kernels at
+//    small unions): clusters of two blocks own one range of tiles; block rank h computes K half h
+//    and stages only that half of each input row, and rank 1's partial sums reach rank 0 through
+//    distributed shared memory, where the tiles are written (ClusterHalves).
+enum class Deal { kConsecutive, kTokenWindows, kClusterKHalves };
+
+// Token windows (kTokenWindows): group g serves slot g alone and
 // `selected` (in_row_div) divides the groups, so a window is the `selected` groups of one token,
 // one input row. Position i of a window is tile i / selected of its group i % selected: the
 // warps of a block, which take consecutive positions, read the token's experts at once instead
 // of a stretch of one expert. Without windows a block's tiles are consecutive.
-template <bool kWindowed>
+template <Deal kDeal>
 __device__ __forceinline__ int TileAt(const SelParams& p, int position) {
-  if constexpr (!kWindowed) {
+  if constexpr (kDeal != Deal::kTokenWindows) {
     return position;
   } else {
     const int window = p.window_positions_divisor.Div(position);
@@ -214,16 +225,60 @@ struct BlockTiles {
   int first_window;  // windowed: also the input row of the window's slots
 };
 
-template <bool kWindowed>
+__device__ __forceinline__ uint32_t ClusterRank() {
+  uint32_t rank;
+  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+// Every thread of the cluster's blocks arrives (kRelease: its earlier writes, shared memory of
+// other blocks included, become visible to the threads that then wait) / waits.
+template <bool kRelease>
+__device__ __forceinline__ void ClusterArrive() {
+  if constexpr (kRelease) {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  } else {
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  }
+}
+
+__device__ __forceinline__ void ClusterWait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+template <Deal kDeal>
 __device__ __forceinline__ BlockTiles MyTiles(const SelParams& p) {
-  const int b = blockIdx.x;
+  // kClusterKHalves: the two blocks of a cluster (consecutive block indices) share a range.
+  const int b = kDeal == Deal::kClusterKHalves ? blockIdx.x / 2 : blockIdx.x;
   const int first = b * p.tile_quotient + min(b, p.tile_remainder);
   const int last = first + p.tile_quotient + (b < p.tile_remainder ? 1 : 0);
-  if constexpr (!kWindowed) {
+  if constexpr (kDeal != Deal::kTokenWindows) {
     return {first, last, p.tiles_per_group_divisor.Div(first), 0};
   } else {
     const int first_window = p.window_positions_divisor.Div(first);
     return {first, last, first_window * p.in_row_div, first_window};
+  }
+}
+
+// The part of K a block computes and stages: all of it, or (kClusterKHalves) its cluster rank's
+// half, chunks [rank x chunks_per_split, ...). Its staged rows hold `units` units of 4 inputs
+// from unit `first_unit` of each input row, in the layout of `chunks` chunks.
+struct BlockK {
+  int chunk_begin, chunk_end;
+  int first_unit, units;
+  int chunks;
+};
+
+template <Deal kDeal>
+__device__ __forceinline__ BlockK MyK(const SelParams& p) {
+  const int chunks = p.cols / kChunkElements;
+  if constexpr (kDeal != Deal::kClusterKHalves) {
+    return {0, chunks, 0, p.cols / 4, chunks};
+  } else {
+    const int begin = static_cast<int>(ClusterRank()) * p.chunks_per_split;
+    const int end = min(chunks, begin + p.chunks_per_split);
+    constexpr int kUnitsPerChunk = kChunkElements / 4;
+    return {begin, end, begin * kUnitsPerChunk, (end - begin) * kUnitsPerChunk, p.chunks_per_split};
   }
 }
 
@@ -312,15 +367,17 @@ __device__ __forceinline__ RowWalk WarpRowWalk(const SelParams& p) {
 
 // Copies the block's input units into their places, zeros for rows without an input row
 // (row_input < 0; staged row r is input row r where row_input is null), as one commit group.
-template <bool kOneSlot>
+template <bool kOneSlot, Deal kDeal>
 __device__ __forceinline__ void CopyInputs(const SelParams& p, uint4* staged,
                                            const StagedLayout& layout, const int* row_input,
                                            int rows) {
-  const int units_per_row = p.cols / 4;
+  const BlockK k = MyK<kDeal>(p);
+  const int units_per_row = k.units;
   const RowWalk walk = WarpRowWalk(p);
   for (int r = walk.first_row; r < rows; r += walk.row_step) {
     const int in_row = row_input == nullptr ? r : row_input[r];
-    const float4* from = reinterpret_cast<const float4*>(p.in + int64_t{max(in_row, 0)} * p.cols);
+    const float4* from =
+        reinterpret_cast<const float4*>(p.in + int64_t{max(in_row, 0)} * p.cols) + k.first_unit;
     for (int col = walk.first_unit; col < units_per_row; col += walk.unit_step) {
       const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
       if (kOneSlot) {
@@ -364,25 +421,25 @@ __device__ __forceinline__ void ReadBlockGroups(const SelParams& p, const BlockT
   }
 }
 
-template <bool kOneSlot, bool kWindowed, int kPrologueGroups, typename Prologue>
+template <bool kOneSlot, Deal kDeal, int kPrologueGroups, typename Prologue>
 __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
                             uint4* staged, uint4* zero, float* out_scale, float* row_max,
                             int* row_input, Prologue&& issue_prologue) {
   const int groups = p.groups;
   int rows;
-  if constexpr (!kWindowed) {
+  if constexpr (kDeal != Deal::kTokenWindows) {
     const int last_group = min(groups, p.tiles_per_group_divisor.Div(bt.last - 1) + 1);
     rows = p.all_input_rows > 0 ? p.all_input_rows : (last_group - bt.first_group) * p.staged_cols;
   } else {  // one input row per window the block touches
     rows = p.window_positions_divisor.Div(bt.last - 1) - bt.first_window + 1;
   }
-  const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
-  const int units_per_row = p.cols / 4;
+  const StagedLayout layout = MakeStagedLayout(kOneSlot, MyK<kDeal>(p).chunks);
+  const int units_per_row = MyK<kDeal>(p).units;
   // The group data goes out first; where the block stages every input row (which needs none of
   // it), the inputs' copies follow at once, so that their round trip overlaps the group data's
   // instead of queueing ahead of it.
   ReadBlockGroups(p, bt, bg, groups, [&] {
-    if (p.all_input_rows > 0) CopyInputs<kOneSlot>(p, staged, layout, nullptr, rows);
+    if (p.all_input_rows > 0) CopyInputs<kOneSlot, kDeal>(p, staged, layout, nullptr, rows);
   });
   __syncthreads();
   // The global scales, needed only when tiles are written, travel while the inputs are staged:
@@ -399,7 +456,7 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   for (int r = threadIdx.x; r < rows; r += blockDim.x) {
     // The input row of staged row r (StagedRow), or -1 where a group is narrower than
     // staged_cols; where every input row is staged, staged row r is input row r.
-    if (kWindowed) {
+    if (kDeal == Deal::kTokenWindows) {
       row_input[r] = bt.first_window + r;
     } else if (p.all_input_rows == 0) {
       row_input[r] = bg.slot[r] < 0 ? -1 : p.in_row_divisor.Div(bg.slot[r]);
@@ -412,7 +469,7 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     }
   }
   __syncthreads();
-  if (p.all_input_rows == 0) CopyInputs<kOneSlot>(p, staged, layout, row_input, rows);
+  if (p.all_input_rows == 0) CopyInputs<kOneSlot, kDeal>(p, staged, layout, row_input, rows);
   issue_prologue();
   if (loads_scales) {
     bg.global_a[scale_group] = global_a;
@@ -471,14 +528,17 @@ struct Item {
   int chunk_begin, chunk_end;
 };
 
-template <bool kWindowed>
+template <Deal kDeal>
 __device__ __forceinline__ Item MakeItem(const SelParams& p, const BlockTiles& bt, int index) {
+  if constexpr (kDeal == Deal::kClusterKHalves) {  // no split within the block: its K half
+    const BlockK k = MyK<kDeal>(p);
+    return {bt.first + index, k.chunk_begin, k.chunk_end};
+  }
   const int chunks = p.cols / kChunkElements;
   const int tile_index = p.splits_divisor.Div(index);
   const int split = index - tile_index * p.splits;
   const int begin = split * p.chunks_per_split;
-  return {TileAt<kWindowed>(p, bt.first + tile_index), begin,
-          min(chunks, begin + p.chunks_per_split)};
+  return {TileAt<kDeal>(p, bt.first + tile_index), begin, min(chunks, begin + p.chunks_per_split)};
 }
 
 // The weight rows a lane reads for a tile (rows g and g + 8 of the mma tile).
@@ -510,10 +570,10 @@ struct LoadCursor {
   const uint16_t* scales_g8;
 };
 
-template <bool kGateUpSilu, bool kWindowed>
+template <bool kGateUpSilu, Deal kDeal>
 __device__ __forceinline__ LoadCursor StartLoad(const SelParams& p, const BlockTiles& bt,
                                                 const int* expert_of, int index, int g) {
-  const Item item = MakeItem<kWindowed>(p, bt, index);
+  const Item item = MakeItem<kDeal>(p, bt, index);
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
   const int64_t expert = expert_of[group - bt.first_group];
@@ -721,10 +781,10 @@ struct ComputeCursor {
 // The staged row of slot column n of a group: by input row when the block stages every input
 // row, by window where it stages one row per window, else by the group's place in the block's
 // range.
-template <bool kWindowed>
+template <Deal kDeal>
 __device__ __forceinline__ int StagedRow(const SelParams& p, const BlockTiles& bt,
                                          const BlockGroups& bg, int group, int n) {
-  if constexpr (kWindowed) {
+  if constexpr (kDeal == Deal::kTokenWindows) {
     return p.in_row_divisor.Div(group) - bt.first_window;
   } else {
     const int t = (group - bt.first_group) * p.staged_cols + n;
@@ -732,35 +792,42 @@ __device__ __forceinline__ int StagedRow(const SelParams& p, const BlockTiles& b
   }
 }
 
-template <bool kGateUpSilu, bool kOneSlot, bool kWindowed, int kChunks>
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kChunks>
 __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const BlockTiles& bt,
                                                       const BlockGroups& bg, int index,
                                                       const uint4* staged, const uint4* zero, int g,
                                                       int c) {
-  const Item item = MakeItem<kWindowed>(p, bt, index);
+  const Item item = MakeItem<kDeal>(p, bt, index);
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
-  const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
+  const StagedLayout layout = MakeStagedLayout(kOneSlot, MyK<kDeal>(p).chunks);
   const uint4* b;
   if (kOneSlot) {
-    const uint4* row = staged + StagedRow<kWindowed>(p, bt, bg, group, 0) * layout.row_vectors;
+    const uint4* row = staged + StagedRow<kDeal>(p, bt, bg, group, 0) * layout.row_vectors;
     b = g == 2 * c ? row : g == 2 * c + 1 ? row + layout.lo_offset : zero;
   } else {
     // Columns past the group's width read slot 0's row; they are computed and never written.
     const bool in_group =
         g < p.staged_cols && bg.slot[(group - bt.first_group) * p.staged_cols + g] >= 0;
-    b = staged + StagedRow<kWindowed>(p, bt, bg, group, in_group ? g : 0) * layout.row_vectors;
+    b = staged + StagedRow<kDeal>(p, bt, bg, group, in_group ? g : 0) * layout.row_vectors;
+    // kClusterKHalves: the staged rows start at the block's first chunk, ComputePass addresses
+    // them by chunk of K.
+    if (kDeal == Deal::kClusterKHalves) b -= GroupChunkOffset(item.chunk_begin);
   }
   return {index, item.chunk_begin, item.chunk_end, b};
 }
 
 // Writes one tile's results. kOneSlot: every lane holds the sums of all K (after the column
 // reduction) for rows g and g + 8; lanes of column 0 write. Otherwise lane (g, c) holds rows
-// g, g + 8 x columns 2c, 2c + 1.
-template <bool kGateUpSilu, bool kOneSlot, bool kWindowed>
+// g, g + 8 x columns 2c, 2c + 1. kClusterKHalves (group plans only): acc holds K half 0, and
+// peer_acc and peer_scale the lane's sums of K half 1 and that block's out_scale.
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& bt,
                                           const BlockGroups& bg, int tile, const float* out_scale,
-                                          const float (&acc)[4], int g, int c) {
+                                          const float (&acc)[4], int g, int c,
+                                          const float* peer_acc = nullptr,
+                                          const float* peer_scale = nullptr) {
+  static_assert(kDeal != Deal::kClusterKHalves || !kOneSlot);
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, tile, g, group, out_row, row_g, row_g8);
   const int local = group - bt.first_group;
@@ -771,10 +838,16 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
                  : n >= p.staged_cols || bg.slot[local * p.staged_cols + n] < 0) {
       continue;
     }
-    const float v_g = kOneSlot ? acc[0] : acc[parity];
-    const float v_g8 = kOneSlot ? acc[1] : acc[2 + parity];
+    float v_g = kOneSlot ? acc[0] : acc[parity];
+    float v_g8 = kOneSlot ? acc[1] : acc[2 + parity];
     const int slot = bg.slot[local * p.staged_cols + n];
-    const float scale = out_scale[StagedRow<kWindowed>(p, bt, bg, group, n)];
+    const int row = StagedRow<kDeal>(p, bt, bg, group, n);
+    float scale = out_scale[row];
+    if constexpr (kDeal == Deal::kClusterKHalves) {  // K half 1's sums, in their own input scale
+      v_g = v_g * scale + peer_acc[parity] * peer_scale[row];
+      v_g8 = v_g8 * scale + peer_acc[2 + parity] * peer_scale[row];
+      scale = 1.0f;
+    }
     float* out = p.out + int64_t{slot} * p.out_rows + out_row;
     if (kGateUpSilu) {
       const float gate = v_g * scale * bg.global_a[local];
@@ -802,7 +875,7 @@ __device__ __forceinline__ void SumColumnThreads(float (&acc)[4]) {
 // software pipeline through its ring of kStages passes: while one pass is computed the next
 // kStages - 1 are in flight, across tile boundaries too; the first kPassesBeforeStaging are
 // requested before the inputs are staged, the others after.
-template <bool kGateUpSilu, bool kOneSlot, bool kWindowed>
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
   constexpr int kChunks = Tuning<kGateUpSilu>::kChunksPerThread;
   constexpr int kChunksPerPass = Tuning<kGateUpSilu>::kChunksPerPass;
@@ -812,8 +885,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, c = lane % 4;
   // Layout: out_scale, row_max and row_input, staged_rows each, the block's groups (16-byte
-  // aligned), partial results (split plans), the zero row (per-slot plans), the staged rows,
-  // the warps' rings.
+  // aligned), partial results (split plans; kClusterKHalves: K half 1's sums, then its
+  // out_scale), the zero row (per-slot plans), the staged rows, the warps' rings.
   float* out_scale = reinterpret_cast<float*>(smem);
   float* row_max = out_scale + p.staged_rows;
   int* row_input = reinterpret_cast<int*>(row_max + p.staged_rows);
@@ -821,14 +894,19 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   const int scale_vectors =
       (3 * p.staged_rows + BlockGroupsWords(p.groups_per_block, p.staged_cols) + 3) / 4;
   float* partials = reinterpret_cast<float*>(smem + scale_vectors);
-  const int partial_vectors = p.splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0;
+  const int partial_vectors = kDeal == Deal::kClusterKHalves
+                                  ? warps * kPartialFloatsPerWarp / 4 + (p.staged_rows + 3) / 4
+                                  : (p.splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
   uint4* zero = smem + scale_vectors + partial_vectors;
-  const StagedLayout layout = MakeStagedLayout(kOneSlot, p.cols / kChunkElements);
+  const StagedLayout layout = MakeStagedLayout(kOneSlot, MyK<kDeal>(p).chunks);
   uint4* staged = zero + (kOneSlot ? layout.row_vectors : 0);
   uint8_t* ring = reinterpret_cast<uint8_t*>(staged + p.staged_rows * layout.row_vectors) +
                   warp * kStages * StageBytes(kChunks);
 
-  const BlockTiles bt = MyTiles<kWindowed>(p);
+  // The blocks of a cluster arrive now and wait before rank 1 writes into rank 0's shared
+  // memory, which therefore exists by then.
+  if (kDeal == Deal::kClusterKHalves) ClusterArrive<false>();
+  const BlockTiles bt = MyTiles<kDeal>(p);
   const int chunks = p.cols / kChunkElements;
   const int items = (bt.last - bt.first) * p.splits;
 
@@ -843,7 +921,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       if (load.q + kChunksPerPass < load.chunk_end) {
         load.q += kChunksPerPass;
       } else if (load.index + warps < items) {
-        load = StartLoad<kGateUpSilu, kWindowed>(p, bt, bg.expert, load.index + warps, g);
+        load = StartLoad<kGateUpSilu, kDeal>(p, bt, bg.expert, load.index + warps, g);
       } else {
         loading = false;
       }
@@ -851,17 +929,16 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     CommitCopies();
   };
   constexpr int kEarly = Tuning<kGateUpSilu>::kPassesBeforeStaging;
-  StageInputs<kOneSlot, kWindowed, kEarly>(
-      p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
-        if (loading) load = StartLoad<kGateUpSilu, kWindowed>(p, bt, bg.expert, warp, g);
-        for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
-      });
+  StageInputs<kOneSlot, kDeal, kEarly>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
+    if (loading) load = StartLoad<kGateUpSilu, kDeal>(p, bt, bg.expert, warp, g);
+    for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
+  });
   for (int stage = kEarly; stage < kStages - 1; ++stage) issue_next(stage);
 
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (warp < items) {
-    ComputeCursor at = StartCompute<kGateUpSilu, kOneSlot, kWindowed, kChunks>(p, bt, bg, warp,
-                                                                               staged, zero, g, c);
+    ComputeCursor at =
+        StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, warp, staged, zero, g, c);
     for (int stage = 0;; stage = stage + 1 == kStages ? 0 : stage + 1) {
       // The ring stage before this one is free again (with WideScaleCopies: once every lane
       // has read it): refill it.
@@ -885,9 +962,10 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       }
       // The item is done: write its tile, or (split plans) leave its partial sums.
       if (kOneSlot) SumColumnThreads(acc);
+      if (kDeal == Deal::kClusterKHalves) break;  // one item per warp, its sums kept in acc
       if (p.splits == 1) {
-        WriteTile<kGateUpSilu, kOneSlot, kWindowed>(
-            p, bt, bg, TileAt<kWindowed>(p, bt.first + at.index), out_scale, acc, g, c);
+        WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, TileAt<kDeal>(p, bt.first + at.index),
+                                                out_scale, acc, g, c);
       } else {
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
@@ -897,11 +975,38 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
 #pragma unroll
       for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
       if (at.index + warps >= items) break;
-      at = StartCompute<kGateUpSilu, kOneSlot, kWindowed, kChunks>(p, bt, bg, at.index + warps,
-                                                                   staged, zero, g, c);
+      at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, at.index + warps, staged,
+                                                               zero, g, c);
     }
   }
   WaitCopies<0>();
+  if constexpr (kDeal == Deal::kClusterKHalves) {
+    // Rank 1 sends its sums and its rows' out_scale to rank 0, which adds them to its own and
+    // writes the tiles.
+    float* peer_scale = partials + warps * kPartialFloatsPerWarp;
+    ClusterWait();
+    if (ClusterRank() == 1) {
+      namespace cg = cooperative_groups;
+      const cg::cluster_group cluster = cg::this_cluster();
+      float* to = cluster.map_shared_rank(partials, 0);
+      if (warp < items) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) to[warp * kPartialFloatsPerWarp + 4 * lane + k] = acc[k];
+      }
+      float* scale_to = cluster.map_shared_rank(peer_scale, 0);
+      for (int r = threadIdx.x; r < p.staged_rows; r += blockDim.x) scale_to[r] = out_scale[r];
+    }
+    ClusterArrive<true>();
+    ClusterWait();
+    if (ClusterRank() == 0 && warp < items) {
+      float peer[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) peer[k] = partials[warp * kPartialFloatsPerWarp + 4 * lane + k];
+      WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, bt.first + warp, out_scale, acc, g, c,
+                                              peer, peer_scale);
+    }
+    return;
+  }
   if (p.splits == 1) return;
 
   // Split plans have one item per warp: warps i .. i + splits - 1 hold the splits of one tile;
@@ -909,7 +1014,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   __syncthreads();
   const int tile_index = p.splits_divisor.Div(warp);
   if (warp >= items || warp != tile_index * p.splits) return;
-  const int tile = TileAt<kWindowed>(p, bt.first + tile_index);
+  const int tile = TileAt<kDeal>(p, bt.first + tile_index);
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     float sum = 0.0f;
@@ -918,7 +1023,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     }
     acc[k] = sum;
   }
-  WriteTile<kGateUpSilu, kOneSlot, kWindowed>(p, bt, bg, tile, out_scale, acc, g, c);
+  WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, tile, out_scale, acc, g, c);
 }
 
 // Groups (windows) a range of `positions` consecutive tiles (positions) can touch.
@@ -926,12 +1031,16 @@ int Spanned(int positions, int positions_per_group) {
   return (positions + positions_per_group - 2) / positions_per_group + 1;
 }
 
+// kClusterKHalves: room for K half 1's sums (partials) and its out_scale.
 int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block, int staged_cols,
-                  int warps, int splits, int stages, int chunks_per_thread) {
+                  int warps, int splits, int stages, int chunks_per_thread,
+                  bool cluster_halves = false) {
   const StagedLayout layout = MakeStagedLayout(one_slot, cols / kChunkElements);
   const int64_t scale_vectors =
       (3 * staged_rows + BlockGroupsWords(groups_per_block, staged_cols) + 3) / 4;
-  const int64_t partial_vectors = splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0;
+  const int64_t partial_vectors = cluster_halves
+                                      ? warps * kPartialFloatsPerWarp / 4 + (staged_rows + 3) / 4
+                                      : (splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
   const int64_t zero_vectors = one_slot ? layout.row_vectors : 0;
   return 16 * (scale_vectors + partial_vectors + zero_vectors +
                int64_t{staged_rows} * layout.row_vectors) +
@@ -985,13 +1094,47 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
       cols, staged_cols, kMaxDynamicSmemBytes / 1024));
 }
 
+// kClusterKHalves for a group plan whose consecutive deal (PlanLaunch) has every block stage
+// every input row and split each tile's K across warps, so that every block converts whole input
+// rows for a share of K (the union kernels at small unions: docs/PERF.md rows 51 and 54): clusters
+// of two blocks take one range of tiles each, sms / 2 ranges, and block rank h stages and computes
+// K half h with one warp per tile. None where the card's SMs are odd or a range has more tiles
+// than a block has warps.
+std::optional<LaunchPlan> PlanClusterHalves(const LaunchPlan& consecutive, int tiles,
+                                            int tiles_per_group, int cols, int per_thread,
+                                            int stages, int staged_cols, int input_rows, int sms) {
+  if (!consecutive.all_input_rows || consecutive.splits < 2 || consecutive.blocks != sms ||
+      sms % 2 != 0) {
+    return std::nullopt;
+  }
+  const int ranges = sms / 2;
+  const int per_block = (tiles + ranges - 1) / ranges;
+  const int chunks_per_pass = 4 * per_thread;
+  const int passes = (cols / kChunkElements + chunks_per_pass - 1) / chunks_per_pass;
+  if (per_block > kMaxWarps || passes < 2) return std::nullopt;
+  LaunchPlan plan;
+  plan.blocks = sms;
+  plan.warps = per_block;
+  plan.chunks_per_split = (passes + 1) / 2 * chunks_per_pass;
+  plan.groups_per_block = Spanned(per_block, tiles_per_group);
+  plan.staged_rows = input_rows;
+  plan.all_input_rows = true;
+  plan.smem_bytes =
+      SmemBytes(false, plan.chunks_per_split * kChunkElements, plan.staged_rows,
+                plan.groups_per_block, staged_cols, plan.warps, 1, stages, per_thread, true);
+  if (plan.smem_bytes > kMaxDynamicSmemBytes) return std::nullopt;
+  return plan;
+}
+
 struct DeviceLimits {
   int sms = 0;
   int64_t l2_bytes = 0;
+  int clusters_of_two = 0;  // kClusterKHalves instantiations: clusters of 2 blocks that fit at once
 };
 
-// The card's SM count and L2 size, and the kernel's shared-memory limit raised, once per device.
-template <bool kGateUpSilu, bool kOneSlot, bool kWindowed>
+// The card's SM count and L2 size (and for kClusterKHalves how many clusters of two of the
+// largest blocks fit), and the kernel's shared-memory limit raised, once per device.
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 absl::StatusOr<DeviceLimits> PrepareDevice() {
   static std::mutex mu;
   static std::vector<DeviceLimits> limits_by_device;
@@ -1001,35 +1144,43 @@ absl::StatusOr<DeviceLimits> PrepareDevice() {
   if (device >= static_cast<int>(limits_by_device.size())) limits_by_device.resize(device + 1);
   DeviceLimits& limits = limits_by_device[device];
   if (limits.sms == 0) {
-    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(SelNvfp4Kernel<kGateUpSilu, kOneSlot, kWindowed>,
-                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+    const auto kernel = SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal>;
+    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               kMaxDynamicSmemBytes));
-    int sms = 0, l2_bytes = 0;
+    int sms = 0, l2_bytes = 0, clusters = 0;
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-    limits = {sms, l2_bytes};
+    if (kDeal == Deal::kClusterKHalves) {
+      cudaLaunchAttribute cluster{};
+      cluster.id = cudaLaunchAttributeClusterDimension;
+      cluster.val.clusterDim = {2, 1, 1};
+      cudaLaunchConfig_t config{};
+      config.gridDim = dim3(sms);
+      config.blockDim = dim3(kMaxWarps * 32);
+      config.dynamicSmemBytes = kMaxDynamicSmemBytes;
+      config.attrs = &cluster;
+      config.numAttrs = 1;
+      CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+    }
+    limits = {sms, l2_bytes, clusters};
   }
   return limits;
 }
 
-template <bool kGateUpSilu, bool kOneSlot, bool kWindowed>
-absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream) {
-  ASSIGN_OR_RETURN(const DeviceLimits limits, (PrepareDevice<kGateUpSilu, kOneSlot, kWindowed>()));
-  constexpr int kPerThread = Tuning<kGateUpSilu>::kChunksPerThread;
-  p.groups = groups;
-  p.tiles = groups * p.tiles_per_group;
-  p.window_positions_divisor = FastDivisor::Of(kWindowed ? p.in_row_div * p.tiles_per_group : 1);
-  ASSIGN_OR_RETURN(const LaunchPlan plan,
-                   PlanLaunch(kOneSlot, p.tiles, p.tiles_per_group, p.cols, kPerThread,
-                              Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, limits.sms,
-                              kWindowed ? p.in_row_div : 0));
-  p.tile_quotient = p.tiles / plan.blocks;
-  p.tile_remainder = p.tiles % plan.blocks;
+// Fills in p's plan-dependent fields and launches.
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
+absl::Status Launch(SelParams p, const LaunchPlan& plan, int input_rows, cudaStream_t stream) {
+  RETURN_IF_ERROR((PrepareDevice<kGateUpSilu, kOneSlot, kDeal>().status()));
+  const int ranges = kDeal == Deal::kClusterKHalves ? plan.blocks / 2 : plan.blocks;
+  p.tile_quotient = p.tiles / ranges;
+  p.tile_remainder = p.tiles % ranges;
   p.splits = plan.splits;
   p.splits_divisor = FastDivisor::Of(plan.splits);
   p.tiles_per_group_divisor = FastDivisor::Of(p.tiles_per_group);
   p.in_row_divisor = FastDivisor::Of(p.in_row_div);
   p.staged_cols_divisor = FastDivisor::Of(p.staged_cols);
+  p.window_positions_divisor =
+      FastDivisor::Of(kDeal == Deal::kTokenWindows ? p.in_row_div * p.tiles_per_group : 1);
   p.chunks_per_split = plan.chunks_per_split;
   p.staged_rows = plan.staged_rows;
   p.groups_per_block = plan.groups_per_block;
@@ -1037,33 +1188,71 @@ absl::Status Launch(SelParams p, int groups, int input_rows, cudaStream_t stream
   p.walk_warps_per_row = std::max(1, plan.warps / plan.staged_rows);
   p.walk_row_step = plan.warps / p.walk_warps_per_row;
   p.walk_divisor = FastDivisor::Of(p.walk_warps_per_row);
-  SelNvfp4Kernel<kGateUpSilu, kOneSlot, kWindowed>
-      <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
+  if constexpr (kDeal == Deal::kClusterKHalves) {
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim = {2, 1, 1};
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(plan.blocks);
+    config.blockDim = dim3(plan.warps * 32);
+    config.dynamicSmemBytes = plan.smem_bytes;
+    config.stream = stream;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    CUDA_RETURN_IF_ERROR(
+        cudaLaunchKernelEx(&config, SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal>, p));
+  } else {
+    SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal>
+        <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
+  }
   CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }
 
+// Plans the launch and picks the kernel's deal: token windows where TokenWindowsPay (per-slot
+// gate+up), cluster K halves where PlanClusterHalves finds a plan and the card holds it
+// (group plans), consecutive tiles otherwise.
 template <bool kGateUpSilu>
-absl::Status LaunchEither(const SelParams& p, const DeviceSlotGroups& groups, int input_rows,
+absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input_rows,
                           cudaStream_t stream) {
-  if (groups.max_group_slots > 1) {
-    return Launch<kGateUpSilu, false, false>(p, groups.groups, input_rows, stream);
+  constexpr int kPerThread = Tuning<kGateUpSilu>::kChunksPerThread;
+  constexpr int kStages = Tuning<kGateUpSilu>::kStages;
+  p.groups = groups.groups;
+  p.tiles = groups.groups * p.tiles_per_group;
+  const bool one_slot = groups.max_group_slots == 1;
+  ASSIGN_OR_RETURN(const DeviceLimits limits,
+                   (PrepareDevice<kGateUpSilu, false, Deal::kConsecutive>()));
+  bool windows = false;
+  if (kGateUpSilu && one_slot) {
+    windows =
+        TokenWindowsPay({.groups = groups.groups,
+                         .selected = p.in_row_div,
+                         .slots_are_groups = groups.slots_are_groups,
+                         .tiles_per_group = p.tiles_per_group,
+                         .sms = limits.sms,
+                         .distinct_expert_bytes = int64_t{groups.distinct_experts} *
+                                                  (p.expert_code_bytes + p.expert_scale_bytes),
+                         .l2_bytes = limits.l2_bytes});
   }
-  if constexpr (kGateUpSilu) {
-    ASSIGN_OR_RETURN(const DeviceLimits limits, (PrepareDevice<true, true, false>()));
-    const TokenWindowCase windows{
-        .groups = groups.groups,
-        .selected = p.in_row_div,
-        .slots_are_groups = groups.slots_are_groups,
-        .tiles_per_group = p.tiles_per_group,
-        .sms = limits.sms,
-        .distinct_expert_bytes =
-            int64_t{groups.distinct_experts} * (p.expert_code_bytes + p.expert_scale_bytes),
-        .l2_bytes = limits.l2_bytes};
-    if (TokenWindowsPay(windows))
-      return Launch<true, true, true>(p, groups.groups, input_rows, stream);
+  ASSIGN_OR_RETURN(const LaunchPlan plan,
+                   PlanLaunch(one_slot, p.tiles, p.tiles_per_group, p.cols, kPerThread, kStages,
+                              p.staged_cols, input_rows, limits.sms, windows ? p.in_row_div : 0));
+  if (one_slot) {
+    if constexpr (kGateUpSilu) {
+      if (windows) return Launch<true, true, Deal::kTokenWindows>(p, plan, input_rows, stream);
+    }
+    return Launch<kGateUpSilu, true, Deal::kConsecutive>(p, plan, input_rows, stream);
   }
-  return Launch<kGateUpSilu, true, false>(p, groups.groups, input_rows, stream);
+  if (const std::optional<LaunchPlan> halves =
+          PlanClusterHalves(plan, p.tiles, p.tiles_per_group, p.cols, kPerThread, kStages,
+                            p.staged_cols, input_rows, limits.sms)) {
+    ASSIGN_OR_RETURN(const DeviceLimits cluster_limits,
+                     (PrepareDevice<kGateUpSilu, false, Deal::kClusterKHalves>()));
+    if (2 * cluster_limits.clusters_of_two >= halves->blocks) {
+      return Launch<kGateUpSilu, false, Deal::kClusterKHalves>(p, *halves, input_rows, stream);
+    }
+  }
+  return Launch<kGateUpSilu, false, Deal::kConsecutive>(p, plan, input_rows, stream);
 }
 
 absl::Status CheckGroups(const DeviceSlotGroups& groups) {
