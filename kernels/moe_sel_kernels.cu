@@ -10,10 +10,10 @@
 #include "common/status_macros.h"
 #include "kernels/cuda_status.h"
 #include "kernels/fast_divisor.h"
+#include "kernels/launch_deals.h"
 #include "kernels/moe_sel_kernels.h"
 #include "kernels/nvfp4_pack.h"
 #include "kernels/slot_groups.h"
-#include "kernels/token_windows.h"
 
 namespace gpuprobe {
 namespace {
@@ -190,7 +190,7 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
 
 // How a launch deals its work to blocks, one instantiation of the kernel each:
 //  - kConsecutive: block b owns a range of consecutive tiles and all of their K.
-//  - kTokenWindows (per-slot gate+up, kernels/token_windows.h says when): consecutive positions,
+//  - kTokenWindows (per-slot gate+up, kernels/launch_deals.h says when): consecutive positions,
 //    each a tile of one of a token's experts (TileAt).
 //  - kClusterKHalves (group plans whose every block stages every input row: the union kernels at
 //    small unions): clusters of two blocks own one range of tiles; block rank h computes K half h
@@ -1098,13 +1098,13 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
 // every input row and split each tile's K across warps, so that every block converts whole input
 // rows for a share of K (the union kernels at small unions: docs/PERF.md rows 51 and 54): clusters
 // of two blocks take one range of tiles each, sms / 2 ranges, and block rank h stages and computes
-// K half h with one warp per tile. None where the card's SMs are odd or a range has more tiles
-// than a block has warps.
+// K half h with one warp per tile. None where ClusterKHalvesPay says they do not pay, the card's
+// SMs are odd or a range has more tiles than a block has warps.
 std::optional<LaunchPlan> PlanClusterHalves(const LaunchPlan& consecutive, int tiles,
                                             int tiles_per_group, int cols, int per_thread,
                                             int stages, int staged_cols, int input_rows, int sms) {
   if (!consecutive.all_input_rows || consecutive.splits < 2 || consecutive.blocks != sms ||
-      sms % 2 != 0) {
+      sms % 2 != 0 || !ClusterKHalvesPay(input_rows, cols)) {
     return std::nullopt;
   }
   const int ranges = sms / 2;

@@ -42,7 +42,7 @@ struct DeviceSlotGroups {
   int max_group_slots = 0;  // 1 for per-slot plans, at most 8
   int slots_total = 0;      // slots of all groups
   // What decides whether the per-slot gate+up kernel takes token windows (kernels/
-  // token_windows.h): group g serves slot g alone (SlotsAreGroups), and the plan's distinct
+  // launch_deals.h): group g serves slot g alone (SlotsAreGroups), and the plan's distinct
   // experts (DistinctExperts).
   bool slots_are_groups = false;
   int distinct_experts = 0;

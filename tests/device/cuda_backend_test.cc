@@ -8,7 +8,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
-#include "kernels/token_windows.h"
+#include "kernels/launch_deals.h"
 #include "server/probe/exactness.h"
 #include "server/probe/sweep_runner.h"
 
@@ -88,14 +88,17 @@ INSTANTIATE_TEST_SUITE_P(
                     Geometry{64, 1024, 256, 4, 8},    // t = 8: up to 8 slots per expert
                     Geometry{32, 544, 96, 2, 8},      // ff and hidden not multiples of 128
                     Geometry{16, 512, 160, 4, 4},
-                    Geometry{256, 4096, 1024, 8, 4},  // a larger model: token windows
-                    Geometry{128, 2080, 1056, 4, 8},  // token windows, K not a multiple of 128
+                    Geometry{256, 4096, 1024, 8, 4},  // a larger model: both deals
+                    Geometry{128, 2080, 1056, 4, 8},  // both deals, K not a multiple of 128
                     Geometry{16, 2560, 640, 2, 1},    // few tiles: K split across warps
                     Geometry{8, 64, 32, 8, 8}),       // blocks span groups of 8 slots
     [](const testing::TestParamInfo<Geometry>& info) { return Name(info.param); });
 
 // The exactness cases above cover the per-slot gate+up kernel's token windows only if their
-// largest unions (every slot a distinct expert) take them on this card.
+// largest unions (every slot a distinct expert) take them on this card. (The union kernels'
+// cluster K halves, which depend on no property of the card but its even SM count, are covered
+// by the serving, 256 / 4096 and 128 / 2080 geometries' small unions: tests/kernels/
+// launch_deals_test.cc.)
 TEST_F(CudaBackendTest, TheWindowGeometriesTakeTokenWindowsAtTheirLargestUnion) {
   const DeviceDetails d = backend_->Details();
   for (const Geometry& g : {Geometry{256, 4096, 1024, 8, 4}, Geometry{128, 2080, 1056, 4, 8}}) {

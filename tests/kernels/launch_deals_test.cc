@@ -1,4 +1,4 @@
-#include "kernels/token_windows.h"
+#include "kernels/launch_deals.h"
 
 #include "gtest/gtest.h"
 
@@ -63,6 +63,14 @@ TEST(TokenWindowsTest, OnlyWholeTokenWindowsOfSlotGroups) {
   TokenWindowCase partial = c;
   partial.groups = 31;  // not a whole number of tokens
   EXPECT_FALSE(TokenWindowsPay(partial));
+}
+
+// The union variant's gate+up at the serving geometry (hidden 2,560, one input row per token):
+// from t = 6 on; and 256 / 4096 at t = 4.
+TEST(ClusterKHalvesTest, PayWhereEveryBlockStagesAtLeast15360Inputs) {
+  for (int t = 1; t <= 8; ++t) EXPECT_EQ(ClusterKHalvesPay(t, 2560), t >= 6) << "t=" << t;
+  EXPECT_TRUE(ClusterKHalvesPay(4, 4096));
+  EXPECT_FALSE(ClusterKHalvesPay(3, 4096));
 }
 
 }  // namespace

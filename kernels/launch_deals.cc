@@ -1,4 +1,4 @@
-#include "kernels/token_windows.h"
+#include "kernels/launch_deals.h"
 
 namespace gpuprobe {
 
@@ -10,6 +10,10 @@ bool TokenWindowsPay(const TokenWindowCase& c) {
   const int64_t tiles_per_block = (tiles + c.sms - 1) / c.sms;
   return c.tiles_per_group >= kWindowMinBlocksPerExpert * tiles_per_block &&
          c.distinct_expert_bytes > c.l2_bytes;
+}
+
+bool ClusterKHalvesPay(int input_rows, int cols) {
+  return int64_t{input_rows} * cols >= kClusterKHalvesMinStagedInputs;
 }
 
 }  // namespace gpuprobe

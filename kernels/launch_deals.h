@@ -1,0 +1,47 @@
+// Which deal of the sel kernels (kernels/moe_sel_kernels.cu, `Deal`) a launch takes, where the
+// choice is measured rather than derived: rules fitted to H200 runs (docs/PERF.md rows 53, 54).
+//
+// Token windows (per-slot gate+up): a block's warps read the tiles of one token's `selected`
+// experts side by side (position i of a window is tile i / selected of the token's expert
+// i % selected) instead of a stretch of consecutive tiles of one or two experts. They pay where
+// an expert's tiles span at least four blocks' ranges and the launch's distinct experts do not
+// fit in the L2 (warm cache: experts 256 / hidden 4096 / ff 1024 at t = 4, unions 24-32, 13-17%
+// faster; 128 / 2080 / 1056 at t = 8, union 32, 4%; cold cache 1-3%), and cost 2-5% elsewhere
+// (the windowed loop runs 203 instructions per pass against 199): at t = 1, at unions whose
+// experts stay in the L2, and where an expert spans 3.2 blocks or fewer (the serving geometry at
+// t = 4 union 40, and every larger t).
+//
+// Cluster K halves (group plans whose every block stages every input row): two blocks of a
+// cluster split each tile's K, so each stages half of every input row. They pay where a block
+// stages many inputs (the union variant's gate+up at union 10: t = 6 of the serving geometry,
+// 15,360 inputs, 7-9% faster; t = 8 13%; 256 / 4096 at t = 4, 16,384 inputs, 11%) and cost
+// where it stages few (t = 2, 5,120 inputs: 7-24% slower; t = 3, 7,680: -3% to +2.5%).
+#pragma once
+
+#include <cstdint>
+
+namespace gpuprobe {
+
+struct TokenWindowCase {
+  int groups = 0;                     // of the launch's plan
+  int selected = 0;                   // slots per token
+  bool slots_are_groups = false;      // group g serves slot g alone (SlotsAreGroups)
+  int tiles_per_group = 0;            // the gate+up kernel's tiles of one expert: ff / 8
+  int sms = 0;                        // blocks of the launch: one per SM
+  int64_t distinct_expert_bytes = 0;  // codes and scales of the plan's distinct experts
+  int64_t l2_bytes = 0;               // the card's L2
+};
+
+// Every slot's token window is whole (`selected` divides the groups, selected > 1, group g is
+// slot g), an expert's tiles span at least kWindowMinBlocksPerExpert blocks' ranges, and the
+// distinct experts' bytes exceed the L2.
+inline constexpr int kWindowMinBlocksPerExpert = 4;
+bool TokenWindowsPay(const TokenWindowCase& c);
+
+// Every input row staged whole in every block holds `input_rows` x `cols` inputs: cluster K halves
+// where they are at least kClusterKHalvesMinStagedInputs (the plan's shape is the launcher's
+// to check).
+inline constexpr int64_t kClusterKHalvesMinStagedInputs = 15360;
+bool ClusterKHalvesPay(int input_rows, int cols);
+
+}  // namespace gpuprobe
