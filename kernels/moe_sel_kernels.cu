@@ -195,14 +195,14 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
 //  - kClusterKHalves (group plans whose every block stages every input row: the union kernels at
 //    small unions): clusters of two blocks own one range of tiles; block rank h computes K half h
 //    and stages only that half of each input row, and rank 1's partial sums reach rank 0 through
-//    distributed shared memory, where the tiles are written (ClusterHalves).
+//    distributed shared memory, where the tiles are written (the kernel's end).
 enum class Deal { kConsecutive, kTokenWindows, kClusterKHalves };
 
-// Token windows (kTokenWindows): group g serves slot g alone and
-// `selected` (in_row_div) divides the groups, so a window is the `selected` groups of one token,
-// one input row. Position i of a window is tile i / selected of its group i % selected: the
-// warps of a block, which take consecutive positions, read the token's experts at once instead
-// of a stretch of one expert. Without windows a block's tiles are consecutive.
+// Token windows (kTokenWindows): group g serves slot g alone and `selected` (in_row_div) divides
+// the groups, so a window is the `selected` groups of one token, one input row. Position i of a
+// window is tile i / selected of its group i % selected: the warps of a block, which take
+// consecutive positions, read the token's experts at once instead of a stretch of one expert.
+// Without windows a block's tiles are consecutive.
 template <Deal kDeal>
 __device__ __forceinline__ int TileAt(const SelParams& p, int position) {
   if constexpr (kDeal != Deal::kTokenWindows) {
