@@ -1094,24 +1094,27 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
       cols, staged_cols, kMaxDynamicSmemBytes / 1024));
 }
 
-// kClusterKHalves for a group plan whose consecutive deal (PlanLaunch) has every block stage
-// every input row and split each tile's K across warps, so that every block converts whole input
-// rows for a share of K (the union kernels at small unions: docs/PERF.md rows 51 and 54): clusters
-// of two blocks take one range of tiles each, sms / 2 ranges, and block rank h stages and computes
-// K half h with one warp per tile. None where ClusterKHalvesPay says they do not pay, the card's
-// SMs are odd or a range has more tiles than a block has warps.
-std::optional<LaunchPlan> PlanClusterHalves(const LaunchPlan& consecutive, int tiles,
-                                            int tiles_per_group, int cols, int per_thread,
-                                            int stages, int staged_cols, int input_rows, int sms) {
-  if (!consecutive.all_input_rows || consecutive.splits < 2 || consecutive.blocks != sms ||
-      sms % 2 != 0 || !ClusterKHalvesPay(input_rows, cols)) {
-    return std::nullopt;
-  }
-  const int ranges = sms / 2;
-  const int per_block = (tiles + ranges - 1) / ranges;
+// kClusterKHalves for a group plan which, dealt consecutively at one block per SM, would have
+// every block stage every input row and split each tile's K across warps, so that every block
+// converts whole input rows for a share of K (the union kernels at small unions: docs/PERF.md
+// rows 51, 54 and 56): clusters of two blocks take one range of tiles each, sms / 2 ranges, and
+// block rank h stages and computes K half h with one warp per tile. None where ClusterKHalvesPay
+// says they do not pay, the card's SMs are odd, a range has more tiles than a block has warps, or
+// the blocks' shared memory does not hold it.
+std::optional<LaunchPlan> PlanClusterHalves(int tiles, int tiles_per_group, int cols,
+                                            int per_thread, int stages, int staged_cols,
+                                            int input_rows, int sms) {
   const int chunks_per_pass = 4 * per_thread;
   const int passes = (cols / kChunkElements + chunks_per_pass - 1) / chunks_per_pass;
-  if (per_block > kMaxWarps || passes < 2) return std::nullopt;
+  const int per_sm = (tiles + sms - 1) / sms;
+  const bool splits_k = per_sm * 2 <= kMaxWarps && passes >= 2;
+  const bool stages_every_row = input_rows < Spanned(per_sm, tiles_per_group) * staged_cols;
+  const int ranges = sms / 2;
+  const int per_block = (tiles + ranges - 1) / ranges;
+  if (sms % 2 != 0 || tiles < sms || !splits_k || !stages_every_row ||
+      !ClusterKHalvesPay(input_rows, cols) || per_block > kMaxWarps) {
+    return std::nullopt;
+  }
   LaunchPlan plan;
   plan.blocks = sms;
   plan.warps = per_block;
@@ -1234,6 +1237,17 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
                                                   (p.expert_code_bytes + p.expert_scale_bytes),
                          .l2_bytes = limits.l2_bytes});
   }
+  if (!one_slot) {
+    if (const std::optional<LaunchPlan> halves =
+            PlanClusterHalves(p.tiles, p.tiles_per_group, p.cols, kPerThread, kStages,
+                              p.staged_cols, input_rows, limits.sms)) {
+      ASSIGN_OR_RETURN(const DeviceLimits cluster_limits,
+                       (PrepareDevice<kGateUpSilu, false, Deal::kClusterKHalves>()));
+      if (2 * cluster_limits.clusters_of_two >= halves->blocks) {
+        return Launch<kGateUpSilu, false, Deal::kClusterKHalves>(p, *halves, input_rows, stream);
+      }
+    }
+  }
   ASSIGN_OR_RETURN(const LaunchPlan plan,
                    PlanLaunch(one_slot, p.tiles, p.tiles_per_group, p.cols, kPerThread, kStages,
                               p.staged_cols, input_rows, limits.sms, windows ? p.in_row_div : 0));
@@ -1242,15 +1256,6 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
       if (windows) return Launch<true, true, Deal::kTokenWindows>(p, plan, input_rows, stream);
     }
     return Launch<kGateUpSilu, true, Deal::kConsecutive>(p, plan, input_rows, stream);
-  }
-  if (const std::optional<LaunchPlan> halves =
-          PlanClusterHalves(plan, p.tiles, p.tiles_per_group, p.cols, kPerThread, kStages,
-                            p.staged_cols, input_rows, limits.sms)) {
-    ASSIGN_OR_RETURN(const DeviceLimits cluster_limits,
-                     (PrepareDevice<kGateUpSilu, false, Deal::kClusterKHalves>()));
-    if (2 * cluster_limits.clusters_of_two >= halves->blocks) {
-      return Launch<kGateUpSilu, false, Deal::kClusterKHalves>(p, *halves, input_rows, stream);
-    }
   }
   return Launch<kGateUpSilu, false, Deal::kConsecutive>(p, plan, input_rows, stream);
 }
