@@ -1059,32 +1059,36 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
   const int chunks_per_pass = 4 * per_thread;
   const int passes = (chunks + chunks_per_pass - 1) / chunks_per_pass;
   for (int blocks = std::min(sms, tiles); blocks <= tiles; blocks = std::min(tiles, 2 * blocks)) {
-    LaunchPlan plan;
-    plan.blocks = blocks;
     const int per_block = (tiles + blocks - 1) / blocks;
-    int splits =
+    const int most_splits =
         per_block * 2 <= kMaxWarps ? std::min({kMaxWarps / per_block, passes, kMaxSplits}) : 1;
-    const int passes_per_split = (passes + splits - 1) / splits;
-    splits = (passes + passes_per_split - 1) / passes_per_split;
-    plan.splits = splits;
-    plan.chunks_per_split = passes_per_split * chunks_per_pass;
-    if (window_groups > 0) {
-      const int windows = std::min(input_rows, Spanned(per_block, window_groups * tiles_per_group));
-      plan.groups_per_block = windows * window_groups;
-      plan.staged_rows = windows;
-    } else {
-      plan.groups_per_block = Spanned(per_block, tiles_per_group);
-      plan.staged_rows = plan.groups_per_block * staged_cols;
-      plan.all_input_rows = input_rows < plan.staged_rows;
-      if (plan.all_input_rows) plan.staged_rows = input_rows;
-    }
-    // Fewer warps (more rounds) where the warps' rings would not fit beside the inputs.
-    for (int rounds = (per_block + kMaxWarps - 1) / kMaxWarps; rounds <= per_block; ++rounds) {
-      plan.warps = splits > 1 ? per_block * splits : (per_block + rounds - 1) / rounds;
-      plan.smem_bytes = SmemBytes(one_slot, cols, plan.staged_rows, plan.groups_per_block,
-                                  staged_cols, plan.warps, plan.splits, stages, per_thread);
-      if (plan.smem_bytes <= kMaxDynamicSmemBytes) return plan;
-      if (splits > 1) break;
+    // Where the warps' rings would not fit beside the inputs: fewer K splits (fewer warps), then
+    // more rounds, before more blocks (each of which stages its inputs again: docs/PERF.md row 56).
+    for (int wanted_splits = most_splits; wanted_splits >= 1; --wanted_splits) {
+      LaunchPlan plan;
+      plan.blocks = blocks;
+      const int passes_per_split = (passes + wanted_splits - 1) / wanted_splits;
+      const int splits = (passes + passes_per_split - 1) / passes_per_split;
+      plan.splits = splits;
+      plan.chunks_per_split = passes_per_split * chunks_per_pass;
+      if (window_groups > 0) {
+        const int windows =
+            std::min(input_rows, Spanned(per_block, window_groups * tiles_per_group));
+        plan.groups_per_block = windows * window_groups;
+        plan.staged_rows = windows;
+      } else {
+        plan.groups_per_block = Spanned(per_block, tiles_per_group);
+        plan.staged_rows = plan.groups_per_block * staged_cols;
+        plan.all_input_rows = input_rows < plan.staged_rows;
+        if (plan.all_input_rows) plan.staged_rows = input_rows;
+      }
+      for (int rounds = (per_block + kMaxWarps - 1) / kMaxWarps; rounds <= per_block; ++rounds) {
+        plan.warps = splits > 1 ? per_block * splits : (per_block + rounds - 1) / rounds;
+        plan.smem_bytes = SmemBytes(one_slot, cols, plan.staged_rows, plan.groups_per_block,
+                                    staged_cols, plan.warps, plan.splits, stages, per_thread);
+        if (plan.smem_bytes <= kMaxDynamicSmemBytes) return plan;
+        if (splits > 1) break;
+      }
     }
     if (blocks == tiles) break;
   }

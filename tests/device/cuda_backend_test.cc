@@ -90,8 +90,9 @@ INSTANTIATE_TEST_SUITE_P(
                     Geometry{16, 512, 160, 4, 4},
                     Geometry{256, 4096, 1024, 8, 4},  // a larger model: both deals
                     Geometry{128, 2080, 1056, 4, 8},  // both deals, K not a multiple of 128
-                    Geometry{64, 2560, 640, 8, 6},    // union 16: cluster K halves where a
-                                                      // consecutive split plan does not fit
+                    Geometry{64, 2560, 640, 8, 6},    // union 16: fewer K splits where 20
+                                                      // warps' rings do not fit
+                    Geometry{64, 2560, 640, 16, 6},   // union 16: cluster K halves there
                     Geometry{16, 2560, 640, 2, 1},    // few tiles: K split across warps
                     Geometry{8, 64, 32, 8, 8}),       // blocks span groups of 8 slots
     [](const testing::TestParamInfo<Geometry>& info) { return Name(info.param); });

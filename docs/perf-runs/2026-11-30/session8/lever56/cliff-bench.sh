@@ -19,6 +19,8 @@ common=(--variant union --timing graph --reps 20 --cache warm)
   gpuprobe --format csv sweep --t-values 8 --unions 12,13,14,15,16,18 "${common[@]}"
   gpuprobe --format csv sweep --experts 64 --hidden 2560 --ff 640 --selected 8 --t-values 6 \
     --unions 8,16,24 "${common[@]}"
+  gpuprobe --format csv sweep --experts 64 --hidden 2560 --ff 640 --selected 16 --t-values 6 \
+    --unions 16,32 "${common[@]}"
   gpuprobe --format csv sweep --experts 256 --hidden 4096 --ff 1024 --selected 8 --t-values 4 \
     --unions 8,16 "${common[@]}"
 } >"$out/cliff.csv" 2>&1

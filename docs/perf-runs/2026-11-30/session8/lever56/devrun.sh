@@ -6,6 +6,7 @@ set -u
 here=docs/perf-runs/2026-11-30/session8/lever56
 # carried compressed: the device tool's 64 MiB
 gunzip -f bundle/base56/bin/gpuprobed.gz bundle/tests/cuda_backend_test.gz bundle/lib/libgrpc.so.29.gz
+chmod +x bundle/base56/bin/gpuprobed  # its .gz was written by a redirect: no mode to restore
 ln -sfn "$PWD/bundle/bin/gpuprobe" bundle/base56/bin/gpuprobe
 ln -sfn "$PWD/bundle/lib" bundle/base56/lib
 export LD_LIBRARY_PATH=$PWD/bundle/lib
