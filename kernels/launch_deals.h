@@ -13,9 +13,11 @@
 //
 // Cluster K halves (group plans whose every block stages every input row): two blocks of a
 // cluster split each tile's K, so each stages half of every input row. They pay where a block
-// stages many inputs (the union variant's gate+up at union 10: t = 6 of the serving geometry,
-// 15,360 inputs, 7-9% faster; t = 8 13%; 256 / 4096 at t = 4, 16,384 inputs, 11%) and cost
-// where it stages few (t = 2, 5,120 inputs: 7-24% slower; t = 3, 7,680: -3% to +2.5%).
+// stages many inputs (the union variant's gate+up at the serving geometry's unions 10-16: t = 5,
+// 12,800 inputs, 2-10% faster; t = 6, 15,360, 7-9% at union 10; t = 8 13%; 256 / 4096 at t = 4,
+// 16,384 inputs, 11%) and cost or are mixed where it stages fewer (t = 2, 5,120 inputs: 7-24%
+// slower; t = 3, 7,680: -3% to +2.5%; t = 4, 10,240: 8-9% faster at unions 10-12, 8% slower at
+// union 16).
 #pragma once
 
 #include <cstdint>
@@ -41,7 +43,7 @@ bool TokenWindowsPay(const TokenWindowCase& c);
 // Every input row staged whole in every block holds `input_rows` x `cols` inputs: cluster K halves
 // where they are at least kClusterKHalvesMinStagedInputs (the plan's shape is the launcher's
 // to check).
-inline constexpr int64_t kClusterKHalvesMinStagedInputs = 15360;
+inline constexpr int64_t kClusterKHalvesMinStagedInputs = 12800;
 bool ClusterKHalvesPay(int input_rows, int cols);
 
 }  // namespace gpuprobe

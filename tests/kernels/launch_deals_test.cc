@@ -66,9 +66,9 @@ TEST(TokenWindowsTest, OnlyWholeTokenWindowsOfSlotGroups) {
 }
 
 // The union variant's gate+up at the serving geometry (hidden 2,560, one input row per token):
-// from t = 6 on; and 256 / 4096 at t = 4.
-TEST(ClusterKHalvesTest, PayWhereEveryBlockStagesAtLeast15360Inputs) {
-  for (int t = 1; t <= 8; ++t) EXPECT_EQ(ClusterKHalvesPay(t, 2560), t >= 6) << "t=" << t;
+// from t = 5 on; and 256 / 4096 at t = 4.
+TEST(ClusterKHalvesTest, PayWhereEveryBlockStagesAtLeast12800Inputs) {
+  for (int t = 1; t <= 8; ++t) EXPECT_EQ(ClusterKHalvesPay(t, 2560), t >= 5) << "t=" << t;
   EXPECT_TRUE(ClusterKHalvesPay(4, 4096));
   EXPECT_FALSE(ClusterKHalvesPay(3, 4096));
 }
