@@ -1133,6 +1133,22 @@ std::optional<LaunchPlan> PlanClusterHalves(int tiles, int tiles_per_group, int 
   return plan;
 }
 
+// A launch of clusters of two blocks (kClusterKHalves); `attribute` must outlive the config's use.
+cudaLaunchConfig_t ClusterOfTwoConfig(int blocks, int threads, size_t smem_bytes,
+                                      cudaStream_t stream, cudaLaunchAttribute& attribute) {
+  attribute = {};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim = {2, 1, 1};
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = smem_bytes;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
 struct DeviceLimits {
   int sms = 0;
   int64_t l2_bytes = 0;
@@ -1158,15 +1174,9 @@ absl::StatusOr<DeviceLimits> PrepareDevice() {
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
     if (kDeal == Deal::kClusterKHalves) {
-      cudaLaunchAttribute cluster{};
-      cluster.id = cudaLaunchAttributeClusterDimension;
-      cluster.val.clusterDim = {2, 1, 1};
-      cudaLaunchConfig_t config{};
-      config.gridDim = dim3(sms);
-      config.blockDim = dim3(kMaxWarps * 32);
-      config.dynamicSmemBytes = kMaxDynamicSmemBytes;
-      config.attrs = &cluster;
-      config.numAttrs = 1;
+      cudaLaunchAttribute cluster;
+      const cudaLaunchConfig_t config =
+          ClusterOfTwoConfig(sms, kMaxWarps * 32, kMaxDynamicSmemBytes, nullptr, cluster);
       CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
     }
     limits = {sms, l2_bytes, clusters};
@@ -1196,16 +1206,9 @@ absl::Status Launch(SelParams p, const LaunchPlan& plan, int input_rows, cudaStr
   p.walk_row_step = plan.warps / p.walk_warps_per_row;
   p.walk_divisor = FastDivisor::Of(p.walk_warps_per_row);
   if constexpr (kDeal == Deal::kClusterKHalves) {
-    cudaLaunchAttribute cluster{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim = {2, 1, 1};
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(plan.blocks);
-    config.blockDim = dim3(plan.warps * 32);
-    config.dynamicSmemBytes = plan.smem_bytes;
-    config.stream = stream;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
+    cudaLaunchAttribute cluster;
+    const cudaLaunchConfig_t config =
+        ClusterOfTwoConfig(plan.blocks, plan.warps * 32, plan.smem_bytes, stream, cluster);
     CUDA_RETURN_IF_ERROR(
         cudaLaunchKernelEx(&config, SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal>, p));
   } else {
