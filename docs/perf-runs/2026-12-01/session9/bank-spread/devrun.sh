@@ -2,6 +2,7 @@
 # Lever table row 59: bank-bench.sh from two daemon starts of commit d6da6e0's build (bundle/).
 set -u
 here=docs/perf-runs/2026-12-01/session9/bank-spread
+gunzip -f bundle/lib/libgrpc.so.29.gz  # carried compressed: the device tool's 64 MiB
 for start in 1 2; do
   "$here/bank-bench.sh" bundle "$OUT/run/start-$start"
 done
