@@ -45,11 +45,6 @@ struct Tuning {
   // the staging behind it; a short one leaves the memory idle (rows 39 and 40).
   static constexpr int kPassesBeforeStaging = 2;
   static_assert(kPassesBeforeStaging >= 1 && kPassesBeforeStaging <= kStages - 1);
-  // Cluster K halves (Deal::kClusterKHalves) give each warp one item, its tile's K half (5 gate+up
-  // passes at the serving geometry): a gate+up ring of 5 passes, where the shared memory holds
-  // it, requests every pass but the last as soon as the inputs are staged instead of one per
-  // computed pass (docs/PERF.md row 60). Down's ring already holds a whole item.
-  static constexpr int kClusterStages = kGateUpSilu ? 5 : kStages;
 };
 constexpr int kMaxWarps = 20;
 
@@ -880,11 +875,11 @@ __device__ __forceinline__ void SumColumnThreads(float (&acc)[4]) {
 // software pipeline through its ring of kStages passes: while one pass is computed the next
 // kStages - 1 are in flight, across tile boundaries too; the first kPassesBeforeStaging are
 // requested before the inputs are staged, the others after.
-template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kStages>
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
   constexpr int kChunks = Tuning<kGateUpSilu>::kChunksPerThread;
   constexpr int kChunksPerPass = Tuning<kGateUpSilu>::kChunksPerPass;
-  static_assert(kStages > Tuning<kGateUpSilu>::kPassesBeforeStaging);
+  constexpr int kStages = Tuning<kGateUpSilu>::kStages;
   extern __shared__ uint4 smem[];
   const int warps = blockDim.x / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -1162,7 +1157,7 @@ struct DeviceLimits {
 
 // The card's SM count and L2 size (and for kClusterKHalves how many clusters of two of the
 // largest blocks fit), and the kernel's shared-memory limit raised, once per device.
-template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kStages = Tuning<kGateUpSilu>::kStages>
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 absl::StatusOr<DeviceLimits> PrepareDevice() {
   static std::mutex mu;
   static std::vector<DeviceLimits> limits_by_device;
@@ -1172,7 +1167,7 @@ absl::StatusOr<DeviceLimits> PrepareDevice() {
   if (device >= static_cast<int>(limits_by_device.size())) limits_by_device.resize(device + 1);
   DeviceLimits& limits = limits_by_device[device];
   if (limits.sms == 0) {
-    const auto kernel = SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal, kStages>;
+    const auto kernel = SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal>;
     CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               kMaxDynamicSmemBytes));
     int sms = 0, l2_bytes = 0, clusters = 0;
@@ -1190,9 +1185,9 @@ absl::StatusOr<DeviceLimits> PrepareDevice() {
 }
 
 // Fills in p's plan-dependent fields and launches.
-template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kStages = Tuning<kGateUpSilu>::kStages>
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 absl::Status Launch(SelParams p, const LaunchPlan& plan, int input_rows, cudaStream_t stream) {
-  RETURN_IF_ERROR((PrepareDevice<kGateUpSilu, kOneSlot, kDeal, kStages>().status()));
+  RETURN_IF_ERROR((PrepareDevice<kGateUpSilu, kOneSlot, kDeal>().status()));
   const int ranges = kDeal == Deal::kClusterKHalves ? plan.blocks / 2 : plan.blocks;
   p.tile_quotient = p.tiles / ranges;
   p.tile_remainder = p.tiles % ranges;
@@ -1215,36 +1210,18 @@ absl::Status Launch(SelParams p, const LaunchPlan& plan, int input_rows, cudaStr
     const cudaLaunchConfig_t config =
         ClusterOfTwoConfig(plan.blocks, plan.warps * 32, plan.smem_bytes, stream, cluster);
     CUDA_RETURN_IF_ERROR(
-        cudaLaunchKernelEx(&config, SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal, kStages>, p));
+        cudaLaunchKernelEx(&config, SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal>, p));
   } else {
-    SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal, kStages>
+    SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal>
         <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
   }
   CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }
 
-// Launches cluster K halves with a ring of kStages passes where PlanClusterHalves finds a plan for
-// it and the card holds its clusters at once; false where not.
-template <bool kGateUpSilu, int kStages>
-absl::StatusOr<bool> LaunchClusterHalves(const SelParams& p, int input_rows, int sms,
-                                         cudaStream_t stream) {
-  const std::optional<LaunchPlan> halves =
-      PlanClusterHalves(p.tiles, p.tiles_per_group, p.cols, Tuning<kGateUpSilu>::kChunksPerThread,
-                        kStages, p.staged_cols, input_rows, sms);
-  if (!halves) return false;
-  ASSIGN_OR_RETURN(const DeviceLimits limits,
-                   (PrepareDevice<kGateUpSilu, false, Deal::kClusterKHalves, kStages>()));
-  if (2 * limits.clusters_of_two < halves->blocks) return false;
-  RETURN_IF_ERROR(
-      (Launch<kGateUpSilu, false, Deal::kClusterKHalves, kStages>(p, *halves, input_rows, stream)));
-  return true;
-}
-
 // Plans the launch and picks the kernel's deal: token windows where TokenWindowsPay (per-slot
 // gate+up), cluster K halves where PlanClusterHalves finds a plan and the card holds it
-// (group plans; the deeper ring of Tuning::kClusterStages where it fits), consecutive tiles
-// otherwise.
+// (group plans), consecutive tiles otherwise.
 template <bool kGateUpSilu>
 absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input_rows,
                           cudaStream_t stream) {
@@ -1268,16 +1245,15 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
                          .l2_bytes = limits.l2_bytes});
   }
   if (!one_slot) {
-    constexpr int kClusterStages = Tuning<kGateUpSilu>::kClusterStages;
-    ASSIGN_OR_RETURN(bool launched, (LaunchClusterHalves<kGateUpSilu, kClusterStages>(
-                                        p, input_rows, limits.sms, stream)));
-    if constexpr (kClusterStages != kStages) {
-      if (!launched) {
-        ASSIGN_OR_RETURN(launched, (LaunchClusterHalves<kGateUpSilu, kStages>(p, input_rows,
-                                                                              limits.sms, stream)));
+    if (const std::optional<LaunchPlan> halves =
+            PlanClusterHalves(p.tiles, p.tiles_per_group, p.cols, kPerThread, kStages,
+                              p.staged_cols, input_rows, limits.sms)) {
+      ASSIGN_OR_RETURN(const DeviceLimits cluster_limits,
+                       (PrepareDevice<kGateUpSilu, false, Deal::kClusterKHalves>()));
+      if (2 * cluster_limits.clusters_of_two >= halves->blocks) {
+        return Launch<kGateUpSilu, false, Deal::kClusterKHalves>(p, *halves, input_rows, stream);
       }
     }
-    if (launched) return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(const LaunchPlan plan,
                    PlanLaunch(one_slot, p.tiles, p.tiles_per_group, p.cols, kPerThread, kStages,

@@ -100,9 +100,8 @@ INSTANTIATE_TEST_SUITE_P(
 // The exactness cases above cover the per-slot gate+up kernel's token windows only if their
 // largest unions (every slot a distinct expert) take them on this card. (The union kernels'
 // cluster K halves, which depend on no property of the card but its even SM count, are covered
-// by the small unions of the serving, 256 / 4096, 128 / 2080 and 64 / 2560 geometries, the
-// serving geometry's union 10 with the 5-pass gate+up ring and 64 / 2560 / 640 / 16's union 16
-// with the 3-pass one; their threshold is tests/kernels/launch_deals_test.cc's.)
+// by the small unions of the serving, 256 / 4096, 128 / 2080 and 64 / 2560 geometries; their
+// threshold is tests/kernels/launch_deals_test.cc's.)
 TEST_F(CudaBackendTest, TheWindowGeometriesTakeTokenWindowsAtTheirLargestUnion) {
   const DeviceDetails d = backend_->Details();
   for (const Geometry& g : {Geometry{256, 4096, 1024, 8, 4}, Geometry{128, 2080, 1056, 4, 8}}) {
