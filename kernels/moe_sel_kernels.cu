@@ -99,6 +99,7 @@ struct LaunchPlan {
   int staged_rows = 0;       // per block: groups_per_block x the plan's group width, or every input
                              // row where there are fewer
   bool all_input_rows = false;
+  int cluster_blocks = 1;  // kClusterKHalves: blocks per cluster, one K part each
   int64_t smem_bytes = 0;
 };
 
@@ -231,6 +232,18 @@ __device__ __forceinline__ uint32_t ClusterRank() {
   return rank;
 }
 
+__device__ __forceinline__ int ClusterBlocks() {
+  uint32_t blocks;
+  asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(blocks));
+  return static_cast<int>(blocks);
+}
+
+__device__ __forceinline__ int ClusterIndex() {
+  uint32_t index;
+  asm("mov.u32 %0, %%clusterid.x;" : "=r"(index));
+  return static_cast<int>(index);
+}
+
 // Every thread of the cluster's blocks arrives (kRelease: its earlier writes, shared memory of
 // other blocks included, become visible to the threads that then wait) / waits.
 template <bool kRelease>
@@ -249,7 +262,7 @@ __device__ __forceinline__ void ClusterWait() {
 template <Deal kDeal>
 __device__ __forceinline__ BlockTiles MyTiles(const SelParams& p) {
   // kClusterKHalves: the two blocks of a cluster (consecutive block indices) share a range.
-  const int b = kDeal == Deal::kClusterKHalves ? blockIdx.x / 2 : blockIdx.x;
+  const int b = kDeal == Deal::kClusterKHalves ? ClusterIndex() : static_cast<int>(blockIdx.x);
   const int first = b * p.tile_quotient + min(b, p.tile_remainder);
   const int last = first + p.tile_quotient + (b < p.tile_remainder ? 1 : 0);
   if constexpr (kDeal != Deal::kTokenWindows) {
@@ -826,7 +839,8 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
                                           const BlockGroups& bg, int tile, const float* out_scale,
                                           const float (&acc)[4], int g, int c,
                                           const float* peer_acc = nullptr,
-                                          const float* peer_scale = nullptr) {
+                                          const float* peer_scale = nullptr, int peers = 0,
+                                          int peer_stride = 0) {
   static_assert(kDeal != Deal::kClusterKHalves || !kOneSlot);
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, tile, g, group, out_row, row_g, row_g8);
@@ -843,9 +857,14 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
     const int slot = bg.slot[local * p.staged_cols + n];
     const int row = StagedRow<kDeal>(p, bt, bg, group, n);
     float scale = out_scale[row];
-    if constexpr (kDeal == Deal::kClusterKHalves) {  // K half 1's sums, in their own input scale
-      v_g = v_g * scale + peer_acc[parity] * peer_scale[row];
-      v_g8 = v_g8 * scale + peer_acc[2 + parity] * peer_scale[row];
+    if constexpr (kDeal == Deal::kClusterKHalves) {  // the other K parts' sums, each in its scale
+      v_g *= scale;
+      v_g8 *= scale;
+      for (int r = 0; r < peers; ++r) {
+        const float peer = peer_scale[r * peer_stride + row];
+        v_g += peer_acc[r * peer_stride + parity] * peer;
+        v_g8 += peer_acc[r * peer_stride + 2 + parity] * peer;
+      }
       scale = 1.0f;
     }
     float* out = p.out + int64_t{slot} * p.out_rows + out_row;
@@ -894,8 +913,10 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   const int scale_vectors =
       (3 * p.staged_rows + BlockGroupsWords(p.groups_per_block, p.staged_cols) + 3) / 4;
   float* partials = reinterpret_cast<float*>(smem + scale_vectors);
+  // kClusterKHalves: one region per other block of the cluster, its sums then its out_scale.
+  const int peer_vectors = warps * kPartialFloatsPerWarp / 4 + (p.staged_rows + 3) / 4;
   const int partial_vectors = kDeal == Deal::kClusterKHalves
-                                  ? warps * kPartialFloatsPerWarp / 4 + (p.staged_rows + 3) / 4
+                                  ? (ClusterBlocks() - 1) * peer_vectors
                                   : (p.splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
   uint4* zero = smem + scale_vectors + partial_vectors;
   const StagedLayout layout = MakeStagedLayout(kOneSlot, MyK<kDeal>(p).chunks);
@@ -981,29 +1002,29 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   }
   WaitCopies<0>();
   if constexpr (kDeal == Deal::kClusterKHalves) {
-    // Rank 1 sends its sums and its rows' out_scale to rank 0, which adds them to its own and
-    // writes the tiles.
-    float* peer_scale = partials + warps * kPartialFloatsPerWarp;
+    // Rank r > 0 sends its sums and its rows' out_scale into region r - 1 of rank 0, which adds
+    // them to its own in rank order and writes the tiles.
+    const int peer_stride = 4 * peer_vectors;
+    const int rank = static_cast<int>(ClusterRank());
     ClusterWait();
-    if (ClusterRank() == 1) {
+    if (rank > 0) {
       namespace cg = cooperative_groups;
       const cg::cluster_group cluster = cg::this_cluster();
-      float* to = cluster.map_shared_rank(partials, 0);
+      float* to = cluster.map_shared_rank(partials, 0) + (rank - 1) * peer_stride;
       if (warp < items) {
 #pragma unroll
         for (int k = 0; k < 4; ++k) to[warp * kPartialFloatsPerWarp + 4 * lane + k] = acc[k];
       }
-      float* scale_to = cluster.map_shared_rank(peer_scale, 0);
+      float* scale_to = to + warps * kPartialFloatsPerWarp;
       for (int r = threadIdx.x; r < p.staged_rows; r += blockDim.x) scale_to[r] = out_scale[r];
     }
     ClusterArrive<true>();
     ClusterWait();
-    if (ClusterRank() == 0 && warp < items) {
-      float peer[4];
-#pragma unroll
-      for (int k = 0; k < 4; ++k) peer[k] = partials[warp * kPartialFloatsPerWarp + 4 * lane + k];
+    if (rank == 0 && warp < items) {
       WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, bt.first + warp, out_scale, acc, g, c,
-                                              peer, peer_scale);
+                                              partials + warp * kPartialFloatsPerWarp + 4 * lane,
+                                              partials + warps * kPartialFloatsPerWarp,
+                                              ClusterBlocks() - 1, peer_stride);
     }
     return;
   }
@@ -1031,16 +1052,16 @@ int Spanned(int positions, int positions_per_group) {
   return (positions + positions_per_group - 2) / positions_per_group + 1;
 }
 
-// kClusterKHalves: room for K half 1's sums (partials) and its out_scale.
+// kClusterKHalves: room for the sums (partials) and out_scale of each of cluster_peers blocks.
 int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block, int staged_cols,
-                  int warps, int splits, int stages, int chunks_per_thread,
-                  bool cluster_halves = false) {
+                  int warps, int splits, int stages, int chunks_per_thread, int cluster_peers = 0) {
   const StagedLayout layout = MakeStagedLayout(one_slot, cols / kChunkElements);
   const int64_t scale_vectors =
       (3 * staged_rows + BlockGroupsWords(groups_per_block, staged_cols) + 3) / 4;
-  const int64_t partial_vectors = cluster_halves
-                                      ? warps * kPartialFloatsPerWarp / 4 + (staged_rows + 3) / 4
-                                      : (splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
+  const int64_t partial_vectors =
+      cluster_peers > 0
+          ? cluster_peers * (warps * kPartialFloatsPerWarp / 4 + (staged_rows + 3) / 4)
+          : (splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
   const int64_t zero_vectors = one_slot ? layout.row_vectors : 0;
   return 16 * (scale_vectors + partial_vectors + zero_vectors +
                int64_t{staged_rows} * layout.row_vectors) +
@@ -1107,38 +1128,42 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
 // the blocks' shared memory does not hold it.
 std::optional<LaunchPlan> PlanClusterHalves(int tiles, int tiles_per_group, int cols,
                                             int per_thread, int stages, int staged_cols,
-                                            int input_rows, int sms) {
+                                            int input_rows, int sms, int cluster_blocks,
+                                            int ranges) {
   const int chunks_per_pass = 4 * per_thread;
   const int passes = (cols / kChunkElements + chunks_per_pass - 1) / chunks_per_pass;
   const int per_sm = (tiles + sms - 1) / sms;
-  const bool splits_k = per_sm * 2 <= kMaxWarps && passes >= 2;
+  const bool splits_k = per_sm * 2 <= kMaxWarps && passes >= cluster_blocks;
   const bool stages_every_row = input_rows < Spanned(per_sm, tiles_per_group) * staged_cols;
-  const int ranges = sms / 2;
-  const int per_block = (tiles + ranges - 1) / ranges;
-  if (sms % 2 != 0 || tiles < sms || !splits_k || !stages_every_row ||
-      !ClusterKHalvesPay(input_rows, cols) || per_block > kMaxWarps) {
+  const int per_block = ranges > 0 ? (tiles + ranges - 1) / ranges : kMaxWarps + 1;
+  const int passes_per_part = (passes + cluster_blocks - 1) / cluster_blocks;
+  if (ranges < 1 || ranges * cluster_blocks > sms || tiles < sms || !splits_k ||
+      !stages_every_row || !ClusterKHalvesPay(input_rows, cols) || per_block > kMaxWarps ||
+      (cluster_blocks - 1) * passes_per_part >= passes) {
     return std::nullopt;
   }
   LaunchPlan plan;
-  plan.blocks = sms;
+  plan.blocks = ranges * cluster_blocks;
   plan.warps = per_block;
-  plan.chunks_per_split = (passes + 1) / 2 * chunks_per_pass;
+  plan.cluster_blocks = cluster_blocks;
+  plan.chunks_per_split = passes_per_part * chunks_per_pass;
   plan.groups_per_block = Spanned(per_block, tiles_per_group);
   plan.staged_rows = input_rows;
   plan.all_input_rows = true;
-  plan.smem_bytes =
-      SmemBytes(false, plan.chunks_per_split * kChunkElements, plan.staged_rows,
-                plan.groups_per_block, staged_cols, plan.warps, 1, stages, per_thread, true);
+  plan.smem_bytes = SmemBytes(false, plan.chunks_per_split * kChunkElements, plan.staged_rows,
+                              plan.groups_per_block, staged_cols, plan.warps, 1, stages, per_thread,
+                              cluster_blocks - 1);
   if (plan.smem_bytes > kMaxDynamicSmemBytes) return std::nullopt;
   return plan;
 }
 
-// A launch of clusters of two blocks (kClusterKHalves); `attribute` must outlive the config's use.
-cudaLaunchConfig_t ClusterOfTwoConfig(int blocks, int threads, size_t smem_bytes,
-                                      cudaStream_t stream, cudaLaunchAttribute& attribute) {
+// A launch of clusters of cluster_blocks blocks (kClusterKHalves); `attribute` must outlive the
+// config's use.
+cudaLaunchConfig_t ClusterConfig(int cluster_blocks, int blocks, int threads, size_t smem_bytes,
+                                 cudaStream_t stream, cudaLaunchAttribute& attribute) {
   attribute = {};
   attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim = {2, 1, 1};
+  attribute.val.clusterDim = {static_cast<unsigned>(cluster_blocks), 1, 1};
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(blocks);
   config.blockDim = dim3(threads);
@@ -1152,7 +1177,9 @@ cudaLaunchConfig_t ClusterOfTwoConfig(int blocks, int threads, size_t smem_bytes
 struct DeviceLimits {
   int sms = 0;
   int64_t l2_bytes = 0;
-  int clusters_of_two = 0;  // kClusterKHalves instantiations: clusters of 2 blocks that fit at once
+  // kClusterKHalves instantiations: clusters of 2 and of 3 of the largest blocks that fit at once.
+  int clusters_of_two = 0;
+  int clusters_of_three = 0;
 };
 
 // The card's SM count and L2 size (and for kClusterKHalves how many clusters of two of the
@@ -1170,16 +1197,19 @@ absl::StatusOr<DeviceLimits> PrepareDevice() {
     const auto kernel = SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal>;
     CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               kMaxDynamicSmemBytes));
-    int sms = 0, l2_bytes = 0, clusters = 0;
+    int sms = 0, l2_bytes = 0, clusters_of_two = 0, clusters_of_three = 0;
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
     if (kDeal == Deal::kClusterKHalves) {
-      cudaLaunchAttribute cluster;
-      const cudaLaunchConfig_t config =
-          ClusterOfTwoConfig(sms, kMaxWarps * 32, kMaxDynamicSmemBytes, nullptr, cluster);
-      CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+      for (auto [size, clusters] :
+           {std::pair<int, int*>{2, &clusters_of_two}, {3, &clusters_of_three}}) {
+        cudaLaunchAttribute cluster;
+        const cudaLaunchConfig_t config = ClusterConfig(size, sms / size * size, kMaxWarps * 32,
+                                                        kMaxDynamicSmemBytes, nullptr, cluster);
+        CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(clusters, kernel, &config));
+      }
     }
-    limits = {sms, l2_bytes, clusters};
+    limits = {sms, l2_bytes, clusters_of_two, clusters_of_three};
   }
   return limits;
 }
@@ -1188,7 +1218,7 @@ absl::StatusOr<DeviceLimits> PrepareDevice() {
 template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 absl::Status Launch(SelParams p, const LaunchPlan& plan, int input_rows, cudaStream_t stream) {
   RETURN_IF_ERROR((PrepareDevice<kGateUpSilu, kOneSlot, kDeal>().status()));
-  const int ranges = kDeal == Deal::kClusterKHalves ? plan.blocks / 2 : plan.blocks;
+  const int ranges = plan.blocks / plan.cluster_blocks;
   p.tile_quotient = p.tiles / ranges;
   p.tile_remainder = p.tiles % ranges;
   p.splits = plan.splits;
@@ -1207,8 +1237,8 @@ absl::Status Launch(SelParams p, const LaunchPlan& plan, int input_rows, cudaStr
   p.walk_divisor = FastDivisor::Of(p.walk_warps_per_row);
   if constexpr (kDeal == Deal::kClusterKHalves) {
     cudaLaunchAttribute cluster;
-    const cudaLaunchConfig_t config =
-        ClusterOfTwoConfig(plan.blocks, plan.warps * 32, plan.smem_bytes, stream, cluster);
+    const cudaLaunchConfig_t config = ClusterConfig(
+        plan.cluster_blocks, plan.blocks, plan.warps * 32, plan.smem_bytes, stream, cluster);
     CUDA_RETURN_IF_ERROR(
         cudaLaunchKernelEx(&config, SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal>, p));
   } else {
@@ -1245,13 +1275,16 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
                          .l2_bytes = limits.l2_bytes});
   }
   if (!one_slot) {
-    if (const std::optional<LaunchPlan> halves =
-            PlanClusterHalves(p.tiles, p.tiles_per_group, p.cols, kPerThread, kStages,
-                              p.staged_cols, input_rows, limits.sms)) {
-      ASSIGN_OR_RETURN(const DeviceLimits cluster_limits,
-                       (PrepareDevice<kGateUpSilu, false, Deal::kClusterKHalves>()));
-      if (2 * cluster_limits.clusters_of_two >= halves->blocks) {
-        return Launch<kGateUpSilu, false, Deal::kClusterKHalves>(p, *halves, input_rows, stream);
+    ASSIGN_OR_RETURN(const DeviceLimits cluster_limits,
+                     (PrepareDevice<kGateUpSilu, false, Deal::kClusterKHalves>()));
+    // K thirds where a range of tiles fits a block's warps, else K halves.
+    for (auto [size, active] : {std::pair<int, int>{3, cluster_limits.clusters_of_three},
+                                {2, cluster_limits.clusters_of_two}}) {
+      const int ranges = std::min(limits.sms / size, active);
+      if (const std::optional<LaunchPlan> parts =
+              PlanClusterHalves(p.tiles, p.tiles_per_group, p.cols, kPerThread, kStages,
+                                p.staged_cols, input_rows, limits.sms, size, ranges)) {
+        return Launch<kGateUpSilu, false, Deal::kClusterKHalves>(p, *parts, input_rows, stream);
       }
     }
   }
