@@ -2,8 +2,9 @@
 # Lever table row 61: cluster K thirds (bundle/bin) against commit d6da6e0's build
 # (bundle/base61/bin): the new build's GPU tests, `check` and targets (gpu-bench.sh --quick), the
 # base's targets, then row 60's ring-bench.sh (the union variant at small unions) new, base, new,
-# base.
+# base, and launches.sh (each launch's deal, by ncu) for both builds.
 set -u
+here=docs/perf-runs/2026-12-01/session9/lever61
 bench=docs/perf-runs/2026-12-01/session9/lever60/ring-bench.sh
 # carried compressed: the device tool's 64 MiB
 gunzip -f bundle/base61/bin/gpuprobed.gz bundle/tests/cuda_backend_test.gz bundle/lib/libgrpc.so.29.gz
@@ -16,6 +17,11 @@ deploy/gpu-bench.sh bundle/base61 "$OUT/run/base-quick" --quick
 for round in new base new2 base2; do
   b=bundle; [[ $round == base* ]] && b=bundle/base61
   "$bench" "$b" "$OUT/run/ring-$round"
+done
+for b in new base; do
+  d=bundle; [[ $b == base ]] && d=bundle/base61
+  "$here/launches.sh" "$d" "$OUT/run/launches-$b" >"$OUT/run/launches-$b.txt" 2>&1
+  echo "== launches $b"; tail -n 4 "$OUT/run/launches-$b.txt"
 done
 tail -n 3 "$OUT/run/quick/tests.txt"
 grep -E "FAIL|Failure" "$OUT/run/quick/tests.txt" | head -20
