@@ -9,7 +9,8 @@ bundle=$(cd "$1" && pwd)
 out=$2
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$bundle/lib
-ncu --clock-control none --target-processes all -k regex:SelNvfp4KernelILb1ELb0 -c 8 \
+ncu --clock-control none --target-processes all --kernel-name-base mangled \
+  -k regex:SelNvfp4KernelILb1ELb0 -c 8 \
   --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
   -o "$out/prof" "$bundle/bin/gpuprobed" --isolation none --backend cuda --listen 127.0.0.1:0 \
   --http "" --data-dir "$(mktemp -d)" >"$out/ncu-log.txt" 2>&1 &
