@@ -8,6 +8,7 @@ gunzip -f bundle/base61/bin/gpuprobed.gz bundle/lib/libgrpc.so.29.gz
 chmod +x bundle/base61/bin/gpuprobed
 ln -sfn "$PWD/bundle/bin/gpuprobe" bundle/base61/bin/gpuprobe
 ln -sfn "$PWD/bundle/lib" bundle/base61/lib
+mkdir -p "$OUT/run"
 for b in new base; do
   d=bundle; [[ $b == base ]] && d=bundle/base61
   "$here/launches.sh" "$d" "$OUT/run/launches-$b" >"$OUT/run/launches-$b.txt" 2>&1
