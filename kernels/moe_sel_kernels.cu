@@ -196,13 +196,7 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
 //    small unions): clusters of two blocks own one range of tiles; block rank h computes K half h
 //    and stages only that half of each input row, and rank 1's partial sums reach rank 0 through
 //    distributed shared memory, where the tiles are written (the kernel's end).
-//  - kClusterKThirds: the same in clusters of three blocks, K part r on rank r.
-enum class Deal { kConsecutive, kTokenWindows, kClusterKHalves, kClusterKThirds };
-
-// Blocks per cluster of a deal: each computes one K part of its cluster's tiles.
-__host__ __device__ constexpr int ClusterBlocks(Deal deal) {
-  return deal == Deal::kClusterKHalves ? 2 : deal == Deal::kClusterKThirds ? 3 : 1;
-}
+enum class Deal { kConsecutive, kTokenWindows, kClusterKHalves };
 
 // Token windows (kTokenWindows): group g serves slot g alone and `selected` (in_row_div) divides
 // the groups, so a window is the `selected` groups of one token, one input row. Position i of a
@@ -254,8 +248,8 @@ __device__ __forceinline__ void ClusterWait() {
 
 template <Deal kDeal>
 __device__ __forceinline__ BlockTiles MyTiles(const SelParams& p) {
-  // Cluster deals: the blocks of a cluster (consecutive block indices) share a range.
-  const int b = ClusterBlocks(kDeal) > 1 ? blockIdx.x / ClusterBlocks(kDeal) : blockIdx.x;
+  // kClusterKHalves: the two blocks of a cluster (consecutive block indices) share a range.
+  const int b = kDeal == Deal::kClusterKHalves ? blockIdx.x / 2 : blockIdx.x;
   const int first = b * p.tile_quotient + min(b, p.tile_remainder);
   const int last = first + p.tile_quotient + (b < p.tile_remainder ? 1 : 0);
   if constexpr (kDeal != Deal::kTokenWindows) {
@@ -278,7 +272,7 @@ struct BlockK {
 template <Deal kDeal>
 __device__ __forceinline__ BlockK MyK(const SelParams& p) {
   const int chunks = p.cols / kChunkElements;
-  if constexpr (ClusterBlocks(kDeal) == 1) {
+  if constexpr (kDeal != Deal::kClusterKHalves) {
     return {0, chunks, 0, p.cols / 4, chunks};
   } else {
     const int begin = static_cast<int>(ClusterRank()) * p.chunks_per_split;
@@ -536,7 +530,7 @@ struct Item {
 
 template <Deal kDeal>
 __device__ __forceinline__ Item MakeItem(const SelParams& p, const BlockTiles& bt, int index) {
-  if constexpr (ClusterBlocks(kDeal) > 1) {  // no split within the block: its K part
+  if constexpr (kDeal == Deal::kClusterKHalves) {  // no split within the block: its K half
     const BlockK k = MyK<kDeal>(p);
     return {bt.first + index, k.chunk_begin, k.chunk_end};
   }
@@ -818,24 +812,22 @@ __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const 
     b = staged + StagedRow<kDeal>(p, bt, bg, group, in_group ? g : 0) * layout.row_vectors;
     // kClusterKHalves: the staged rows start at the block's first chunk, ComputePass addresses
     // them by chunk of K.
-    if (ClusterBlocks(kDeal) > 1) b -= GroupChunkOffset(item.chunk_begin);
+    if (kDeal == Deal::kClusterKHalves) b -= GroupChunkOffset(item.chunk_begin);
   }
   return {index, item.chunk_begin, item.chunk_end, b};
 }
 
 // Writes one tile's results. kOneSlot: every lane holds the sums of all K (after the column
 // reduction) for rows g and g + 8; lanes of column 0 write. Otherwise lane (g, c) holds rows
-// g, g + 8 x columns 2c, 2c + 1. Cluster deals (group plans only): acc holds K part 0, peer_acc
-// the lane's 4 sums of each other K part in rank order, and peer_scale that part's block's
-// out_scale, the next part's peer_scale_stride floats further.
+// g, g + 8 x columns 2c, 2c + 1. kClusterKHalves (group plans only): acc holds K half 0, and
+// peer_acc and peer_scale the lane's sums of K half 1 and that block's out_scale.
 template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& bt,
                                           const BlockGroups& bg, int tile, const float* out_scale,
                                           const float (&acc)[4], int g, int c,
                                           const float* peer_acc = nullptr,
-                                          const float* peer_scale = nullptr,
-                                          int peer_scale_stride = 0) {
-  static_assert(ClusterBlocks(kDeal) == 1 || !kOneSlot);
+                                          const float* peer_scale = nullptr) {
+  static_assert(kDeal != Deal::kClusterKHalves || !kOneSlot);
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, tile, g, group, out_row, row_g, row_g8);
   const int local = group - bt.first_group;
@@ -851,15 +843,9 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
     const int slot = bg.slot[local * p.staged_cols + n];
     const int row = StagedRow<kDeal>(p, bt, bg, group, n);
     float scale = out_scale[row];
-    if constexpr (ClusterBlocks(kDeal) > 1) {  // the other K parts' sums, each in its scale
+    if constexpr (kDeal == Deal::kClusterKHalves) {  // K half 1's sums, in their own input scale
       v_g = v_g * scale + peer_acc[parity] * peer_scale[row];
       v_g8 = v_g8 * scale + peer_acc[2 + parity] * peer_scale[row];
-#pragma unroll
-      for (int r = 1; r < ClusterBlocks(kDeal) - 1; ++r) {
-        const float peer = peer_scale[r * peer_scale_stride + row];
-        v_g += peer_acc[4 * r + parity] * peer;
-        v_g8 += peer_acc[4 * r + 2 + parity] * peer;
-      }
       scale = 1.0f;
     }
     float* out = p.out + int64_t{slot} * p.out_rows + out_row;
@@ -899,9 +885,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, c = lane % 4;
   // Layout: out_scale, row_max and row_input, staged_rows each, the block's groups (16-byte
-  // aligned), partial results (split plans; cluster deals: one region per rank r > 0, its K
-  // part's sums, then its out_scale), the zero row (per-slot plans), the staged rows, the warps'
-  // rings.
+  // aligned), partial results (split plans; kClusterKHalves: K half 1's sums, then its
+  // out_scale), the zero row (per-slot plans), the staged rows, the warps' rings.
   float* out_scale = reinterpret_cast<float*>(smem);
   float* row_max = out_scale + p.staged_rows;
   int* row_input = reinterpret_cast<int*>(row_max + p.staged_rows);
@@ -909,19 +894,18 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   const int scale_vectors =
       (3 * p.staged_rows + BlockGroupsWords(p.groups_per_block, p.staged_cols) + 3) / 4;
   float* partials = reinterpret_cast<float*>(smem + scale_vectors);
-  constexpr int kPeers = ClusterBlocks(kDeal) - 1;
-  const int peer_vectors = warps * kPartialFloatsPerWarp / 4 + (p.staged_rows + 3) / 4;
-  const int partial_vectors =
-      kPeers > 0 ? kPeers * peer_vectors : (p.splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
+  const int partial_vectors = kDeal == Deal::kClusterKHalves
+                                  ? warps * kPartialFloatsPerWarp / 4 + (p.staged_rows + 3) / 4
+                                  : (p.splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
   uint4* zero = smem + scale_vectors + partial_vectors;
   const StagedLayout layout = MakeStagedLayout(kOneSlot, MyK<kDeal>(p).chunks);
   uint4* staged = zero + (kOneSlot ? layout.row_vectors : 0);
   uint8_t* ring = reinterpret_cast<uint8_t*>(staged + p.staged_rows * layout.row_vectors) +
                   warp * kStages * StageBytes(kChunks);
 
-  // The blocks of a cluster arrive now and wait before ranks r > 0 write into rank 0's shared
+  // The blocks of a cluster arrive now and wait before rank 1 writes into rank 0's shared
   // memory, which therefore exists by then.
-  if (kPeers > 0) ClusterArrive<false>();
+  if (kDeal == Deal::kClusterKHalves) ClusterArrive<false>();
   const BlockTiles bt = MyTiles<kDeal>(p);
   const int chunks = p.cols / kChunkElements;
   const int items = (bt.last - bt.first) * p.splits;
@@ -978,7 +962,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       }
       // The item is done: write its tile, or (split plans) leave its partial sums.
       if (kOneSlot) SumColumnThreads(acc);
-      if (kPeers > 0) break;  // one item per warp, its sums kept in acc
+      if (kDeal == Deal::kClusterKHalves) break;  // one item per warp, its sums kept in acc
       if (p.splits == 1) {
         WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, TileAt<kDeal>(p, bt.first + at.index),
                                                 out_scale, acc, g, c);
@@ -996,38 +980,30 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     }
   }
   WaitCopies<0>();
-  if constexpr (kPeers > 0) {
-    // Rank r > 0 sends its sums and its rows' out_scale into region r - 1 of rank 0, which adds
-    // them to its own in rank order and writes the tiles.
+  if constexpr (kDeal == Deal::kClusterKHalves) {
+    // Rank 1 sends its sums and its rows' out_scale to rank 0, which adds them to its own and
+    // writes the tiles.
     float* peer_scale = partials + warps * kPartialFloatsPerWarp;
-    const int peer_stride = 4 * peer_vectors;  // floats from one region to the next
     ClusterWait();
-    if (kPeers == 1 ? ClusterRank() == 1 : ClusterRank() > 0) {
-      // Rank r's region; rank 1's is the first (with halves, the only one).
-      const int region = kPeers == 1 ? 0 : (static_cast<int>(ClusterRank()) - 1) * peer_stride;
+    if (ClusterRank() == 1) {
       namespace cg = cooperative_groups;
       const cg::cluster_group cluster = cg::this_cluster();
-      float* to = cluster.map_shared_rank(partials, 0) + region;
+      float* to = cluster.map_shared_rank(partials, 0);
       if (warp < items) {
 #pragma unroll
         for (int k = 0; k < 4; ++k) to[warp * kPartialFloatsPerWarp + 4 * lane + k] = acc[k];
       }
-      float* scale_to = cluster.map_shared_rank(peer_scale, 0) + region;
+      float* scale_to = cluster.map_shared_rank(peer_scale, 0);
       for (int r = threadIdx.x; r < p.staged_rows; r += blockDim.x) scale_to[r] = out_scale[r];
     }
     ClusterArrive<true>();
     ClusterWait();
     if (ClusterRank() == 0 && warp < items) {
-      float peer[4 * kPeers];
+      float peer[4];
 #pragma unroll
-      for (int r = 0; r < kPeers; ++r) {
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          peer[4 * r + k] = partials[r * peer_stride + warp * kPartialFloatsPerWarp + 4 * lane + k];
-        }
-      }
+      for (int k = 0; k < 4; ++k) peer[k] = partials[warp * kPartialFloatsPerWarp + 4 * lane + k];
       WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, bt.first + warp, out_scale, acc, g, c,
-                                              peer, peer_scale, peer_stride);
+                                              peer, peer_scale);
     }
     return;
   }
@@ -1055,16 +1031,16 @@ int Spanned(int positions, int positions_per_group) {
   return (positions + positions_per_group - 2) / positions_per_group + 1;
 }
 
-// Cluster deals: room for the sums (partials) and out_scale of each of cluster_peers other blocks.
+// kClusterKHalves: room for K half 1's sums (partials) and its out_scale.
 int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block, int staged_cols,
-                  int warps, int splits, int stages, int chunks_per_thread, int cluster_peers = 0) {
+                  int warps, int splits, int stages, int chunks_per_thread,
+                  bool cluster_halves = false) {
   const StagedLayout layout = MakeStagedLayout(one_slot, cols / kChunkElements);
   const int64_t scale_vectors =
       (3 * staged_rows + BlockGroupsWords(groups_per_block, staged_cols) + 3) / 4;
-  const int64_t partial_vectors =
-      cluster_peers > 0
-          ? cluster_peers * (warps * kPartialFloatsPerWarp / 4 + (staged_rows + 3) / 4)
-          : (splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
+  const int64_t partial_vectors = cluster_halves
+                                      ? warps * kPartialFloatsPerWarp / 4 + (staged_rows + 3) / 4
+                                      : (splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
   const int64_t zero_vectors = one_slot ? layout.row_vectors : 0;
   return 16 * (scale_vectors + partial_vectors + zero_vectors +
                int64_t{staged_rows} * layout.row_vectors) +
@@ -1122,51 +1098,47 @@ absl::StatusOr<LaunchPlan> PlanLaunch(bool one_slot, int tiles, int tiles_per_gr
       cols, staged_cols, kMaxDynamicSmemBytes / 1024));
 }
 
-// A cluster deal (cluster_blocks blocks, one K part each) for a group plan which, dealt
-// consecutively at one block per SM, would have every block stage every input row and split each
-// tile's K across warps, so that every block converts whole input rows for a share of K (the
-// union kernels at small unions: docs/PERF.md rows 51, 54, 56 and 61): `ranges` clusters take
-// one range of tiles each, and block rank r stages and computes K part r (whole passes) with one
-// warp per tile. None where ClusterKHalvesPay says they do not pay, the clusters need more SMs
-// than the card has, a range has more tiles than a block has warps, a rank would have no K, or the
-// blocks' shared memory does not hold it.
-std::optional<LaunchPlan> PlanClusterKParts(int tiles, int tiles_per_group, int cols,
+// kClusterKHalves for a group plan which, dealt consecutively at one block per SM, would have
+// every block stage every input row and split each tile's K across warps, so that every block
+// converts whole input rows for a share of K (the union kernels at small unions: docs/PERF.md
+// rows 51, 54 and 56): clusters of two blocks take one range of tiles each, sms / 2 ranges, and
+// block rank h stages and computes K half h with one warp per tile. None where ClusterKHalvesPay
+// says they do not pay, the card's SMs are odd, a range has more tiles than a block has warps, or
+// the blocks' shared memory does not hold it.
+std::optional<LaunchPlan> PlanClusterHalves(int tiles, int tiles_per_group, int cols,
                                             int per_thread, int stages, int staged_cols,
-                                            int input_rows, int sms, int cluster_blocks,
-                                            int ranges) {
+                                            int input_rows, int sms) {
   const int chunks_per_pass = 4 * per_thread;
   const int passes = (cols / kChunkElements + chunks_per_pass - 1) / chunks_per_pass;
   const int per_sm = (tiles + sms - 1) / sms;
   const bool splits_k = per_sm * 2 <= kMaxWarps && passes >= 2;
   const bool stages_every_row = input_rows < Spanned(per_sm, tiles_per_group) * staged_cols;
-  const int passes_per_part = (passes + cluster_blocks - 1) / cluster_blocks;
-  if (ranges < 1 || ranges * cluster_blocks > sms) return std::nullopt;
+  const int ranges = sms / 2;
   const int per_block = (tiles + ranges - 1) / ranges;
-  if (tiles < sms || !splits_k || !stages_every_row || !ClusterKHalvesPay(input_rows, cols) ||
-      per_block > kMaxWarps || (cluster_blocks - 1) * passes_per_part >= passes) {
+  if (sms % 2 != 0 || tiles < sms || !splits_k || !stages_every_row ||
+      !ClusterKHalvesPay(input_rows, cols) || per_block > kMaxWarps) {
     return std::nullopt;
   }
   LaunchPlan plan;
-  plan.blocks = ranges * cluster_blocks;
+  plan.blocks = sms;
   plan.warps = per_block;
-  plan.chunks_per_split = passes_per_part * chunks_per_pass;
+  plan.chunks_per_split = (passes + 1) / 2 * chunks_per_pass;
   plan.groups_per_block = Spanned(per_block, tiles_per_group);
   plan.staged_rows = input_rows;
   plan.all_input_rows = true;
-  plan.smem_bytes = SmemBytes(false, plan.chunks_per_split * kChunkElements, plan.staged_rows,
-                              plan.groups_per_block, staged_cols, plan.warps, 1, stages, per_thread,
-                              cluster_blocks - 1);
+  plan.smem_bytes =
+      SmemBytes(false, plan.chunks_per_split * kChunkElements, plan.staged_rows,
+                plan.groups_per_block, staged_cols, plan.warps, 1, stages, per_thread, true);
   if (plan.smem_bytes > kMaxDynamicSmemBytes) return std::nullopt;
   return plan;
 }
 
-// A launch of clusters of cluster_blocks blocks (cluster deals); `attribute` must outlive the
-// config's use.
-cudaLaunchConfig_t ClusterConfig(int cluster_blocks, int blocks, int threads, size_t smem_bytes,
-                                 cudaStream_t stream, cudaLaunchAttribute& attribute) {
+// A launch of clusters of two blocks (kClusterKHalves); `attribute` must outlive the config's use.
+cudaLaunchConfig_t ClusterOfTwoConfig(int blocks, int threads, size_t smem_bytes,
+                                      cudaStream_t stream, cudaLaunchAttribute& attribute) {
   attribute = {};
   attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim = {static_cast<unsigned>(cluster_blocks), 1, 1};
+  attribute.val.clusterDim = {2, 1, 1};
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(blocks);
   config.blockDim = dim3(threads);
@@ -1180,10 +1152,10 @@ cudaLaunchConfig_t ClusterConfig(int cluster_blocks, int blocks, int threads, si
 struct DeviceLimits {
   int sms = 0;
   int64_t l2_bytes = 0;
-  int clusters = 0;  // cluster deals: clusters of ClusterBlocks(deal) blocks that fit at once
+  int clusters_of_two = 0;  // kClusterKHalves instantiations: clusters of 2 blocks that fit at once
 };
 
-// The card's SM count and L2 size (and for cluster deals how many of their clusters of the
+// The card's SM count and L2 size (and for kClusterKHalves how many clusters of two of the
 // largest blocks fit), and the kernel's shared-memory limit raised, once per device.
 template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 absl::StatusOr<DeviceLimits> PrepareDevice() {
@@ -1201,11 +1173,10 @@ absl::StatusOr<DeviceLimits> PrepareDevice() {
     int sms = 0, l2_bytes = 0, clusters = 0;
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-    if constexpr (ClusterBlocks(kDeal) > 1) {
-      constexpr int kBlocks = ClusterBlocks(kDeal);
+    if (kDeal == Deal::kClusterKHalves) {
       cudaLaunchAttribute cluster;
-      const cudaLaunchConfig_t config = ClusterConfig(
-          kBlocks, sms / kBlocks * kBlocks, kMaxWarps * 32, kMaxDynamicSmemBytes, nullptr, cluster);
+      const cudaLaunchConfig_t config =
+          ClusterOfTwoConfig(sms, kMaxWarps * 32, kMaxDynamicSmemBytes, nullptr, cluster);
       CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
     }
     limits = {sms, l2_bytes, clusters};
@@ -1217,7 +1188,7 @@ absl::StatusOr<DeviceLimits> PrepareDevice() {
 template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 absl::Status Launch(SelParams p, const LaunchPlan& plan, int input_rows, cudaStream_t stream) {
   RETURN_IF_ERROR((PrepareDevice<kGateUpSilu, kOneSlot, kDeal>().status()));
-  const int ranges = plan.blocks / ClusterBlocks(kDeal);
+  const int ranges = kDeal == Deal::kClusterKHalves ? plan.blocks / 2 : plan.blocks;
   p.tile_quotient = p.tiles / ranges;
   p.tile_remainder = p.tiles % ranges;
   p.splits = plan.splits;
@@ -1234,10 +1205,10 @@ absl::Status Launch(SelParams p, const LaunchPlan& plan, int input_rows, cudaStr
   p.walk_warps_per_row = std::max(1, plan.warps / plan.staged_rows);
   p.walk_row_step = plan.warps / p.walk_warps_per_row;
   p.walk_divisor = FastDivisor::Of(p.walk_warps_per_row);
-  if constexpr (ClusterBlocks(kDeal) > 1) {
+  if constexpr (kDeal == Deal::kClusterKHalves) {
     cudaLaunchAttribute cluster;
-    const cudaLaunchConfig_t config = ClusterConfig(
-        ClusterBlocks(kDeal), plan.blocks, plan.warps * 32, plan.smem_bytes, stream, cluster);
+    const cudaLaunchConfig_t config =
+        ClusterOfTwoConfig(plan.blocks, plan.warps * 32, plan.smem_bytes, stream, cluster);
     CUDA_RETURN_IF_ERROR(
         cudaLaunchKernelEx(&config, SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal>, p));
   } else {
@@ -1248,24 +1219,9 @@ absl::Status Launch(SelParams p, const LaunchPlan& plan, int input_rows, cudaStr
   return absl::OkStatus();
 }
 
-// Launches the cluster deal kDeal on as many ranges as the card's SMs and its clusters at once
-// allow, where PlanClusterKParts finds a plan; false where not.
-template <bool kGateUpSilu, Deal kDeal>
-absl::StatusOr<bool> LaunchClusterKParts(const SelParams& p, int input_rows, int sms,
-                                         cudaStream_t stream) {
-  ASSIGN_OR_RETURN(const DeviceLimits limits, (PrepareDevice<kGateUpSilu, false, kDeal>()));
-  const int ranges = std::min(sms / ClusterBlocks(kDeal), limits.clusters);
-  const std::optional<LaunchPlan> plan = PlanClusterKParts(
-      p.tiles, p.tiles_per_group, p.cols, Tuning<kGateUpSilu>::kChunksPerThread,
-      Tuning<kGateUpSilu>::kStages, p.staged_cols, input_rows, sms, ClusterBlocks(kDeal), ranges);
-  if (!plan) return false;
-  RETURN_IF_ERROR((Launch<kGateUpSilu, false, kDeal>(p, *plan, input_rows, stream)));
-  return true;
-}
-
 // Plans the launch and picks the kernel's deal: token windows where TokenWindowsPay (per-slot
-// gate+up), cluster K thirds, else halves, where PlanClusterKParts finds a plan (group plans),
-// consecutive tiles otherwise.
+// gate+up), cluster K halves where PlanClusterHalves finds a plan and the card holds it
+// (group plans), consecutive tiles otherwise.
 template <bool kGateUpSilu>
 absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input_rows,
                           cudaStream_t stream) {
@@ -1289,13 +1245,15 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
                          .l2_bytes = limits.l2_bytes});
   }
   if (!one_slot) {
-    ASSIGN_OR_RETURN(bool launched, (LaunchClusterKParts<kGateUpSilu, Deal::kClusterKThirds>(
-                                        p, input_rows, limits.sms, stream)));
-    if (!launched) {
-      ASSIGN_OR_RETURN(launched, (LaunchClusterKParts<kGateUpSilu, Deal::kClusterKHalves>(
-                                     p, input_rows, limits.sms, stream)));
+    if (const std::optional<LaunchPlan> halves =
+            PlanClusterHalves(p.tiles, p.tiles_per_group, p.cols, kPerThread, kStages,
+                              p.staged_cols, input_rows, limits.sms)) {
+      ASSIGN_OR_RETURN(const DeviceLimits cluster_limits,
+                       (PrepareDevice<kGateUpSilu, false, Deal::kClusterKHalves>()));
+      if (2 * cluster_limits.clusters_of_two >= halves->blocks) {
+        return Launch<kGateUpSilu, false, Deal::kClusterKHalves>(p, *halves, input_rows, stream);
+      }
     }
-    if (launched) return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(const LaunchPlan plan,
                    PlanLaunch(one_slot, p.tiles, p.tiles_per_group, p.cols, kPerThread, kStages,
