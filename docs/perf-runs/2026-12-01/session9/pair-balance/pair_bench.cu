@@ -42,7 +42,8 @@ constexpr int kTilesPerExpert = 80, kPasses = 10, kParts = 5;
 constexpr int kTiles = kExperts * kTilesPerExpert;
 constexpr int kWarps = 19, kStages = 3, kStageBytes = 2048 + 256;
 constexpr int kMaxRangeTiles = 64;
-constexpr int kHeaderBytes = 4 * (1 + kMaxRangeTiles);  // the claim counter, the parts' counters
+// The claim counter and the parts' counters, then the rings (16-byte aligned for the copies).
+constexpr int kHeaderBytes = (4 * (1 + kMaxRangeTiles) + 15) / 16 * 16;
 constexpr int kSmemBytes = kHeaderBytes + kWarps * kStages * kStageBytes;
 constexpr int kLaunchesPerSample = 10;
 
