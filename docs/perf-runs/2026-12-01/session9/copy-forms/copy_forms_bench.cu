@@ -132,8 +132,17 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
     __shared__ unsigned row_max[kInputRows];
     if (threadIdx.x < kInputRows) row_max[threadIdx.x] = 0;
     __syncthreads();
-    for (int i = threadIdx.x; i < kInputRows * kInputs; i += blockDim.x) {
-      atomicMax(&row_max[i / kInputs], __float_as_uint(fabsf(staged[i])));
+    // As the kernels: each warp walks part of one row, reduces its lanes' maxima and adds them
+    // with one atomic (the first run here took an atomic per element: see run-first/).
+    const int warps_per_row = kWarps / kInputRows;
+    const int row = warp / warps_per_row, part = warp % warps_per_row;
+    if (row < kInputRows) {
+      unsigned m = 0;
+      for (int i = part * 32 + lane; i < kInputs; i += warps_per_row * 32) {
+        m = max(m, __float_as_uint(fabsf(staged[row * kInputs + i])));
+      }
+      m = __reduce_max_sync(0xFFFFFFFFu, m);
+      if (lane == 0) atomicMax(&row_max[row], m);
     }
     __syncthreads();
     for (int i = threadIdx.x; i < kInputRows * kInputs; i += blockDim.x) {
