@@ -10,7 +10,10 @@
 //             dependent loads and a barrier, the ring's prologue issued, two input rows of 2,560
 //             floats copied, a barrier, their maxima and a barrier, their conversion in place and a
 //             barrier;
-//   all:      srcsize, wide and startup together.
+//   all:      srcsize, wide and startup together;
+//   groups:   startup's group data only (two dependent loads and a barrier before the prologue);
+//   inputs:   startup's input rows only (their copies, the prologue behind them, the barriers,
+//             maxima and conversion).
 // Reports, per variant and `work` (0 or 40 rounds of FMA chains a pass), the time (median of 20
 // samples of 10 back-to-back launches) and one launch's span. Every variant's XOR must agree.
 // Built and run on the GPU host: nvcc -O3 -arch=sm_90a copy_forms_bench.cu && ./a.out
@@ -67,12 +70,13 @@ __device__ __forceinline__ void Copy(void* to, const void* from, int bytes) {
   }
 }
 
-template <bool kSrcSize, bool kWide, bool kStartup>
+template <bool kSrcSize, bool kWide, bool kGroups, bool kInputRowsStaged>
 __global__ void __launch_bounds__(kWarps * 32, 1)
     Ring(const uint8_t* codes, const uint8_t* scales, const int* group, const float* inputs,
          int work, uint64_t* times) {
   extern __shared__ uint8_t smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  constexpr bool kStartup = kInputRowsStaged;  // the shared memory holds the input rows
   float* staged = reinterpret_cast<float*>(smem);
   uint8_t* ring = smem + (kStartup ? kStartupBytes + 16 : 0) + warp * kStages * kStageBytes;
   if (threadIdx.x == 0) times[2 * blockIdx.x] = Now();
@@ -80,7 +84,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
   const int last = static_cast<int>(int64_t{blockIdx.x + 1} * kTiles / gridDim.x);
   int issued = 0, tile = first + warp, pass = 0;
   __shared__ int block_group;
-  if (kStartup) {  // the group data: two dependent loads, then a barrier
+  if (kGroups) {  // the group data: two dependent loads, then a barrier
     if (threadIdx.x == 0) block_group = group[group[blockIdx.x % 64] % 64];
     __syncthreads();
     if (block_group < 0) tile = last;  // never: keeps the loads
@@ -248,11 +252,13 @@ int main() {
     }
   };
   for (int round = 0; round < 2; ++round) {
-    run(Ring<false, false, false>, "base", false);
-    run(Ring<true, false, false>, "srcsize", false);
-    run(Ring<false, true, false>, "wide", false);
-    run(Ring<false, false, true>, "startup", true);
-    run(Ring<true, true, true>, "all", true);
+    run(Ring<false, false, false, false>, "base", false);
+    run(Ring<true, false, false, false>, "srcsize", false);
+    run(Ring<false, true, false, false>, "wide", false);
+    run(Ring<false, false, true, true>, "startup", true);
+    run(Ring<true, true, true, true>, "all", true);
+    run(Ring<false, false, true, false>, "groups", false);
+    run(Ring<false, false, false, true>, "inputs", true);
   }
   return 0;
 }
