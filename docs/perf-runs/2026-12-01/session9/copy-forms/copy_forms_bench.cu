@@ -13,7 +13,11 @@
 //   all:      srcsize, wide and startup together;
 //   groups:   startup's group data only (two dependent loads and a barrier before the prologue);
 //   inputs:   startup's input rows only (their copies, the prologue behind them, the barriers,
-//             maxima and conversion).
+//             maxima and conversion);
+//   groups-l2, startup-l2: groups and startup launched on a stream whose L2 access policy keeps
+//             the group data and the input rows (62 KB) persisting in the L2 across the weight
+//             stream, as a router's output and the activations would be after the kernels that
+//             wrote them.
 // Reports, per variant and `work` (0 or 40 rounds of FMA chains a pass), the time (median of 20
 // samples of 10 back-to-back launches) and one launch's span. Every variant's XOR must agree.
 // Built and run on the GPU host: nvcc -O3 -arch=sm_90a copy_forms_bench.cu && ./a.out
@@ -191,13 +195,14 @@ int main() {
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int64_t code_total = kExperts * kCodeBytes, scale_total = kExperts * kScaleBytes;
   uint8_t *codes, *scales;
-  int* group;
+  int* group;  // the group data, then the input rows: one range for the L2 access policy
   float* inputs;
+  const size_t small_bytes = 64 * sizeof(int) + 6 * kInputs * sizeof(float);
   uint64_t* times;
   CHECK(cudaMalloc(&codes, code_total));
   CHECK(cudaMalloc(&scales, scale_total));
-  CHECK(cudaMalloc(&group, 64 * sizeof(int)));
-  CHECK(cudaMalloc(&inputs, 6 * kInputs * sizeof(float)));
+  CHECK(cudaMalloc(&group, small_bytes));
+  inputs = reinterpret_cast<float*>(group + 64);
   CHECK(cudaMalloc(&times, 2 * sms * sizeof(uint64_t)));
   {
     std::vector<uint32_t> host(code_total / 4);
@@ -217,17 +222,32 @@ int main() {
   CHECK(cudaEventCreate(&b));
   const double bytes = double(code_total + scale_total);
   printf("variant\twork\tus\tTBps\tspread\tspan_us\txor\n");
-  auto run = [&](auto kernel, const char* name, bool startup) {
+  cudaStream_t plain, persisting;
+  CHECK(cudaStreamCreate(&plain));
+  CHECK(cudaStreamCreate(&persisting));
+  {
+    int limit = 0;
+    CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxPersistingL2CacheSize, 0));
+    CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, std::min<size_t>(limit, 1 << 20)));
+    cudaStreamAttrValue window{};
+    window.accessPolicyWindow.base_ptr = group;
+    window.accessPolicyWindow.num_bytes = small_bytes;
+    window.accessPolicyWindow.hitRatio = 1.0f;
+    window.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+    window.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+    CHECK(cudaStreamSetAttribute(persisting, cudaStreamAttributeAccessPolicyWindow, &window));
+  }
+  auto run = [&](auto kernel, const char* name, bool startup, cudaStream_t stream) {
     const int smem = (startup ? kStartupBytes + 16 : 0) + kWarps * kStages * kStageBytes;
     CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     for (int work : {0, 40}) {
       std::vector<float> samples;
       for (int r = 0; r < 23; ++r) {
-        CHECK(cudaEventRecord(a));
+        CHECK(cudaEventRecord(a, stream));
         for (int k = 0; k < kLaunchesPerSample; ++k) {
-          kernel<<<sms, kWarps * 32, smem>>>(codes, scales, group, inputs, work, times);
+          kernel<<<sms, kWarps * 32, smem, stream>>>(codes, scales, group, inputs, work, times);
         }
-        CHECK(cudaEventRecord(b));
+        CHECK(cudaEventRecord(b, stream));
         CHECK(cudaEventSynchronize(b));
         float ms = 0;
         CHECK(cudaEventElapsedTime(&ms, a, b));
@@ -235,8 +255,8 @@ int main() {
       }
       uint32_t zero = 0, x = 0;
       CHECK(cudaMemcpyToSymbol(g_xor, &zero, 4));
-      kernel<<<sms, kWarps * 32, smem>>>(codes, scales, group, inputs, work, times);
-      CHECK(cudaGetLastError());
+      kernel<<<sms, kWarps * 32, smem, stream>>>(codes, scales, group, inputs, work, times);
+      CHECK(cudaStreamSynchronize(stream));
       CHECK(cudaMemcpyFromSymbol(&x, g_xor, 4));
       std::vector<uint64_t> t(2 * sms);
       CHECK(cudaMemcpy(t.data(), times, t.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
@@ -252,13 +272,16 @@ int main() {
     }
   };
   for (int round = 0; round < 2; ++round) {
-    run(Ring<false, false, false, false>, "base", false);
-    run(Ring<true, false, false, false>, "srcsize", false);
-    run(Ring<false, true, false, false>, "wide", false);
-    run(Ring<false, false, true, true>, "startup", true);
-    run(Ring<true, true, true, true>, "all", true);
-    run(Ring<false, false, true, false>, "groups", false);
-    run(Ring<false, false, false, true>, "inputs", true);
+    run(Ring<false, false, false, false>, "base", false, plain);
+    run(Ring<true, false, false, false>, "srcsize", false, plain);
+    run(Ring<false, true, false, false>, "wide", false, plain);
+    run(Ring<false, false, true, true>, "startup", true, plain);
+    run(Ring<true, true, true, true>, "all", true, plain);
+    run(Ring<false, false, true, false>, "groups", false, plain);
+    run(Ring<false, false, false, true>, "inputs", true, plain);
+    run(Ring<false, false, true, false>, "groups-l2", false, persisting);
+    run(Ring<false, false, true, true>, "startup-l2", true, persisting);
+    run(Ring<false, false, false, false>, "base-l2", false, persisting);
   }
   return 0;
 }
