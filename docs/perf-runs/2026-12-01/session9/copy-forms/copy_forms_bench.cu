@@ -17,7 +17,9 @@
 //   groups-l2, startup-l2: groups and startup launched on a stream whose L2 access policy keeps
 //             the group data and the input rows (62 KB) persisting in the L2 across the weight
 //             stream, as a router's output and the activations would be after the kernels that
-//             wrote them.
+//             wrote them;
+//   barrier:  only a barrier before the prologue (no loads);
+//   loads:    only the group data's two dependent loads, by lane 0 of every warp, no barrier.
 // Reports, per variant and `work` (0 or 40 rounds of FMA chains a pass), the time (median of 20
 // samples of 10 back-to-back launches) and one launch's span. Every variant's XOR must agree.
 // Built and run on the GPU host: nvcc -O3 -arch=sm_90a copy_forms_bench.cu && ./a.out
@@ -74,7 +76,9 @@ __device__ __forceinline__ void Copy(void* to, const void* from, int bytes) {
   }
 }
 
-template <bool kSrcSize, bool kWide, bool kGroups, bool kInputRowsStaged>
+enum class Start { kNone, kGroups, kBarrier, kLoads };
+
+template <bool kSrcSize, bool kWide, Start kStart, bool kInputRowsStaged>
 __global__ void __launch_bounds__(kWarps * 32, 1)
     Ring(const uint8_t* codes, const uint8_t* scales, const int* group, const float* inputs,
          int work, uint64_t* times) {
@@ -88,10 +92,16 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
   const int last = static_cast<int>(int64_t{blockIdx.x + 1} * kTiles / gridDim.x);
   int issued = 0, tile = first + warp, pass = 0;
   __shared__ int block_group;
-  if (kGroups) {  // the group data: two dependent loads, then a barrier
+  if (kStart == Start::kGroups) {  // the group data: two dependent loads, then a barrier
     if (threadIdx.x == 0) block_group = group[group[blockIdx.x % 64] % 64];
     __syncthreads();
     if (block_group < 0) tile = last;  // never: keeps the loads
+  } else if (kStart == Start::kBarrier) {
+    __syncthreads();
+  } else if (kStart == Start::kLoads) {
+    int g = 0;
+    if (lane == 0) g = group[group[blockIdx.x % 64] % 64];
+    if (__shfl_sync(0xFFFFFFFFu, g, 0) < 0) tile = last;  // never: keeps the loads
   }
   auto issue = [&]() {
     if (pass == kPasses) {
@@ -272,16 +282,18 @@ int main() {
     }
   };
   for (int round = 0; round < 2; ++round) {
-    run(Ring<false, false, false, false>, "base", false, plain);
-    run(Ring<true, false, false, false>, "srcsize", false, plain);
-    run(Ring<false, true, false, false>, "wide", false, plain);
-    run(Ring<false, false, true, true>, "startup", true, plain);
-    run(Ring<true, true, true, true>, "all", true, plain);
-    run(Ring<false, false, true, false>, "groups", false, plain);
-    run(Ring<false, false, false, true>, "inputs", true, plain);
-    run(Ring<false, false, true, false>, "groups-l2", false, persisting);
-    run(Ring<false, false, true, true>, "startup-l2", true, persisting);
-    run(Ring<false, false, false, false>, "base-l2", false, persisting);
+    run(Ring<false, false, Start::kNone, false>, "base", false, plain);
+    run(Ring<true, false, Start::kNone, false>, "srcsize", false, plain);
+    run(Ring<false, true, Start::kNone, false>, "wide", false, plain);
+    run(Ring<false, false, Start::kGroups, true>, "startup", true, plain);
+    run(Ring<true, true, Start::kGroups, true>, "all", true, plain);
+    run(Ring<false, false, Start::kGroups, false>, "groups", false, plain);
+    run(Ring<false, false, Start::kNone, true>, "inputs", true, plain);
+    run(Ring<false, false, Start::kGroups, false>, "groups-l2", false, persisting);
+    run(Ring<false, false, Start::kGroups, true>, "startup-l2", true, persisting);
+    run(Ring<false, false, Start::kNone, false>, "base-l2", false, persisting);
+    run(Ring<false, false, Start::kBarrier, false>, "barrier", false, plain);
+    run(Ring<false, false, Start::kLoads, false>, "loads", false, plain);
   }
   return 0;
 }
