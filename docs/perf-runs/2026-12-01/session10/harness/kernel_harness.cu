@@ -1,0 +1,374 @@
+// Lever table row 65 (a measurement): the per-slot gate+up kernel, the read floor and row 64's
+// bench kernel (`Ring`, the kernels' reads of the union-60 gate+up bytes with their deal and
+// ring) timed in one process by one method, so that the kernel is compared with the bench and
+// the floor outside the daemon. The kernels are the project's own (kernels/*.cu, linked as
+// built, or a knock-out copy of moe_sel_kernels.cu); the banks hold random bytes (timing only:
+// nothing is checked but that every launch is accepted).
+//
+// Arms (t = 6, selected 10, union 60 of a 512-expert bank, hidden 2560, ff 640):
+//   floor         LaunchReadFloor over the 60 routed experts' gate+up bytes;
+//   sel           LaunchSelGuSilu, per-slot groups, the 60 experts a seeded draw of the 512;
+//   sel-contig    the same with experts 0-59 in order (the bytes Ring reads);
+//   ring-base-wN  row 63's bench kernel (19 warps, 3-pass ring, static deal), N rounds of FMA
+//                 chains a pass;
+//   ring-all-wN   row 64's `all`: the kernels' copy forms and their start (group data, two
+//                 input rows staged with their maxima and conversion).
+// Each arm's sample is one CUDA graph of 10 launches between two event records inside it (as
+// the daemon's warm graph timing) or, `stream`, 10 stream launches between two events; reps
+// interleave the arms (as the daemon's sweeps), 3 warm-up reps, then 20. Prints a TSV on stdout:
+// build, arm, mode, median, min, max (us per launch), spread ((max - min) / median).
+// usage: kernel_harness BUILD_LABEL
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/moe_sel_kernels.h"
+#include "kernels/read_floor.h"
+#include "kernels/slot_groups.h"
+
+#define CHECK(x)                                                                         \
+  do {                                                                                   \
+    cudaError_t e_ = (x);                                                                \
+    if (e_ != cudaSuccess) {                                                             \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                           \
+    }                                                                                    \
+  } while (0)
+#define CHECK_OK(x)                                                            \
+  do {                                                                         \
+    absl::Status s_ = (x);                                                     \
+    if (!s_.ok()) {                                                            \
+      fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, s_.ToString().c_str()); \
+      exit(1);                                                                 \
+    }                                                                          \
+  } while (0)
+
+namespace {
+
+constexpr int kExperts = 512, kHidden = 2560, kFf = 640, kSelected = 10, kTokens = 6;
+constexpr int kSlots = kTokens * kSelected;
+constexpr int64_t kCodeBytes = int64_t{2 * kFf} * kHidden / 2;    // 1,638,400 per expert
+constexpr int64_t kScaleBytes = int64_t{2 * kFf} * kHidden / 16;  // 204,800 per expert
+constexpr int kLaunches = 10, kWarmReps = 3, kReps = 20;
+
+__global__ void Fill(uint32_t* p, int64_t words, uint32_t seed, uint32_t mask) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < words;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    uint32_t x = static_cast<uint32_t>(i) * 2654435761u ^ seed;
+    x ^= x >> 15;
+    x *= 2246822519u;
+    x ^= x >> 13;
+    p[i] = x & mask;
+  }
+}
+
+// ---- Row 63/64's bench kernel, as committed in session9/copy-forms/copy_forms_bench.cu (its
+// base and all variants only).
+constexpr int kOctetCode = 10240, kOctetScale = 1280;
+constexpr int kTilesPerExpert = 80, kPasses = 10;
+constexpr int kRingTiles = kSlots * kTilesPerExpert;
+constexpr int kStageBytes = 2048 + 256;
+constexpr int kWarps = 19, kStages = 3;
+constexpr int kInputRows = 2;
+constexpr int kStartupBytes = kInputRows * kHidden * 4;
+
+template <bool kSrcSize>
+__device__ __forceinline__ void Copy(void* to, const void* from, int bytes) {
+  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(to));
+  if (kSrcSize) {
+    if (bytes == 16) {
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(from), "r"(16));
+    } else {
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(from), "r"(4));
+    }
+  } else if (bytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(from));
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(from));
+  }
+}
+
+__device__ uint32_t g_xor;
+__device__ float g_sink;
+
+// kAll: src-size copies, wide scale copies and the kernels' start; else row 63's base.
+template <bool kAll>
+__global__ void __launch_bounds__(kWarps * 32, 1)
+    Ring(const uint8_t* codes, const uint8_t* scales, const int* group, const float* inputs,
+         int work) {
+  extern __shared__ uint8_t smem[];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  float* staged = reinterpret_cast<float*>(smem);
+  uint8_t* ring = smem + (kAll ? kStartupBytes + 16 : 0) + warp * kStages * kStageBytes;
+  const int first = static_cast<int>(int64_t{blockIdx.x} * kRingTiles / gridDim.x);
+  const int last = static_cast<int>(int64_t{blockIdx.x + 1} * kRingTiles / gridDim.x);
+  int issued = 0, tile = first + warp, pass = 0;
+  __shared__ int block_group;
+  if (kAll) {  // the group data: two dependent loads, then a barrier
+    if (threadIdx.x == 0) block_group = group[group[blockIdx.x % 64] % 64];
+    __syncthreads();
+    if (block_group < 0) tile = last;  // never: keeps the loads
+  }
+  auto issue = [&]() {
+    if (pass == kPasses) {
+      tile += kWarps;
+      pass = 0;
+    }
+    if (tile < last) {
+      const int e = tile / kTilesPerExpert, r = tile % kTilesPerExpert;
+      const uint8_t* code = codes + e * kCodeBytes + int64_t{r} * kOctetCode + pass * 1024;
+      const uint8_t* scale = scales + e * kScaleBytes + int64_t{r} * kOctetScale + pass * 128;
+      const int64_t up_code = int64_t{kTilesPerExpert} * kOctetCode;
+      const int64_t up_scale = int64_t{kTilesPerExpert} * kOctetScale;
+      uint8_t* stage = ring + (issued % kStages) * kStageBytes;
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        Copy<kAll>(stage + (j * 32 + lane) * 16, code + j * 512 + lane * 16, 16);
+        Copy<kAll>(stage + ((2 + j) * 32 + lane) * 16, code + up_code + j * 512 + lane * 16, 16);
+      }
+      if (kAll) {  // 16 lanes copy the pass's 2 x 128 scale bytes 16 bytes each
+        if (lane < 16) {
+          Copy<kAll>(stage + 2048 + lane * 16,
+                     (lane < 8 ? scale : scale + up_scale) + (lane % 8) * 16, 16);
+        }
+      } else {
+        Copy<kAll>(stage + 2048 + lane * 4, scale + lane * 4, 4);
+        Copy<kAll>(stage + 2048 + 128 + lane * 4, scale + up_scale + lane * 4, 4);
+      }
+      ++pass;
+      ++issued;
+    }
+    asm volatile("cp.async.commit_group;\n");
+  };
+  if (kAll) {
+    for (int i = threadIdx.x; i < kInputRows * kHidden / 4; i += blockDim.x) {
+      Copy<kAll>(staged + 4 * i, inputs + (blockIdx.x % 6) * kHidden + 4 * i, 16);
+    }
+    asm volatile("cp.async.commit_group;\n");
+  }
+  for (int s = 0; s < kStages - 1; ++s) issue();
+  if (kAll) {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 1));
+    __syncthreads();
+    __shared__ unsigned row_max[kInputRows];
+    if (threadIdx.x < kInputRows) row_max[threadIdx.x] = 0;
+    __syncthreads();
+    const int warps_per_row = kWarps / kInputRows;
+    const int row = warp / warps_per_row, part = warp % warps_per_row;
+    if (row < kInputRows) {
+      unsigned m = 0;
+      for (int i = part * 32 + lane; i < kHidden; i += warps_per_row * 32) {
+        m = max(m, __float_as_uint(fabsf(staged[row * kHidden + i])));
+      }
+      m = __reduce_max_sync(0xFFFFFFFFu, m);
+      if (lane == 0) atomicMax(&row_max[row], m);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < kInputRows * kHidden; i += blockDim.x) {
+      staged[i] = staged[i] / __uint_as_float(row_max[i / kHidden] | 1u);
+    }
+    __syncthreads();
+  }
+  uint32_t acc = 0;
+  float f0 = lane, f1 = lane + 1, f2 = lane + 2, f3 = lane + 3;
+  for (int step = 0; step < issued; ++step) {
+    if (kAll) __syncwarp();
+    issue();
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 1));
+    if (kAll) __syncwarp();
+    const uint8_t* stage = ring + (step % kStages) * kStageBytes;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const uint4 v = reinterpret_cast<const uint4*>(stage)[k * 32 + lane];
+      acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(stage + 2048);
+    acc ^= words[lane] ^ words[32 + lane];
+    const float x = __uint_as_float((acc & 0x007FFFFFu) | 0x3F800000u);
+#pragma unroll 4
+    for (int i = 0; i < work; ++i) {
+      f0 = fmaf(f0, x, 0.5f);
+      f1 = fmaf(f1, x, 0.25f);
+      f2 = fmaf(f2, x, 0.125f);
+      f3 = fmaf(f3, x, 0.0625f);
+    }
+  }
+  asm volatile("cp.async.wait_group 0;\n");
+  if (f0 + f1 + f2 + f3 == 1.2345f) g_sink = f0;  // keeps the work
+  for (int o = 16; o > 0; o /= 2) acc ^= __shfl_xor_sync(0xFFFFFFFFu, acc, o);
+  if (lane == 0) atomicXor(&g_xor, acc);
+}
+
+struct Arm {
+  std::string name;
+  std::function<void(cudaStream_t)> launch;
+  cudaGraphExec_t exec = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  std::vector<float> graph_us, stream_us;
+};
+
+float Median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace gpuprobe;
+  const std::string build = argc > 1 ? argv[1] : "base";
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  uint8_t *codes, *scales;
+  CHECK(cudaMalloc(&codes, kExperts * kCodeBytes));
+  CHECK(cudaMalloc(&scales, kExperts * kScaleBytes));
+  Fill<<<1024, 256>>>(reinterpret_cast<uint32_t*>(codes), kExperts * kCodeBytes / 4, 1u,
+                      0xFFFFFFFFu);
+  // e4m3 bytes below 0x78 in every lane of the word: finite scales.
+  Fill<<<1024, 256>>>(reinterpret_cast<uint32_t*>(scales), kExperts * kScaleBytes / 4, 2u,
+                      0x77777777u);
+  float *gate_global, *up_global, *x, *h;
+  CHECK(cudaMalloc(&gate_global, kExperts * 4));
+  CHECK(cudaMalloc(&up_global, kExperts * 4));
+  CHECK(cudaMalloc(&x, kTokens * kHidden * 4));
+  CHECK(cudaMalloc(&h, kSlots * kFf * 4));
+  {
+    std::vector<float> ones(kExperts, 1.0f), in(kTokens * kHidden);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 97) - 48.0f;
+    CHECK(cudaMemcpy(gate_global, ones.data(), kExperts * 4, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(up_global, ones.data(), kExperts * 4, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(x, in.data(), in.size() * 4, cudaMemcpyHostToDevice));
+  }
+  // Routing: 60 distinct experts (a seeded draw), and experts 0-59 in order.
+  std::vector<int32_t> drawn(kExperts), contig(kSlots);
+  for (int e = 0; e < kExperts; ++e) drawn[e] = e;
+  std::shuffle(drawn.begin(), drawn.end(), std::mt19937(20261201));
+  drawn.resize(kSlots);
+  for (int s = 0; s < kSlots; ++s) contig[s] = s;
+  struct Routing {
+    int32_t *sel, *expert, *table;
+    DeviceSlotGroups groups;
+  };
+  auto route = [&](const std::vector<int32_t>& sel) {
+    const SlotGroups plan = PerSlotGroups(sel);
+    const std::vector<int32_t> table = SlotTable(plan);
+    Routing r;
+    CHECK(cudaMalloc(&r.sel, sel.size() * 4));
+    CHECK(cudaMalloc(&r.expert, plan.expert.size() * 4));
+    CHECK(cudaMalloc(&r.table, table.size() * 4));
+    CHECK(cudaMemcpy(r.sel, sel.data(), sel.size() * 4, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(r.expert, plan.expert.data(), plan.expert.size() * 4,
+                     cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(r.table, table.data(), table.size() * 4, cudaMemcpyHostToDevice));
+    r.groups = {.expert = r.expert,
+                .slot_table = r.table,
+                .groups = plan.groups(),
+                .max_group_slots = plan.max_group_slots,
+                .slots_total = static_cast<int>(sel.size()),
+                .slots_are_groups = SlotsAreGroups(plan),
+                .distinct_experts = DistinctExperts(plan)};
+    return r;
+  };
+  const Routing routed = route(drawn), in_order = route(contig);
+  auto sel_args = [&](const Routing& r) {
+    SelGuSiluArgs a;
+    a.gate_up = {.codes = codes, .scales = scales, .experts = kExperts, .rows = 2 * kFf,
+                 .cols = kHidden};
+    a.gate_global = gate_global;
+    a.up_global = up_global;
+    a.x = x;
+    a.selected = kSelected;
+    a.groups = r.groups;
+    a.h = h;
+    return a;
+  };
+  const SelGuSiluArgs sel = sel_args(routed), sel_contig = sel_args(in_order);
+  uint32_t* partials;
+  CHECK(cudaMalloc(&partials, kFloorBlocksPerSm * sms * 4));
+  ReadFloorArgs floor{};
+  floor.regions[0] = {.base = codes, .expert_stride_bytes = kCodeBytes, .bytes = kCodeBytes};
+  floor.regions[1] = {.base = scales, .expert_stride_bytes = kScaleBytes, .bytes = kScaleBytes};
+  floor.sel = routed.sel;
+  floor.slots = kSlots;
+  floor.blocks = kFloorBlocksPerSm * sms;
+  floor.partials = partials;
+  int* group;
+  CHECK(cudaMalloc(&group, 64 * 4));
+  {
+    std::vector<int> g(64);
+    for (int i = 0; i < 64; ++i) g[i] = (i * 7 + 3) % 64;
+    CHECK(cudaMemcpy(group, g.data(), 64 * 4, cudaMemcpyHostToDevice));
+  }
+  const int ring_base_smem = kWarps * kStages * kStageBytes;
+  const int ring_all_smem = kStartupBytes + 16 + ring_base_smem;
+  CHECK(cudaFuncSetAttribute(Ring<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             ring_base_smem));
+  CHECK(cudaFuncSetAttribute(Ring<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             ring_all_smem));
+
+  std::vector<Arm> arms;
+  arms.push_back({"floor", [&](cudaStream_t s) { CHECK_OK(LaunchReadFloor(floor, s)); }});
+  arms.push_back({"sel", [&](cudaStream_t s) { CHECK_OK(LaunchSelGuSilu(sel, s)); }});
+  arms.push_back(
+      {"sel-contig", [&](cudaStream_t s) { CHECK_OK(LaunchSelGuSilu(sel_contig, s)); }});
+  for (int work : {0, 40}) {
+    arms.push_back({"ring-base-w" + std::to_string(work), [&, work](cudaStream_t s) {
+                      Ring<false><<<sms, kWarps * 32, ring_base_smem, s>>>(codes, scales, group,
+                                                                          x, work);
+                    }});
+    arms.push_back({"ring-all-w" + std::to_string(work), [&, work](cudaStream_t s) {
+                      Ring<true><<<sms, kWarps * 32, ring_all_smem, s>>>(codes, scales, group, x,
+                                                                        work);
+                    }});
+  }
+  cudaStream_t stream;
+  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (Arm& arm : arms) {
+    CHECK(cudaEventCreate(&arm.start));
+    CHECK(cudaEventCreate(&arm.stop));
+    CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    CHECK(cudaEventRecordWithFlags(arm.start, stream, cudaEventRecordExternal));
+    for (int k = 0; k < kLaunches; ++k) arm.launch(stream);
+    CHECK(cudaEventRecordWithFlags(arm.stop, stream, cudaEventRecordExternal));
+    cudaGraph_t g;
+    CHECK(cudaStreamEndCapture(stream, &g));
+    CHECK(cudaGraphInstantiate(&arm.exec, g, 0));
+    CHECK(cudaGraphDestroy(g));
+  }
+  for (int rep = 0; rep < kWarmReps + kReps; ++rep) {
+    for (Arm& arm : arms) {  // graph
+      CHECK(cudaGraphLaunch(arm.exec, stream));
+      CHECK(cudaStreamSynchronize(stream));
+      float ms = 0;
+      CHECK(cudaEventElapsedTime(&ms, arm.start, arm.stop));
+      if (rep >= kWarmReps) arm.graph_us.push_back(ms * 1000.0f / kLaunches);
+    }
+    for (Arm& arm : arms) {  // stream
+      CHECK(cudaEventRecord(arm.start, stream));
+      for (int k = 0; k < kLaunches; ++k) arm.launch(stream);
+      CHECK(cudaEventRecord(arm.stop, stream));
+      CHECK(cudaEventSynchronize(arm.stop));
+      float ms = 0;
+      CHECK(cudaEventElapsedTime(&ms, arm.start, arm.stop));
+      if (rep >= kWarmReps) arm.stream_us.push_back(ms * 1000.0f / kLaunches);
+    }
+  }
+  CHECK(cudaDeviceSynchronize());
+  printf("build\tarm\tmode\tmedian_us\tmin_us\tmax_us\tspread\n");
+  for (const Arm& arm : arms) {
+    for (const auto& [mode, v] : {std::pair{"graph", &arm.graph_us}, {"stream", &arm.stream_us}}) {
+      const float med = Median(*v);
+      const auto [lo, hi] = std::minmax_element(v->begin(), v->end());
+      printf("%s\t%s\t%s\t%.2f\t%.2f\t%.2f\t%.3f\n", build.c_str(), arm.name.c_str(), mode, med,
+             *lo, *hi, (*hi - *lo) / med);
+    }
+  }
+  return 0;
+}
