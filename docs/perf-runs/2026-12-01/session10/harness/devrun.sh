@@ -3,6 +3,7 @@
 # bundle/kh (harness/build.sh bundle/kh base k8 k8s k8sg k8w k8sgw).
 set -euo pipefail
 cd bundle/kh
+export LD_LIBRARY_PATH=$PWD/lib
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv > "$OUT/gpu.txt"
 date -u > "$OUT/date.txt"
 builds=(base k8 k8s k8sg k8w k8sgw)
