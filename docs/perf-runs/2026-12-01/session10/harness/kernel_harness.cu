@@ -1,4 +1,4 @@
-// Lever table row 65 (a measurement): the per-slot gate+up kernel, the read floor and row 64's
+// Lever table rows 65-66 (measurements): the per-slot gate+up kernel, the read floor and row 64's
 // bench kernel (`Ring`, the kernels' reads of the union-60 gate+up bytes with their deal and
 // ring) timed in one process by one method, so that the kernel is compared with the bench and
 // the floor outside the daemon. The kernels are the project's own (kernels/*.cu, linked as
@@ -12,7 +12,9 @@
 //   ring-base-wN  row 63's bench kernel (19 warps, 3-pass ring, static deal), N rounds of FMA
 //                 chains a pass;
 //   ring-all-wN   row 64's `all`: the kernels' copy forms and their start (group data, two
-//                 input rows staged with their maxima and conversion).
+//                 input rows staged with their maxima and conversion);
+//   ring-*+B      the same with the ring B bytes past a 128-byte line of shared memory (the
+//                 plain names: on a line).
 // Each arm's sample is one CUDA graph of 10 launches between two event records inside it (as
 // the daemon's warm graph timing) or, `stream`, 10 stream launches between two events; reps
 // interleave the arms (as the daemon's sweeps), 3 warm-up reps, then 20. Prints a TSV on stdout:
@@ -98,15 +100,20 @@ __device__ __forceinline__ void Copy(void* to, const void* from, int bytes) {
 __device__ uint32_t g_xor;
 __device__ float g_sink;
 
-// kAll: src-size copies, wide scale copies and the kernels' start; else row 63's base.
-template <bool kAll>
+// kAll: src-size copies, wide scale copies and the kernels' start; else row 63's base. The ring
+// starts kMisalign bytes past a 128-byte line of shared memory (row 64's variants had it at 0 or
+// 16 bytes past, depending on their static shared memory and staged rows).
+template <bool kAll, int kMisalign>
 __global__ void __launch_bounds__(kWarps * 32, 1)
     Ring(const uint8_t* codes, const uint8_t* scales, const int* group, const float* inputs,
          int work) {
   extern __shared__ uint8_t smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   float* staged = reinterpret_cast<float*>(smem);
-  uint8_t* ring = smem + (kAll ? kStartupBytes + 16 : 0) + warp * kStages * kStageBytes;
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const uint32_t before = kAll ? kStartupBytes + 16 : 0;
+  uint8_t* ring = smem + (((base + before + 127) & ~127u) - base) + kMisalign +
+                  warp * kStages * kStageBytes;
   const int first = static_cast<int>(int64_t{blockIdx.x} * kRingTiles / gridDim.x);
   const int last = static_cast<int>(int64_t{blockIdx.x + 1} * kRingTiles / gridDim.x);
   int issued = 0, tile = first + warp, pass = 0;
@@ -306,28 +313,28 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 64; ++i) g[i] = (i * 7 + 3) % 64;
     CHECK(cudaMemcpy(group, g.data(), 64 * 4, cudaMemcpyHostToDevice));
   }
-  const int ring_base_smem = kWarps * kStages * kStageBytes;
+  const int ring_base_smem = kWarps * kStages * kStageBytes + 256;
   const int ring_all_smem = kStartupBytes + 16 + ring_base_smem;
-  CHECK(cudaFuncSetAttribute(Ring<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             ring_base_smem));
-  CHECK(cudaFuncSetAttribute(Ring<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             ring_all_smem));
 
   std::vector<Arm> arms;
   arms.push_back({"floor", [&](cudaStream_t s) { CHECK_OK(LaunchReadFloor(floor, s)); }});
   arms.push_back({"sel", [&](cudaStream_t s) { CHECK_OK(LaunchSelGuSilu(sel, s)); }});
   arms.push_back(
       {"sel-contig", [&](cudaStream_t s) { CHECK_OK(LaunchSelGuSilu(sel_contig, s)); }});
-  for (int work : {0, 40}) {
-    arms.push_back({"ring-base-w" + std::to_string(work), [&, work](cudaStream_t s) {
-                      Ring<false><<<sms, kWarps * 32, ring_base_smem, s>>>(codes, scales, group,
-                                                                          x, work);
-                    }});
-    arms.push_back({"ring-all-w" + std::to_string(work), [&, work](cudaStream_t s) {
-                      Ring<true><<<sms, kWarps * 32, ring_all_smem, s>>>(codes, scales, group, x,
-                                                                        work);
-                    }});
-  }
+  auto add_ring = [&](auto kernel, const std::string& name, int smem) {
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    for (int work : {0, 40}) {
+      arms.push_back({name + "-w" + std::to_string(work), [&, kernel, smem, work](cudaStream_t s) {
+                        kernel<<<sms, kWarps * 32, smem, s>>>(codes, scales, group, x, work);
+                      }});
+    }
+  };
+  add_ring(Ring<false, 0>, "ring-base", ring_base_smem);
+  add_ring(Ring<false, 16>, "ring-base+16", ring_base_smem);
+  add_ring(Ring<false, 64>, "ring-base+64", ring_base_smem);
+  add_ring(Ring<false, 128>, "ring-base+128", ring_base_smem);
+  add_ring(Ring<true, 0>, "ring-all", ring_all_smem);
+  add_ring(Ring<true, 64>, "ring-all+64", ring_all_smem);
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   for (Arm& arm : arms) {
