@@ -88,6 +88,15 @@ __host__ __device__ inline StagedLayout MakeStagedLayout(bool one_slot, int chun
   return {RoundUp8(GroupChunkOffset(chunks)) + 4, 0};
 }
 
+// Where the warps' rings start, in vectors from the start of shared memory: after the staged
+// rows (which begin at staged_at), on the next 128-byte line. A ring stage is a whole number of
+// lines, so each warp's 512-byte code copies then fill 4 lines of shared memory, not 5
+// (docs/PERF.md row 66).
+__host__ __device__ inline int RingVectors(int64_t staged_at, int staged_rows,
+                                           const StagedLayout& layout) {
+  return RoundUp8(static_cast<int>(staged_at) + staged_rows * layout.row_vectors);
+}
+
 // How a launch splits its work: tiles of 16 weight rows of one group, `splits` warps per tile
 // (each a contiguous K range), blocks of `warps` warps, each block a contiguous range of tiles.
 struct LaunchPlan {
@@ -900,8 +909,10 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   uint4* zero = smem + scale_vectors + partial_vectors;
   const StagedLayout layout = MakeStagedLayout(kOneSlot, MyK<kDeal>(p).chunks);
   uint4* staged = zero + (kOneSlot ? layout.row_vectors : 0);
-  uint8_t* ring = reinterpret_cast<uint8_t*>(staged + p.staged_rows * layout.row_vectors) +
-                  warp * kStages * StageBytes(kChunks);
+  // The rings start on a 128-byte line (RingVectors).
+  uint8_t* ring =
+      reinterpret_cast<uint8_t*>(smem + RingVectors(staged - smem, p.staged_rows, layout)) +
+      warp * kStages * StageBytes(kChunks);
 
   // The blocks of a cluster arrive now and wait before rank 1 writes into rank 0's shared
   // memory, which therefore exists by then.
@@ -1042,8 +1053,8 @@ int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block
                                       ? warps * kPartialFloatsPerWarp / 4 + (staged_rows + 3) / 4
                                       : (splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
   const int64_t zero_vectors = one_slot ? layout.row_vectors : 0;
-  return 16 * (scale_vectors + partial_vectors + zero_vectors +
-               int64_t{staged_rows} * layout.row_vectors) +
+  return 16 * int64_t{RingVectors(scale_vectors + partial_vectors + zero_vectors, staged_rows,
+                                  layout)} +
          int64_t{warps} * stages * StageBytes(chunks_per_thread);
 }
 
