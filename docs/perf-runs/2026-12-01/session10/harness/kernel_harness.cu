@@ -9,6 +9,10 @@
 //   floor         LaunchReadFloor over the 60 routed experts' gate+up bytes;
 //   sel           LaunchSelGuSilu, per-slot groups, the 60 experts a seeded draw of the 512;
 //   sel-contig    the same with experts 0-59 in order (the bytes Ring reads);
+//   down, floor-down  LaunchSelDown per-slot over the 60 drawn experts, and the floor over their
+//                 down bytes;
+//   union10-gu, union10-down  the union variant (UnionGroups) at union 10: every token routed to
+//                 the same 10 of the drawn experts;
 //   ring-base-wN  row 63's bench kernel (19 warps, 3-pass ring, static deal), N rounds of FMA
 //                 chains a pass;
 //   ring-all-wN   row 64's `all`: the kernels' copy forms and their start (group data, two
@@ -58,6 +62,8 @@ constexpr int kExperts = 512, kHidden = 2560, kFf = 640, kSelected = 10, kTokens
 constexpr int kSlots = kTokens * kSelected;
 constexpr int64_t kCodeBytes = int64_t{2 * kFf} * kHidden / 2;    // 1,638,400 per expert
 constexpr int64_t kScaleBytes = int64_t{2 * kFf} * kHidden / 16;  // 204,800 per expert
+constexpr int64_t kDownCodeBytes = int64_t{kHidden} * kFf / 2;     // 819,200 per expert
+constexpr int64_t kDownScaleBytes = int64_t{kHidden} * kFf / 16;   // 102,400 per expert
 constexpr int kLaunches = 10, kWarmReps = 3, kReps = 20;
 
 __global__ void Fill(uint32_t* p, int64_t words, uint32_t seed, uint32_t mask) {
@@ -241,11 +247,21 @@ int main(int argc, char** argv) {
   // e4m3 bytes below 0x78 in every lane of the word: finite scales.
   Fill<<<1024, 256>>>(reinterpret_cast<uint32_t*>(scales), kExperts * kScaleBytes / 4, 2u,
                       0x77777777u);
-  float *gate_global, *up_global, *x, *h;
+  uint8_t *down_codes, *down_scales;
+  CHECK(cudaMalloc(&down_codes, kExperts * kDownCodeBytes));
+  CHECK(cudaMalloc(&down_scales, kExperts * kDownScaleBytes));
+  Fill<<<1024, 256>>>(reinterpret_cast<uint32_t*>(down_codes), kExperts * kDownCodeBytes / 4, 3u,
+                      0xFFFFFFFFu);
+  Fill<<<1024, 256>>>(reinterpret_cast<uint32_t*>(down_scales), kExperts * kDownScaleBytes / 4,
+                      4u, 0x77777777u);
+  float *gate_global, *up_global, *x, *h, *h_in, *y;
   CHECK(cudaMalloc(&gate_global, kExperts * 4));
   CHECK(cudaMalloc(&up_global, kExperts * 4));
   CHECK(cudaMalloc(&x, kTokens * kHidden * 4));
   CHECK(cudaMalloc(&h, kSlots * kFf * 4));
+  CHECK(cudaMalloc(&h_in, kSlots * kFf * 4));
+  CHECK(cudaMalloc(&y, kSlots * kHidden * 4));
+  Fill<<<64, 256>>>(reinterpret_cast<uint32_t*>(h_in), kSlots * kFf, 5u, 0x3F7FFFFFu);
   {
     std::vector<float> ones(kExperts, 1.0f), in(kTokens * kHidden);
     for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 97) - 48.0f;
@@ -254,17 +270,20 @@ int main(int argc, char** argv) {
     CHECK(cudaMemcpy(x, in.data(), in.size() * 4, cudaMemcpyHostToDevice));
   }
   // Routing: 60 distinct experts (a seeded draw), and experts 0-59 in order.
-  std::vector<int32_t> drawn(kExperts), contig(kSlots);
+  std::vector<int32_t> drawn(kExperts), contig(kSlots), union10(kSlots);
   for (int e = 0; e < kExperts; ++e) drawn[e] = e;
   std::shuffle(drawn.begin(), drawn.end(), std::mt19937(20261201));
   drawn.resize(kSlots);
-  for (int s = 0; s < kSlots; ++s) contig[s] = s;
+  for (int s = 0; s < kSlots; ++s) {
+    contig[s] = s;
+    union10[s] = drawn[s % kSelected];
+  }
   struct Routing {
     int32_t *sel, *expert, *table;
     DeviceSlotGroups groups;
   };
-  auto route = [&](const std::vector<int32_t>& sel) {
-    const SlotGroups plan = PerSlotGroups(sel);
+  auto route = [&](const std::vector<int32_t>& sel, bool union_plan) {
+    const SlotGroups plan = union_plan ? UnionGroups(sel) : PerSlotGroups(sel);
     const std::vector<int32_t> table = SlotTable(plan);
     Routing r;
     CHECK(cudaMalloc(&r.sel, sel.size() * 4));
@@ -283,7 +302,8 @@ int main(int argc, char** argv) {
                 .distinct_experts = DistinctExperts(plan)};
     return r;
   };
-  const Routing routed = route(drawn), in_order = route(contig);
+  const Routing routed = route(drawn, false), in_order = route(contig, false),
+                union_routed = route(union10, true);
   auto sel_args = [&](const Routing& r) {
     SelGuSiluArgs a;
     a.gate_up = {.codes = codes, .scales = scales, .experts = kExperts, .rows = 2 * kFf,
@@ -296,7 +316,19 @@ int main(int argc, char** argv) {
     a.h = h;
     return a;
   };
-  const SelGuSiluArgs sel = sel_args(routed), sel_contig = sel_args(in_order);
+  const SelGuSiluArgs sel = sel_args(routed), sel_contig = sel_args(in_order),
+                      union_gu = sel_args(union_routed);
+  auto down_args = [&](const Routing& r) {
+    SelDownArgs a;
+    a.down = {.codes = down_codes, .scales = down_scales, .experts = kExperts, .rows = kHidden,
+              .cols = kFf};
+    a.down_global = gate_global;
+    a.h = h_in;
+    a.groups = r.groups;
+    a.y = y;
+    return a;
+  };
+  const SelDownArgs down = down_args(routed), union_down = down_args(union_routed);
   uint32_t* partials;
   CHECK(cudaMalloc(&partials, kFloorBlocksPerSm * sms * 4));
   ReadFloorArgs floor{};
@@ -306,6 +338,11 @@ int main(int argc, char** argv) {
   floor.slots = kSlots;
   floor.blocks = kFloorBlocksPerSm * sms;
   floor.partials = partials;
+  ReadFloorArgs floor_down = floor;
+  floor_down.regions[0] = {.base = down_codes, .expert_stride_bytes = kDownCodeBytes,
+                           .bytes = kDownCodeBytes};
+  floor_down.regions[1] = {.base = down_scales, .expert_stride_bytes = kDownScaleBytes,
+                           .bytes = kDownScaleBytes};
   int* group;
   CHECK(cudaMalloc(&group, 64 * 4));
   {
@@ -321,6 +358,10 @@ int main(int argc, char** argv) {
   arms.push_back({"sel", [&](cudaStream_t s) { CHECK_OK(LaunchSelGuSilu(sel, s)); }});
   arms.push_back(
       {"sel-contig", [&](cudaStream_t s) { CHECK_OK(LaunchSelGuSilu(sel_contig, s)); }});
+  arms.push_back({"floor-down", [&](cudaStream_t s) { CHECK_OK(LaunchReadFloor(floor_down, s)); }});
+  arms.push_back({"down", [&](cudaStream_t s) { CHECK_OK(LaunchSelDown(down, s)); }});
+  arms.push_back({"union10-gu", [&](cudaStream_t s) { CHECK_OK(LaunchSelGuSilu(union_gu, s)); }});
+  arms.push_back({"union10-down", [&](cudaStream_t s) { CHECK_OK(LaunchSelDown(union_down, s)); }});
   auto add_ring = [&](auto kernel, const std::string& name, int smem) {
     CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     for (int work : {0, 40}) {
