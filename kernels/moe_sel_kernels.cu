@@ -861,10 +861,7 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
     if (kGateUpSilu) {
       const float gate = v_g * scale * bg.global_a[local];
       const float up = v_g8 * scale * bg.global_b[local];
-      // SiLU by the fast intrinsics (a few ulp): a warp's last write ends its work, and with
-      // IEEE expf and division the launches took 0.3 (per-slot) to 0.45 us (union) longer
-      // (docs/PERF.md row 70).
-      out[0] = __fdividef(gate, 1.0f + __expf(-gate)) * up;
+      out[0] = gate / (1.0f + expf(-gate)) * up;
     } else {
       const float global = scale * bg.global_a[local];
       out[0] = v_g * global;
