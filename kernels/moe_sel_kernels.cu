@@ -30,19 +30,22 @@ constexpr int kMaxDynamicSmemBytes = 227 * 1024;
 // travel in a shared-memory ring filled by cp.async: bytes in flight cost no registers. Gate+up
 // rows (80 chunks at the serving geometry) take passes of 2 chunks per thread, the short down
 // rows (20 chunks) passes of 1; a ring holds 6 chunks per row, which on union launches (a warp's
-// items a few passes long) is most of a warp's codes. Where the staged inputs of wider
-// groups leave too little shared memory, the launcher gives the block fewer warps (PlanLaunch).
-// One block per SM of up to 20 warps: the register cap that follows (102 per thread: 5 warps
-// per SM sub-partition) has no spills.
-template <bool kGateUpSilu>
+// items a few passes long) is most of a warp's codes, but the per-slot down's holds 4 (measured
+// with the rings on a 128-byte line, docs/PERF.md rows 72-73: 6% faster than 6 at union 60, and
+// 3, 5 and 8 slower; the union down loses 3% with 4). Where the staged inputs of wider groups
+// leave too little shared memory, the launcher gives the block fewer warps (PlanLaunch). One
+// block per SM of up to 20 warps: the register cap that follows (102 per thread: 5 warps per SM
+// sub-partition) has no spills.
+template <bool kGateUpSilu, bool kOneSlot>
 struct Tuning {
   static constexpr int kChunksPerThread = kGateUpSilu ? 2 : 1;
   static constexpr int kChunksPerPass = 4 * kChunksPerThread;  // 4 column threads per row
-  static constexpr int kStages = 6 / kChunksPerThread;
+  static constexpr int kStages = kGateUpSilu ? 3 : kOneSlot ? 4 : 6;
   // Of the kStages - 1 passes the ring holds ahead, those requested before the inputs are staged
-  // (gate+up: both; down: 2 of 5); the rest follow the staging. A warp issuing copies stalls until
-  // the SM's memory pipeline takes them (docs/PERF.md rows 35 and 37), so a long prologue delays
-  // the staging behind it; a short one leaves the memory idle (rows 39 and 40).
+  // (gate+up: both; down: 2 of 3 per-slot, 2 of 5 otherwise); the rest follow the staging. A warp
+  // issuing copies stalls until the SM's memory pipeline takes them (docs/PERF.md rows 35 and
+  // 37), so a long prologue delays the staging behind it; a short one leaves the memory idle
+  // (rows 39 and 40).
   static constexpr int kPassesBeforeStaging = 2;
   static_assert(kPassesBeforeStaging >= 1 && kPassesBeforeStaging <= kStages - 1);
 };
@@ -886,9 +889,9 @@ __device__ __forceinline__ void SumColumnThreads(float (&acc)[4]) {
 // requested before the inputs are staged, the others after.
 template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
-  constexpr int kChunks = Tuning<kGateUpSilu>::kChunksPerThread;
-  constexpr int kChunksPerPass = Tuning<kGateUpSilu>::kChunksPerPass;
-  constexpr int kStages = Tuning<kGateUpSilu>::kStages;
+  constexpr int kChunks = Tuning<kGateUpSilu, kOneSlot>::kChunksPerThread;
+  constexpr int kChunksPerPass = Tuning<kGateUpSilu, kOneSlot>::kChunksPerPass;
+  constexpr int kStages = Tuning<kGateUpSilu, kOneSlot>::kStages;
   extern __shared__ uint4 smem[];
   const int warps = blockDim.x / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -939,7 +942,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     }
     CommitCopies();
   };
-  constexpr int kEarly = Tuning<kGateUpSilu>::kPassesBeforeStaging;
+  constexpr int kEarly = Tuning<kGateUpSilu, kOneSlot>::kPassesBeforeStaging;
   StageInputs<kOneSlot, kDeal, kEarly>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
     if (loading) load = StartLoad<kGateUpSilu, kDeal>(p, bt, bg.expert, warp, g);
     for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
@@ -1236,11 +1239,13 @@ absl::Status Launch(SelParams p, const LaunchPlan& plan, int input_rows, cudaStr
 template <bool kGateUpSilu>
 absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input_rows,
                           cudaStream_t stream) {
-  constexpr int kPerThread = Tuning<kGateUpSilu>::kChunksPerThread;
-  constexpr int kStages = Tuning<kGateUpSilu>::kStages;
+  constexpr int kPerThread = Tuning<kGateUpSilu, true>::kChunksPerThread;
+  static_assert(kPerThread == Tuning<kGateUpSilu, false>::kChunksPerThread);
   p.groups = groups.groups;
   p.tiles = groups.groups * p.tiles_per_group;
   const bool one_slot = groups.max_group_slots == 1;
+  const int stages =
+      one_slot ? Tuning<kGateUpSilu, true>::kStages : Tuning<kGateUpSilu, false>::kStages;
   ASSIGN_OR_RETURN(const DeviceLimits limits,
                    (PrepareDevice<kGateUpSilu, false, Deal::kConsecutive>()));
   bool windows = false;
@@ -1257,8 +1262,8 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
   }
   if (!one_slot) {
     if (const std::optional<LaunchPlan> halves =
-            PlanClusterHalves(p.tiles, p.tiles_per_group, p.cols, kPerThread, kStages,
-                              p.staged_cols, input_rows, limits.sms)) {
+            PlanClusterHalves(p.tiles, p.tiles_per_group, p.cols, kPerThread, stages, p.staged_cols,
+                              input_rows, limits.sms)) {
       ASSIGN_OR_RETURN(const DeviceLimits cluster_limits,
                        (PrepareDevice<kGateUpSilu, false, Deal::kClusterKHalves>()));
       if (2 * cluster_limits.clusters_of_two >= halves->blocks) {
@@ -1267,7 +1272,7 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
     }
   }
   ASSIGN_OR_RETURN(const LaunchPlan plan,
-                   PlanLaunch(one_slot, p.tiles, p.tiles_per_group, p.cols, kPerThread, kStages,
+                   PlanLaunch(one_slot, p.tiles, p.tiles_per_group, p.cols, kPerThread, stages,
                               p.staged_cols, input_rows, limits.sms, windows ? p.in_row_div : 0));
   if (one_slot) {
     if constexpr (kGateUpSilu) {
@@ -1344,7 +1349,8 @@ absl::Status CanImplementSelKernels(const MoeGeometry& g, int max_group_slots) {
     }
     // The least a launch stages: one group's rows, with one tile per block.
     if (SmemBytes(max_group_slots == 1, cols, max_group_slots, 1, max_group_slots, 1, 1,
-                  Tuning<true>::kStages, Tuning<true>::kChunksPerThread) > kMaxDynamicSmemBytes) {
+                  Tuning<true, true>::kStages,
+                  Tuning<true, true>::kChunksPerThread) > kMaxDynamicSmemBytes) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: %d inputs x %d slots per group do not fit the %d KiB of shared memory the "
           "cuda kernels stage inputs in",
