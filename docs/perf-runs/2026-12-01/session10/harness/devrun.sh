@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rows 65-68: every harness build named below twice, in turn (the second round in reverse order).
+# Rows 65-75: every harness build named below twice, in turn (the second round in reverse order).
 # Carries bundle/kh (harness/build.sh bundle/kh BUILDS...). Output packed in run.tar.gz.
 set -euo pipefail
 builds=("$@")

@@ -1,9 +1,12 @@
-// Lever table rows 65-66 (measurements): the per-slot gate+up kernel, the read floor and row 64's
-// bench kernel (`Ring`, the kernels' reads of the union-60 gate+up bytes with their deal and
-// ring) timed in one process by one method, so that the kernel is compared with the bench and
-// the floor outside the daemon. The kernels are the project's own (kernels/*.cu, linked as
-// built, or a knock-out copy of moe_sel_kernels.cu); the banks hold random bytes (timing only:
-// nothing is checked but that every launch is accepted).
+// Lever table rows 65-75: the sel kernels, the read floor and row 64's bench kernel (`Ring`, the
+// kernels' reads of the union-60 gate+up bytes with their deal and ring) timed in one process by
+// one method, so that the kernels are compared with the bench and the floor outside the daemon.
+// The kernels are the project's own (kernels/*.cu as committed, or moe_sel_kernels.cu with one of
+// this folder's patches); the banks hold random bytes (timing only: nothing is checked but that
+// every launch is accepted). Random block scales put the gate+up outputs where IEEE expf and
+// division take their slow paths, so math that depends on the data times differently here than
+// on the daemon's banks (row 70); reads, copies and their placement time as in the daemon (rows
+// 65-68). The down and union arms joined at row 68: earlier runs lack them.
 //
 // Arms (t = 6, selected 10, union 60 of a 512-expert bank, hidden 2560, ff 640):
 //   floor         LaunchReadFloor over the 60 routed experts' gate+up bytes;
