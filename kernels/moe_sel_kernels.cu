@@ -949,15 +949,23 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   });
   for (int stage = kEarly; stage < kStages - 1; ++stage) issue_next(stage);
 
+  // Where a computed stage is refilled: right after its compute (so that an item's end, its sums,
+  // lookups and stores, does not hold the request back: docs/PERF.md rows 70 and 76, 0.1-0.17 us
+  // on the per-slot kernels), or at the top of the next iteration, which the cluster halves'
+  // one-item warps measured faster. Either way the same requests in the same order.
+  constexpr bool kRefillAfterCompute = kDeal != Deal::kClusterKHalves;
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (warp < items) {
     ComputeCursor at =
         StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, warp, staged, zero, g, c);
+    if (kRefillAfterCompute) issue_next(kStages - 1);  // the ring's last stage, still free
     for (int stage = 0;; stage = stage + 1 == kStages ? 0 : stage + 1) {
-      // The ring stage before this one is free again (with WideScaleCopies: once every lane
-      // has read it): refill it.
-      if (kWideScaleCopies<kChunks>) __syncwarp();
-      issue_next(stage == 0 ? kStages - 1 : stage - 1);
+      if (!kRefillAfterCompute) {
+        // The ring stage before this one is free again (with WideScaleCopies: once every lane
+        // has read it): refill it.
+        if (kWideScaleCopies<kChunks>) __syncwarp();
+        issue_next(stage == 0 ? kStages - 1 : stage - 1);
+      }
       WaitCopies<kStages - 1>();  // all but the newest kStages - 1 groups: this pass landed
       if (kWideScaleCopies<kChunks>) __syncwarp();  // ... for every lane
       // Passes wholly inside the item (all but an item's last, where K is not a multiple of a
@@ -969,6 +977,10 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       } else {
         ComputePass<kOneSlot, kChunks, false>(ReadPass<kChunks, false>(from, at.q, chunks, lane),
                                               at.b, at.q, at.chunk_end, c, acc);
+      }
+      if (kRefillAfterCompute) {  // this stage is free again (WideScaleCopies: once all have read)
+        if (kWideScaleCopies<kChunks>) __syncwarp();
+        issue_next(stage);
       }
       if (at.q + kChunksPerPass < at.chunk_end) {
         at.q += kChunksPerPass;
