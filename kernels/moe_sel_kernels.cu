@@ -949,11 +949,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   });
   for (int stage = kEarly; stage < kStages - 1; ++stage) issue_next(stage);
 
-  // Where a computed stage is refilled: right after its compute (so that an item's end, its sums,
-  // lookups and stores, does not hold the request back: docs/PERF.md rows 70 and 76, 0.1-0.17 us
-  // on the per-slot kernels), or at the top of the next iteration, which the cluster halves'
-  // one-item warps measured faster. Either way the same requests in the same order.
-  constexpr bool kRefillAfterCompute = kDeal != Deal::kClusterKHalves;
+  // Where a computed stage is refilled: right after its compute, so that an item's end (its sums,
+  // lookups and stores) does not hold the request back, or at the top of the next iteration. The
+  // same requests in the same order either way; each kernel takes the place measured faster for
+  // it (docs/PERF.md rows 70, 76 and 77: after the compute 0.1-0.3 us faster for gate+up and the
+  // union down, but slower for the cluster halves and, at t = 8 and 256 / 4096, the per-slot down).
+  constexpr bool kRefillAfterCompute = kDeal != Deal::kClusterKHalves && (kGateUpSilu || !kOneSlot);
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (warp < items) {
     ComputeCursor at =
