@@ -91,15 +91,6 @@ __host__ __device__ inline StagedLayout MakeStagedLayout(bool one_slot, int chun
   return {RoundUp8(GroupChunkOffset(chunks)) + 4, 0};
 }
 
-// Where the warps' rings start, in vectors from the start of shared memory: after the staged
-// rows (which begin at staged_at), on the next 128-byte line. A ring stage is a whole number of
-// lines, so each warp's 512-byte code copies then fill 4 lines of shared memory, not 5
-// (docs/PERF.md row 66).
-__host__ __device__ inline int RingVectors(int64_t staged_at, int staged_rows,
-                                           const StagedLayout& layout) {
-  return RoundUp8(static_cast<int>(staged_at) + staged_rows * layout.row_vectors);
-}
-
 // How a launch splits its work: tiles of 16 weight rows of one group, `splits` warps per tile
 // (each a contiguous K range), blocks of `warps` warps, each block a contiguous range of tiles.
 struct LaunchPlan {
@@ -313,6 +304,28 @@ __device__ __forceinline__ BlockGroups CarveBlockGroups(int* words, int groups_p
           reinterpret_cast<float*>(words + 2 * groups_per_block)};
 }
 
+// A block's shared memory, in 16-byte vectors from its start: out_scale, row_max and row_input
+// (staged_rows each) and the block's groups, then partial results (split plans; cluster halves:
+// K half 1's sums, then its out_scale), the zero row (per-slot plans), the staged rows, and the
+// warps' rings from `rings` on. The kernel carves its memory and SmemBytes sizes it by this one
+// function. The rings start on a 128-byte line: a ring stage is a whole number of lines, so each
+// warp's 512-byte code copies fill 4 lines of shared memory, not 5 (docs/PERF.md row 66).
+struct SmemCarve {
+  int partials, zero, staged, rings;
+};
+
+__host__ __device__ inline SmemCarve CarveSmem(bool one_slot, bool cluster_halves, int staged_rows,
+                                               int groups_per_block, int staged_cols, int warps,
+                                               int splits, const StagedLayout& layout) {
+  const int partials = (3 * staged_rows + BlockGroupsWords(groups_per_block, staged_cols) + 3) / 4;
+  const int partial_vectors = cluster_halves
+                                  ? warps * kPartialFloatsPerWarp / 4 + (staged_rows + 3) / 4
+                                  : (splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
+  const int zero = partials + partial_vectors;
+  const int staged = zero + (one_slot ? layout.row_vectors : 0);
+  return {partials, zero, staged, RoundUp8(staged + staged_rows * layout.row_vectors)};
+}
+
 // Stages the input rows of every group the block's tiles touch (row r: group first_group +
 // r / staged_cols, slot column r % staged_cols). Each row is scaled by a power of two so its
 // largest magnitude is below 2^14 (f16 has range for it; f32 precision survives in hi + lo);
@@ -445,8 +458,9 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   } else {  // one input row per window the block touches
     rows = p.window_positions_divisor.Div(bt.last - 1) - bt.first_window + 1;
   }
-  const StagedLayout layout = MakeStagedLayout(kOneSlot, MyK<kDeal>(p).chunks);
-  const int units_per_row = MyK<kDeal>(p).units;
+  const BlockK k = MyK<kDeal>(p);
+  const StagedLayout layout = MakeStagedLayout(kOneSlot, k.chunks);
+  const int units_per_row = k.units;
   // The group data goes out first; where the block stages every input row (which needs none of
   // it), the inputs' copies follow at once, so that their round trip overlaps the group data's
   // instead of queueing ahead of it.
@@ -896,26 +910,19 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   const int warps = blockDim.x / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, c = lane % 4;
-  // Layout: out_scale, row_max and row_input, staged_rows each, the block's groups (16-byte
-  // aligned), partial results (split plans; kClusterKHalves: K half 1's sums, then its
-  // out_scale), the zero row (per-slot plans), the staged rows, the warps' rings.
+  // Layout: CarveSmem.
   float* out_scale = reinterpret_cast<float*>(smem);
   float* row_max = out_scale + p.staged_rows;
   int* row_input = reinterpret_cast<int*>(row_max + p.staged_rows);
   const BlockGroups bg = CarveBlockGroups(row_input + p.staged_rows, p.groups_per_block);
-  const int scale_vectors =
-      (3 * p.staged_rows + BlockGroupsWords(p.groups_per_block, p.staged_cols) + 3) / 4;
-  float* partials = reinterpret_cast<float*>(smem + scale_vectors);
-  const int partial_vectors = kDeal == Deal::kClusterKHalves
-                                  ? warps * kPartialFloatsPerWarp / 4 + (p.staged_rows + 3) / 4
-                                  : (p.splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
-  uint4* zero = smem + scale_vectors + partial_vectors;
   const StagedLayout layout = MakeStagedLayout(kOneSlot, MyK<kDeal>(p).chunks);
-  uint4* staged = zero + (kOneSlot ? layout.row_vectors : 0);
-  // The rings start on a 128-byte line (RingVectors).
+  const SmemCarve carve = CarveSmem(kOneSlot, kDeal == Deal::kClusterKHalves, p.staged_rows,
+                                    p.groups_per_block, p.staged_cols, warps, p.splits, layout);
+  float* partials = reinterpret_cast<float*>(smem + carve.partials);
+  uint4* zero = smem + carve.zero;
+  uint4* staged = smem + carve.staged;
   uint8_t* ring =
-      reinterpret_cast<uint8_t*>(smem + RingVectors(staged - smem, p.staged_rows, layout)) +
-      warp * kStages * StageBytes(kChunks);
+      reinterpret_cast<uint8_t*>(smem + carve.rings) + warp * kStages * StageBytes(kChunks);
 
   // The blocks of a cluster arrive now and wait before rank 1 writes into rank 0's shared
   // memory, which therefore exists by then.
@@ -1063,15 +1070,9 @@ int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block
                   int warps, int splits, int stages, int chunks_per_thread,
                   bool cluster_halves = false) {
   const StagedLayout layout = MakeStagedLayout(one_slot, cols / kChunkElements);
-  const int64_t scale_vectors =
-      (3 * staged_rows + BlockGroupsWords(groups_per_block, staged_cols) + 3) / 4;
-  const int64_t partial_vectors = cluster_halves
-                                      ? warps * kPartialFloatsPerWarp / 4 + (staged_rows + 3) / 4
-                                      : (splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
-  const int64_t zero_vectors = one_slot ? layout.row_vectors : 0;
-  return 16 * int64_t{RingVectors(scale_vectors + partial_vectors + zero_vectors, staged_rows,
-                                  layout)} +
-         int64_t{warps} * stages * StageBytes(chunks_per_thread);
+  const SmemCarve carve = CarveSmem(one_slot, cluster_halves, staged_rows, groups_per_block,
+                                    staged_cols, warps, splits, layout);
+  return 16 * int64_t{carve.rings} + int64_t{warps} * stages * StageBytes(chunks_per_thread);
 }
 
 // Sizes the grid to the card: one block per SM while its shared memory fits, as many warps as
