@@ -594,21 +594,7 @@ struct LoadCursor {
   const uint4* codes_g8;
   const uint16_t* scales_g;
   const uint16_t* scales_g8;
-  // kStepsWithinGroup: the item's tile and the first tile past its group (0: never step).
-  int tile, group_end;
 };
-
-// Whether a warp goes on to its next item of the same group by stepping its cursors instead of
-// computing them afresh (the expert, the staged row and the output row are the group's): the
-// per-slot down, whose items are a few passes long and whose consecutive deal hands a warp
-// tiles `warps` apart, most of them in the group of the tile before (docs/PERF.md row 80).
-template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
-constexpr bool kStepsWithinGroup = !kGateUpSilu && kOneSlot && kDeal == Deal::kConsecutive;
-
-// The first tile past the group of an item, where items cover whole tiles (no K splits); else 0.
-__device__ __forceinline__ int GroupEnd(const SelParams& p, int group) {
-  return p.splits == 1 ? (group + 1) * p.tiles_per_group : 0;
-}
 
 template <bool kGateUpSilu, Deal kDeal>
 __device__ __forceinline__ LoadCursor StartLoad(const SelParams& p, const BlockTiles& bt,
@@ -627,22 +613,7 @@ __device__ __forceinline__ LoadCursor StartLoad(const SelParams& p, const BlockT
           codes + row_g / 8 * octet_chunks,
           codes + row_g8 / 8 * octet_chunks,
           scales + row_g / 8 * octet_chunks,
-          scales + row_g8 / 8 * octet_chunks,
-          item.tile,
-          GroupEnd(p, group)};
-}
-
-// kStepsWithinGroup: the warp's next item, `warps` tiles on in the same group: its rows lie
-// 2 octets (16 rows) a tile further in the same expert.
-__device__ __forceinline__ void StepLoad(LoadCursor& at, int warps, int chunks) {
-  const int step = warps * 2 * 8 * chunks;
-  at.index += warps;
-  at.tile += warps;
-  at.q = 0;
-  at.codes_g += step;
-  at.codes_g8 += step;
-  at.scales_g += step;
-  at.scales_g8 += step;
+          scales + row_g8 / 8 * octet_chunks};
 }
 
 // Whether IssuePass's short path copies scale pairs 16 bytes per lane: for gate+up (2 chunks
@@ -825,16 +796,12 @@ __device__ __forceinline__ void ComputePass(const PassData<kChunks>& data, const
   }
 }
 
-// Where a lane computes: its item, pass and staged B row; with kStepsWithinGroup also its tile,
-// the first tile past its group, and where and by what factor the group's results are written.
+// Where a lane computes: its item, pass and staged B row.
 struct ComputeCursor {
   int index;
   int q;
   int chunk_end;
   const uint4* b;
-  int tile, group_end;
-  float* out;
-  float out_factor;
 };
 
 // The staged row of slot column n of a group: by input row when the block stages every input
@@ -854,8 +821,8 @@ __device__ __forceinline__ int StagedRow(const SelParams& p, const BlockTiles& b
 template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kChunks>
 __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const BlockTiles& bt,
                                                       const BlockGroups& bg, int index,
-                                                      const uint4* staged, const uint4* zero,
-                                                      const float* out_scale, int g, int c) {
+                                                      const uint4* staged, const uint4* zero, int g,
+                                                      int c) {
   const Item item = MakeItem<kDeal>(p, bt, index);
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
@@ -873,25 +840,7 @@ __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const 
     // them by chunk of K.
     if (kDeal == Deal::kClusterKHalves) b -= GroupChunkOffset(item.chunk_begin);
   }
-  ComputeCursor at{index, item.chunk_begin, item.chunk_end, b};
-  if constexpr (kStepsWithinGroup<kGateUpSilu, kOneSlot, kDeal>) {  // as WriteTile's
-    const int local = group - bt.first_group;
-    at.tile = item.tile;
-    at.group_end = GroupEnd(p, group);
-    at.out = p.out + int64_t{bg.slot[local * p.staged_cols]} * p.out_rows;
-    at.out_factor = out_scale[StagedRow<kDeal>(p, bt, bg, group, 0)] * bg.global_a[local];
-  }
-  return at;
-}
-
-// kStepsWithinGroup: WriteTile with the group's output and factor from the cursor. The lanes of
-// column 0 hold rows g and g + 8 of the tile.
-__device__ __forceinline__ void WriteStepTile(const SelParams& p, const ComputeCursor& at,
-                                              const float (&acc)[4], int g, int c) {
-  if (c != 0) return;
-  const int out_row = (at.tile - at.group_end + p.tiles_per_group) * 16 + g;
-  at.out[out_row] = acc[0] * at.out_factor;
-  at.out[out_row + 8] = acc[1] * at.out_factor;
+  return {index, item.chunk_begin, item.chunk_end, b};
 }
 
 // Writes one tile's results. kOneSlot: every lane holds the sums of all K (after the column
@@ -957,7 +906,6 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   constexpr int kChunks = Tuning<kGateUpSilu, kOneSlot>::kChunksPerThread;
   constexpr int kChunksPerPass = Tuning<kGateUpSilu, kOneSlot>::kChunksPerPass;
   constexpr int kStages = Tuning<kGateUpSilu, kOneSlot>::kStages;
-  constexpr bool kSteps = kStepsWithinGroup<kGateUpSilu, kOneSlot, kDeal>;
   extern __shared__ uint4 smem[];
   const int warps = blockDim.x / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -994,11 +942,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       if (load.q + kChunksPerPass < load.chunk_end) {
         load.q += kChunksPerPass;
       } else if (load.index + warps < items) {
-        if (kSteps && load.tile + warps < load.group_end) {
-          StepLoad(load, warps, chunks);
-        } else {
-          load = StartLoad<kGateUpSilu, kDeal>(p, bt, bg.expert, load.index + warps, g);
-        }
+        load = StartLoad<kGateUpSilu, kDeal>(p, bt, bg.expert, load.index + warps, g);
       } else {
         loading = false;
       }
@@ -1020,8 +964,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   constexpr bool kRefillAfterCompute = kDeal != Deal::kClusterKHalves && (kGateUpSilu || !kOneSlot);
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (warp < items) {
-    ComputeCursor at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, warp, staged,
-                                                                           zero, out_scale, g, c);
+    ComputeCursor at =
+        StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, warp, staged, zero, g, c);
     if (kRefillAfterCompute) issue_next(kStages - 1);  // the ring's last stage, still free
     for (int stage = 0;; stage = stage + 1 == kStages ? 0 : stage + 1) {
       if (!kRefillAfterCompute) {
@@ -1054,12 +998,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       if (kOneSlot) SumColumnThreads(acc);
       if (kDeal == Deal::kClusterKHalves) break;  // one item per warp, its sums kept in acc
       if (p.splits == 1) {
-        if constexpr (kSteps) {
-          WriteStepTile(p, at, acc, g, c);
-        } else {
-          WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, TileAt<kDeal>(p, bt.first + at.index),
-                                                  out_scale, acc, g, c);
-        }
+        WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, TileAt<kDeal>(p, bt.first + at.index),
+                                                out_scale, acc, g, c);
       } else {
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
@@ -1069,14 +1009,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
 #pragma unroll
       for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
       if (at.index + warps >= items) break;
-      if (kSteps && at.tile + warps < at.group_end) {  // the same group: the same b, out, factor
-        at.index += warps;
-        at.tile += warps;
-        at.q = 0;
-      } else {
-        at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, at.index + warps,
-                                                                 staged, zero, out_scale, g, c);
-      }
+      at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, at.index + warps, staged,
+                                                               zero, g, c);
     }
   }
   WaitCopies<0>();
