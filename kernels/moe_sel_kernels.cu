@@ -42,7 +42,8 @@ struct Tuning {
   static constexpr int kChunksPerPass = 4 * kChunksPerThread;  // 4 column threads per row
   static constexpr int kStages = kGateUpSilu ? 3 : kOneSlot ? 4 : 6;
   // Of the kStages - 1 passes the ring holds ahead, those requested before the inputs are staged
-  // (gate+up: both; down: 2 of 3 per-slot, 2 of 5 otherwise); the rest follow the staging. A warp
+  // (gate+up: both, but 1 in the cluster K halves: the kernel says why; down: 2 of 3 per-slot, 2 of
+  // 5 otherwise); the rest follow the staging. A warp
   // issuing copies stalls until the SM's memory pipeline takes them (docs/PERF.md rows 35 and
   // 37), so a long prologue delays the staging behind it; a short one leaves the memory idle
   // (rows 39 and 40).
@@ -949,7 +950,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     }
     CommitCopies();
   };
-  constexpr int kEarly = Tuning<kGateUpSilu, kOneSlot>::kPassesBeforeStaging;
+  // The cluster K halves' gate+up warps (one item of a few passes each: a start-bound launch)
+  // request one pass before the staging: a second delays the staging more than it feeds the loop
+  // (docs/PERF.md rows 80-81: the union-10 gate+up 0.3-0.4 us faster with one, 0.25 with none).
+  constexpr int kEarly = kDeal == Deal::kClusterKHalves && kGateUpSilu
+                             ? 1
+                             : Tuning<kGateUpSilu, kOneSlot>::kPassesBeforeStaging;
   StageInputs<kOneSlot, kDeal, kEarly>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
     if (loading) load = StartLoad<kGateUpSilu, kDeal>(p, bt, bg.expert, warp, g);
     for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
