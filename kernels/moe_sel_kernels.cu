@@ -365,6 +365,14 @@ __device__ __forceinline__ UnitPlace PlaceOfUnit(uint4* staged, const StagedLayo
   return {vector, vector + 1};
 }
 
+// The power of two a staged row is scaled down by so that its largest magnitude (max) is below
+// 2^14.
+__device__ __forceinline__ int InputShift(float max) {
+  int exponent = 0;
+  frexpf(max, &exponent);  // max < 2^exponent
+  return max > 0.0f ? exponent - 14 : 0;
+}
+
 // f16 hi and lo parts of two scaled inputs, element a in the low halves.
 __device__ __forceinline__ void SplitHiLo(float a, float b, uint32_t& hi, uint32_t& lo) {
   const __half2 h = __floats2half2_rn(a, b);
@@ -508,10 +516,11 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     bg.global_a[local] = p.global_a[expert];
     if (p.global_b != nullptr) bg.global_b[local] = p.global_b[expert];
   }
-  WaitCopies<kPrologueGroups>();  // the inputs (the group before the prologue's) have landed
-  __syncthreads();
+  WaitCopies<kPrologueGroups>();  // this thread's inputs (the group before the prologue's) landed
   const RowWalk walk = WarpRowWalk(p);
-  for (int r = walk.first_row; r < rows; r += walk.row_step) {
+  // A row's largest magnitude over the lanes of the warp walking it (non-negative floats order as
+  // their bit patterns), and its units converted with the input scale.
+  auto warp_row_max = [&](int r) {
     float m = 0.0f;
     for (int col = walk.first_unit; col < units_per_row; col += walk.unit_step) {
       const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
@@ -519,21 +528,9 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
       m = fmaxf(m, fmaxf(fmaxf(fabsf(__uint_as_float(xy.x)), fabsf(__uint_as_float(xy.y))),
                          fmaxf(fabsf(__uint_as_float(zw.x)), fabsf(__uint_as_float(zw.y)))));
     }
-    // Non-negative floats order as their bit patterns.
-    const unsigned row_max_bits = __reduce_max_sync(0xFFFFFFFFu, __float_as_uint(m));
-    if (threadIdx.x % 32 == 0) atomicMax(reinterpret_cast<unsigned*>(row_max + r), row_max_bits);
-  }
-  __syncthreads();
-  for (int r = threadIdx.x; r < rows; r += blockDim.x) {
-    int exponent = 0;
-    frexpf(row_max[r], &exponent);  // max < 2^exponent
-    const int shift = row_max[r] > 0.0f ? exponent - 14 : 0;
-    out_scale[r] = ldexpf(kSelDecodeScale, shift);
-    row_max[r] = ldexpf(1.0f, -shift);  // from here on: the input scale
-  }
-  __syncthreads();
-  for (int r = walk.first_row; r < rows; r += walk.row_step) {
-    const float scale = row_max[r];
+    return __reduce_max_sync(0xFFFFFFFFu, __float_as_uint(m));
+  };
+  auto convert_row = [&](int r, float scale) {
 #pragma unroll 4
     for (int col = walk.first_unit; col < units_per_row; col += walk.unit_step) {
       const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
@@ -544,6 +541,31 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
       *place.hi = make_uint2(hi[0], hi[1]);
       *place.lo = make_uint2(lo[0], lo[1]);
     }
+  };
+  if (kDeal == Deal::kConsecutive && !kOneSlot && p.walk_warps_per_row == 1) {
+    // Every row is one warp's, whose lanes copied the units they read: its maximum and scale need
+    // no other warp, so no barrier waits for the block's slowest inputs before the conversion
+    // (docs/PERF.md row 82: the union-10 down 0.27 us faster). Only the consecutive group plans
+    // take it: the per-slot and cluster plans share each row among several warps.
+    for (int r = walk.first_row; r < rows; r += walk.row_step) {
+      const int shift = InputShift(__uint_as_float(warp_row_max(r)));
+      if (threadIdx.x % 32 == 0) out_scale[r] = ldexpf(kSelDecodeScale, shift);
+      convert_row(r, ldexpf(1.0f, -shift));
+    }
+  } else {
+    __syncthreads();
+    for (int r = walk.first_row; r < rows; r += walk.row_step) {
+      const unsigned row_max_bits = warp_row_max(r);
+      if (threadIdx.x % 32 == 0) atomicMax(reinterpret_cast<unsigned*>(row_max + r), row_max_bits);
+    }
+    __syncthreads();
+    for (int r = threadIdx.x; r < rows; r += blockDim.x) {
+      const int shift = InputShift(row_max[r]);
+      out_scale[r] = ldexpf(kSelDecodeScale, shift);
+      row_max[r] = ldexpf(1.0f, -shift);  // from here on: the input scale
+    }
+    __syncthreads();
+    for (int r = walk.first_row; r < rows; r += walk.row_step) convert_row(r, row_max[r]);
   }
   __syncthreads();
 }
