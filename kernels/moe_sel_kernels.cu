@@ -455,7 +455,7 @@ __device__ __forceinline__ void ReadBlockGroups(const SelParams& p, const BlockT
   }
 }
 
-template <bool kOneSlot, Deal kDeal, int kPrologueGroups, typename Prologue>
+template <bool kOneSlot, Deal kDeal, int kPrologueGroups, bool kRowBarriers, typename Prologue>
 __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
                             uint4* staged, uint4* zero, float* out_scale, float* row_max,
                             int* row_input, Prologue&& issue_prologue) {
@@ -542,17 +542,25 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
       *place.lo = make_uint2(lo[0], lo[1]);
     }
   };
-  if (kDeal == Deal::kConsecutive && !kOneSlot && p.walk_warps_per_row == 1) {
-    // Every row is one warp's, whose lanes copied the units they read: its maximum and scale need
-    // no other warp, so no barrier waits for the block's slowest inputs before the conversion
-    // (docs/PERF.md row 82: the union-10 down 0.27 us faster). Only the consecutive group plans
-    // take it: the per-slot and cluster plans share each row among several warps.
+  if constexpr (kRowBarriers) {
+    // A row's maximum needs only the warps that walk it (walk_warps_per_row; then each has one
+    // row: the launch's partition), which meet on a named barrier of their own (1 + r: at most 10
+    // rows are shared), not the block's; a row walked by one warp needs none. Its lanes copied
+    // the units they read, so no barrier waits for other warps' inputs (docs/PERF.md rows 82-83:
+    // the union-10 down 0.27 us faster, the per-slot down 0.23; gate+up 0.05-0.15 us slower).
+    const int sharing = p.walk_warps_per_row;
     for (int r = walk.first_row; r < rows; r += walk.row_step) {
-      const int shift = InputShift(__uint_as_float(warp_row_max(r)));
-      if (threadIdx.x % 32 == 0) out_scale[r] = ldexpf(kSelDecodeScale, shift);
+      unsigned max_bits = warp_row_max(r);
+      if (sharing > 1) {
+        if (threadIdx.x % 32 == 0) atomicMax(reinterpret_cast<unsigned*>(row_max + r), max_bits);
+        asm volatile("bar.sync %0, %1;" ::"r"(1 + r), "r"(32 * sharing) : "memory");
+        max_bits = __float_as_uint(row_max[r]);
+      }
+      const int shift = InputShift(__uint_as_float(max_bits));
+      if (walk.first_unit == 0) out_scale[r] = ldexpf(kSelDecodeScale, shift);
       convert_row(r, ldexpf(1.0f, -shift));
     }
-  } else {
+  } else {  // the block's barriers: every row's maxima, then every row's scale
     __syncthreads();
     for (int r = walk.first_row; r < rows; r += walk.row_step) {
       const unsigned row_max_bits = warp_row_max(r);
@@ -978,10 +986,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   constexpr int kEarly = kDeal == Deal::kClusterKHalves && kGateUpSilu
                              ? 1
                              : Tuning<kGateUpSilu, kOneSlot>::kPassesBeforeStaging;
-  StageInputs<kOneSlot, kDeal, kEarly>(p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
-    if (loading) load = StartLoad<kGateUpSilu, kDeal>(p, bt, bg.expert, warp, g);
-    for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
-  });
+  // Down stages with per-row barriers, gate+up with the block's (StageInputs says why).
+  StageInputs<kOneSlot, kDeal, kEarly, !kGateUpSilu>(
+      p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
+        if (loading) load = StartLoad<kGateUpSilu, kDeal>(p, bt, bg.expert, warp, g);
+        for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
+      });
   for (int stage = kEarly; stage < kStages - 1; ++stage) issue_next(stage);
 
   // Where a computed stage is refilled: right after its compute, so that an item's end (its sums,
