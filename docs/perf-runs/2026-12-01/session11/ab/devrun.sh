@@ -6,7 +6,8 @@
 # gpu-profile.sh's ncu evidence of the new build).
 set -u
 # carried compressed: the device tool's 64 MiB
-gunzip -f bundle/base11/bin/gpuprobed.gz bundle/tests/cuda_backend_test.gz bundle/lib/libgrpc.so.29.gz
+gunzip -f bundle/base11/bin/gpuprobed.gz bundle/tests/cuda_backend_test.gz bundle/lib/libgrpc.so.29.gz \
+  bundle/lib/libcrypto.so.3.gz bundle/lib/libprotobuf.so.32.gz
 chmod +x bundle/base11/bin/gpuprobed  # its .gz was written by a redirect: no mode to restore
 ln -sfn "$PWD/bundle/bin/gpuprobe" bundle/base11/bin/gpuprobe
 deploy/gpu-ab.sh bundle bundle/base11/bin "$OUT/run"
