@@ -42,11 +42,10 @@ struct Tuning {
   static constexpr int kChunksPerPass = 4 * kChunksPerThread;  // 4 column threads per row
   static constexpr int kStages = kGateUpSilu ? 3 : kOneSlot ? 4 : 6;
   // Of the kStages - 1 passes the ring holds ahead, those requested before the inputs are staged
-  // (gate+up: both, but 1 in the cluster K halves: the kernel says why; down: 2 of 3 per-slot, 2 of
-  // 5 otherwise); the rest follow the staging. A warp
-  // issuing copies stalls until the SM's memory pipeline takes them (docs/PERF.md rows 35 and
-  // 37), so a long prologue delays the staging behind it; a short one leaves the memory idle
-  // (rows 39 and 40).
+  // (gate+up: both, but 1 in the cluster K halves: the kernel says why; down: 2 of 3 per-slot, 2
+  // of 5 otherwise); the rest follow the staging. A warp issuing copies stalls until the SM's
+  // memory pipeline takes them (docs/PERF.md rows 35 and 37), so a long prologue delays the
+  // staging behind it; a short one leaves the memory idle (rows 39 and 40).
   static constexpr int kPassesBeforeStaging = 2;
   static_assert(kPassesBeforeStaging >= 1 && kPassesBeforeStaging <= kStages - 1);
 };
@@ -338,11 +337,16 @@ __host__ __device__ inline SmemCarve CarveSmem(bool one_slot, bool cluster_halve
 // (`issue_prologue`, kPrologueGroups commit groups) which would otherwise queue ahead of them;
 // they go out after the group data's requests, which would otherwise queue behind them
 // (measured: the union kernels lost 5% when a block that stages every input row copied them
-// first), and where they need none of it (every input row staged) while it is in flight. Then
-// one pass takes each row's largest magnitude and a second converts the units in place. Warps
-// walk whole rows (RowWalk), so no unit needs a division by the row length and a row's maximum
-// takes one warp reduction (ncu: on small and union launches per-unit divisions, a warp vote
-// per unit and the inputs' load round trips made staging more than half of the kernel's time).
+// first), and where they need none of it (every input row staged) while it is in flight. The
+// block's barrier before the input copies also orders the block's requests: every warp's inputs
+// go out before any warp's code passes (docs/PERF.md rows 84 and 88: without that barrier, or
+// with each warp starting on its own, the per-slot kernels were 0.4-1.5 us slower). Then one
+// pass takes each row's largest magnitude and a second converts the units in place; the warps
+// of a row meet on a barrier of their own between the two (kRowBarriers: down) or the block on
+// its barriers (gate+up). Warps walk whole rows (RowWalk), so no unit needs a division by the
+// row length and a row's maximum takes one warp reduction (ncu: on small and union launches
+// per-unit divisions, a warp vote per unit and the inputs' load round trips made staging more
+// than half of the kernel's time).
 
 // Where unit u (elements 4u .. 4u + 3 of staged row r) goes: wider groups, one vector per unit
 // (hi pair, hi pair, lo pair, lo pair); per-slot, half of a hi vector and half of a lo vector.
