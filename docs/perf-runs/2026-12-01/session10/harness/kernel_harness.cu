@@ -28,7 +28,12 @@
 // build, arm, mode, median, min, max (us per launch), spread ((max - min) / median).
 // With HARNESS_LEAD=1 (row 89) each sample first runs one launch of its arm outside the events,
 // so that every timed launch follows a launch of its own kernel, not the previous arm's.
-// usage: [HARNESS_LEAD=1] kernel_harness BUILD_LABEL
+// With HARNESS_TIMELINE=FILE, builds made with session11/harness/tl*.patch (which define
+// SetSelTimeline) then run each sel arm's graph once more with every warp recording its events
+// (row 90), and write the last launch's records to FILE: build, arm, block, smid, warp, t0 (ns),
+// then the prologue's start and end, the inputs staged, the first item's end and the loop's end,
+// in ns after t0.
+// usage: [HARNESS_LEAD=1] [HARNESS_TIMELINE=FILE] kernel_harness BUILD_LABEL
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -232,6 +237,15 @@ struct Arm {
   std::vector<float> graph_us, stream_us;
 };
 
+}  // namespace
+
+namespace gpuprobe {
+// Defined only by the timeline builds (row 90).
+void SetSelTimeline(uint32_t* records) __attribute__((weak));
+}  // namespace gpuprobe
+
+namespace {
+
 float Median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -418,6 +432,35 @@ int main(int argc, char** argv) {
     }
   }
   CHECK(cudaDeviceSynchronize());
+  if (const char* timeline_file = std::getenv("HARNESS_TIMELINE");
+      timeline_file != nullptr && SetSelTimeline != nullptr) {
+    constexpr int kWords = 8;
+    const size_t words = size_t{static_cast<size_t>(sms)} * 32 * kWords;
+    uint32_t* records;
+    CHECK(cudaMalloc(&records, words * 4));
+    std::vector<uint32_t> host(words);
+    FILE* f = std::fopen(timeline_file, "w");
+    CHECK(f != nullptr ? cudaSuccess : cudaErrorUnknown);
+    for (Arm& arm : arms) {
+      if (arm.name != "sel" && arm.name != "down" && arm.name.rfind("union10", 0) != 0) continue;
+      CHECK(cudaMemset(records, 0, words * 4));
+      SetSelTimeline(records);
+      CHECK(cudaGraphLaunch(arm.exec, stream));
+      CHECK(cudaStreamSynchronize(stream));
+      SetSelTimeline(nullptr);
+      CHECK(cudaMemcpy(host.data(), records, words * 4, cudaMemcpyDeviceToHost));
+      for (size_t w = 0; w < words; w += kWords) {
+        const uint32_t* r = &host[w];
+        if ((r[0] >> 16) != 0x7A5Eu) continue;
+        std::fprintf(f, "%s\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\n", build.c_str(),
+                     arm.name.c_str(), r[1] & 0xFFFFu, r[1] >> 16, r[0] & 0xFFFFu, r[2],
+                     8 * (r[3] & 0xFFFFu), 8 * (r[3] >> 16), 8 * (r[4] & 0xFFFFu),
+                     8 * (r[4] >> 16), 8 * r[5]);
+      }
+    }
+    std::fclose(f);
+    CHECK(cudaFree(records));
+  }
   printf("build\tarm\tmode\tmedian_us\tmin_us\tmax_us\tspread\n");
   for (const Arm& arm : arms) {
     for (const auto& [mode, v] : {std::pair{"graph", &arm.graph_us}, {"stream", &arm.stream_us}}) {
