@@ -434,7 +434,8 @@ int main(int argc, char** argv) {
   CHECK(cudaDeviceSynchronize());
   if (const char* timeline_file = std::getenv("HARNESS_TIMELINE");
       timeline_file != nullptr && SetSelTimeline != nullptr) {
-    constexpr int kWords = 8;
+    // Records of 8 words a warp (tl*.patch, row 90) or 16 (mk*.patch, row 94: ten marks).
+    constexpr int kWords = 16;
     const size_t words = size_t{static_cast<size_t>(sms)} * 32 * kWords;
     uint32_t* records;
     CHECK(cudaMalloc(&records, words * 4));
@@ -449,7 +450,18 @@ int main(int argc, char** argv) {
       CHECK(cudaStreamSynchronize(stream));
       SetSelTimeline(nullptr);
       CHECK(cudaMemcpy(host.data(), records, words * 4, cudaMemcpyDeviceToHost));
-      for (size_t w = 0; w < words; w += kWords) {
+      const bool marks = (host[0] >> 16) == 0x7A5Fu;
+      for (size_t w = 0; marks && w < words; w += 16) {
+        const uint32_t* r = &host[w];
+        if ((r[0] >> 16) != 0x7A5Fu) continue;
+        std::fprintf(f, "%s\t%s\t%u\t%u\t%u\t%u", build.c_str(), arm.name.c_str(),
+                     r[1] & 0xFFFFu, r[1] >> 16, r[0] & 0xFFFFu, r[2]);
+        for (int k = 1; k < 10; ++k) {
+          std::fprintf(f, "\t%d", r[2 + k] == 0 ? -1 : static_cast<int>(r[2 + k] - r[2]));
+        }
+        std::fprintf(f, "\n");
+      }
+      for (size_t w = 0; !marks && w < words; w += 8) {
         const uint32_t* r = &host[w];
         if ((r[0] >> 16) != 0x7A5Eu) continue;
         std::fprintf(f, "%s\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\n", build.c_str(),
