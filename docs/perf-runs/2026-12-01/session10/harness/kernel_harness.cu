@@ -28,11 +28,11 @@
 // build, arm, mode, median, min, max (us per launch), spread ((max - min) / median).
 // With HARNESS_LEAD=1 (row 89) each sample first runs one launch of its arm outside the events,
 // so that every timed launch follows a launch of its own kernel, not the previous arm's.
-// With HARNESS_TIMELINE=FILE, builds made with session11/harness/tl*.patch (which define
-// SetSelTimeline) then run each sel arm's graph once more with every warp recording its events
-// (row 90), and write the last launch's records to FILE: build, arm, block, smid, warp, t0 (ns),
-// then the prologue's start and end, the inputs staged, the first item's end and the loop's end,
-// in ns after t0.
+// With HARNESS_TIMELINE=FILE, builds made with session11/harness/tl*.patch or mk*.patch (which
+// define SetSelTimeline) then run each sel arm's graph once more with every warp recording its
+// events, and write the last launch's records to FILE: build, arm, block, smid, warp, t0 (ns),
+// then in ns after t0 (-1: not reached) tl*'s five events (row 90: the prologue's start and end,
+// the inputs staged, the first item's end, the loop's end) or mk*'s nine marks (row 94).
 // usage: [HARNESS_LEAD=1] [HARNESS_TIMELINE=FILE] kernel_harness BUILD_LABEL
 #include <cuda_runtime.h>
 
