@@ -6,8 +6,9 @@ mk*.patch builds' nine marks (row 94), each in ns after the warp's entry (-1: no
 each file and arm: the launch starts at the earliest warp entry; per warp, its entry and its events
 in us after that, as median / p90 / max over the warps that reached each; then the blocks' ends
 (their last warp's loop end), min / median / max.
-usage: timeline_summary.py timeline-*.tsv
+usage: timeline_summary.py timeline-*.tsv[.gz]
 """
+import gzip
 import statistics
 import sys
 
@@ -25,7 +26,7 @@ def pct(values, q):
 
 for path in sys.argv[1:]:
     arms = {}
-    for line in open(path):
+    for line in (gzip.open(path, "rt") if path.endswith(".gz") else open(path)):
         build, arm, block, smid, warp, t0, *events = line.split("\t")
         arms.setdefault(arm, []).append((int(block), int(t0), [int(e) for e in events]))
     for arm, warps in arms.items():
