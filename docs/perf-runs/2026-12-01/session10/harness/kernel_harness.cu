@@ -12,6 +12,8 @@
 //   floor         LaunchReadFloor over the 60 routed experts' gate+up bytes;
 //   sel           LaunchSelGuSilu, per-slot groups, the 60 experts a seeded draw of the 512;
 //   sel-contig    the same with experts 0-59 in order (the bytes Ring reads);
+//   sel-u10       (from row 98) per-slot groups at union 10: every token routed to the same 10 of
+//                 the drawn experts, most reads served by the L2;
 //   down, floor-down  LaunchSelDown per-slot over the 60 drawn experts, and the floor over their
 //                 down bytes;
 //   union10-gu, union10-down  the union variant (UnionGroups) at union 10: every token routed to
@@ -337,8 +339,9 @@ int main(int argc, char** argv) {
     a.h = h;
     return a;
   };
+  const Routing per_slot_u10 = route(union10, false);
   const SelGuSiluArgs sel = sel_args(routed), sel_contig = sel_args(in_order),
-                      union_gu = sel_args(union_routed);
+                      union_gu = sel_args(union_routed), sel_u10 = sel_args(per_slot_u10);
   auto down_args = [&](const Routing& r) {
     SelDownArgs a;
     a.down = {.codes = down_codes, .scales = down_scales, .experts = kExperts, .rows = kHidden,
@@ -379,6 +382,7 @@ int main(int argc, char** argv) {
   arms.push_back({"sel", [&](cudaStream_t s) { CHECK_OK(LaunchSelGuSilu(sel, s)); }});
   arms.push_back(
       {"sel-contig", [&](cudaStream_t s) { CHECK_OK(LaunchSelGuSilu(sel_contig, s)); }});
+  arms.push_back({"sel-u10", [&](cudaStream_t s) { CHECK_OK(LaunchSelGuSilu(sel_u10, s)); }});
   arms.push_back({"floor-down", [&](cudaStream_t s) { CHECK_OK(LaunchReadFloor(floor_down, s)); }});
   arms.push_back({"down", [&](cudaStream_t s) { CHECK_OK(LaunchSelDown(down, s)); }});
   arms.push_back({"union10-gu", [&](cudaStream_t s) { CHECK_OK(LaunchSelGuSilu(union_gu, s)); }});
