@@ -139,9 +139,10 @@ struct SelParams {
       staged_cols_divisor;
   // Token windows (TileAt, windowed kernel only): by in_row_div x tiles_per_group.
   FastDivisor window_positions_divisor;
-  // > 0: group g serves slot g alone (SlotsAreGroups), so a per-slot block knows its staged rows'
-  // input rows without its group data (StartsEarly).
-  int slots_are_groups = 0;
+  // > 0: a consecutive per-slot gate+up plan starts early (StartsEarly; EarlyStartPays, which
+  // also guarantees that group g serves slot g alone, so a block knows its staged rows' input
+  // rows without its group data).
+  int starts_early = 0;
 };
 
 __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
@@ -474,17 +475,18 @@ __device__ __forceinline__ void ReadBlockGroups(const SelParams& p, const BlockT
 }
 
 // Whether a block starts without waiting for its group data: the per-slot gate+up blocks whose
-// staged rows' input rows follow from their groups (token windows, or every group serving the
-// slot of its own index) ask for their global scales first, copy their inputs at entry and issue
-// each warp's prologue as soon as its first expert returns (docs/PERF.md rows 88-95: without the
-// scales first, 1.5 us slower; with them, 0.2-0.45 us faster than after the group data; the
-// per-slot down 0.05-0.1 us slower, so it waits).
+// staged rows' input rows follow from their groups (token windows, or consecutive plans where
+// EarlyStartPays) ask for their global scales first, copy their inputs at entry and issue each
+// warp's prologue as soon as its first expert returns (docs/PERF.md rows 88-98: without the
+// scales first, 1.5 us slower; with them, 0.2-0.45 us faster than after the group data where the
+// codes come from DRAM, 0.3-1.0 us slower where they repeat from the L2; the per-slot down
+// 0.05-0.1 us slower, so it waits).
 template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 __device__ __forceinline__ bool StartsEarly(const SelParams& p) {
   if constexpr (!kGateUpSilu || !kOneSlot || kDeal == Deal::kClusterKHalves) {
     return false;
   } else {
-    return kDeal == Deal::kTokenWindows || p.slots_are_groups > 0;
+    return kDeal == Deal::kTokenWindows || p.starts_early > 0;
   }
 }
 
@@ -1350,7 +1352,6 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
   constexpr int kPerThread = Tuning<kGateUpSilu, true>::kChunksPerThread;
   static_assert(kPerThread == Tuning<kGateUpSilu, false>::kChunksPerThread);
   p.groups = groups.groups;
-  p.slots_are_groups = groups.slots_are_groups ? 1 : 0;
   p.tiles = groups.groups * p.tiles_per_group;
   const bool one_slot = groups.max_group_slots == 1;
   const int stages =
@@ -1359,15 +1360,17 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
                    (PrepareDevice<kGateUpSilu, false, Deal::kConsecutive>()));
   bool windows = false;
   if (kGateUpSilu && one_slot) {
-    windows =
-        TokenWindowsPay({.groups = groups.groups,
-                         .selected = p.in_row_div,
-                         .slots_are_groups = groups.slots_are_groups,
-                         .tiles_per_group = p.tiles_per_group,
-                         .sms = limits.sms,
-                         .distinct_expert_bytes = int64_t{groups.distinct_experts} *
-                                                  (p.expert_code_bytes + p.expert_scale_bytes),
-                         .l2_bytes = limits.l2_bytes});
+    const int64_t distinct_expert_bytes =
+        int64_t{groups.distinct_experts} * (p.expert_code_bytes + p.expert_scale_bytes);
+    windows = TokenWindowsPay({.groups = groups.groups,
+                               .selected = p.in_row_div,
+                               .slots_are_groups = groups.slots_are_groups,
+                               .tiles_per_group = p.tiles_per_group,
+                               .sms = limits.sms,
+                               .distinct_expert_bytes = distinct_expert_bytes,
+                               .l2_bytes = limits.l2_bytes});
+    p.starts_early =
+        EarlyStartPays(groups.slots_are_groups, distinct_expert_bytes, limits.l2_bytes) ? 1 : 0;
   }
   if (!one_slot) {
     if (const std::optional<LaunchPlan> halves =
