@@ -11,15 +11,6 @@
 // experts stay in the L2, and where an expert spans 3.2 blocks or fewer (the serving geometry at
 // t = 4 union 40, and every larger t).
 //
-// An early start (per-slot gate+up, consecutive tiles; `StartsEarly` in the kernels): a block
-// asks for its global scales and copies its inputs at entry and each warp issues its first passes
-// as soon as its first expert returns, instead of after the block's group data. It pays where the
-// codes come from DRAM, so the first passes decide when the loop starts (the serving geometry at
-// t = 6 union 60: 0.3-0.45 us, 1-1.5%; t = 8 unions 70-80, 256 / 4096 unions 24-32: 0.2-0.5 us),
-// and costs 0.3-1.0 us where the distinct experts' bytes stay within about 1.5 x the L2 and repeat
-// from it (t = 3 unions 10-20, t = 6 unions 10-40, t = 8 unions 10-50, 256 / 4096 union 8),
-// where the staging decides (docs/PERF.md rows 95-97). Token windows start early always.
-//
 // Cluster K halves (group plans whose every block stages every input row): two blocks of a
 // cluster split each tile's K, so each stages half of every input row. They pay where a block
 // stages many inputs (the union variant's gate+up at the serving geometry's unions 10-16: t = 5,
@@ -48,10 +39,6 @@ struct TokenWindowCase {
 // distinct experts' bytes exceed the L2.
 inline constexpr int kWindowMinBlocksPerExpert = 4;
 bool TokenWindowsPay(const TokenWindowCase& c);
-
-// Group g serves slot g alone (the block derives its input rows from its groups) and the distinct
-// experts' bytes exceed 3/2 of the L2.
-bool EarlyStartPays(bool slots_are_groups, int64_t distinct_expert_bytes, int64_t l2_bytes);
 
 // Every input row staged whole in every block holds `input_rows` x `cols` inputs: cluster K halves
 // where they are at least kClusterKHalvesMinStagedInputs (the plan's shape is the launcher's

@@ -139,10 +139,6 @@ struct SelParams {
       staged_cols_divisor;
   // Token windows (TileAt, windowed kernel only): by in_row_div x tiles_per_group.
   FastDivisor window_positions_divisor;
-  // > 0: a consecutive per-slot gate+up plan starts early (StartsEarly; EarlyStartPays, which
-  // also guarantees that group g serves slot g alone, so a block knows its staged rows' input
-  // rows without its group data).
-  int starts_early = 0;
 };
 
 __device__ __forceinline__ void Mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
@@ -341,12 +337,10 @@ __host__ __device__ inline SmemCarve CarveSmem(bool one_slot, bool cluster_halve
 // (`issue_prologue`, kPrologueGroups commit groups) which would otherwise queue ahead of them;
 // they go out after the group data's requests, which would otherwise queue behind them
 // (measured: the union kernels lost 5% when a block that stages every input row copied them
-// first), and where they need none of it (every input row staged, or StartsEarly) while it is in
-// flight. The block's barrier before the input copies also orders the block's requests: every
-// warp's inputs go out before any warp's code passes (docs/PERF.md rows 84 and 88: without that
-// barrier, or with each warp starting on its own, the per-slot kernels were 0.4-1.5 us slower
-// while the global scales' load came back behind the passes; an early start keeps the order by
-// asking for the scales and copying the inputs first, at entry). Then one
+// first), and where they need none of it (every input row staged) while it is in flight. The
+// block's barrier before the input copies also orders the block's requests: every warp's inputs
+// go out before any warp's code passes (docs/PERF.md rows 84 and 88: without that barrier, or
+// with each warp starting on its own, the per-slot kernels were 0.4-1.5 us slower). Then one
 // pass takes each row's largest magnitude and a second converts the units in place; the warps
 // of a row meet on a barrier of their own between the two (kRowBarriers: down) or the block on
 // its barriers (gate+up). Warps walk whole rows (RowWalk), so no unit needs a division by the
@@ -410,16 +404,16 @@ __device__ __forceinline__ RowWalk WarpRowWalk(const SelParams& p) {
 }
 
 // Copies the block's input units into their places, zeros for rows without an input row
-// (input_row(r) < 0), as one commit group.
-template <bool kOneSlot, Deal kDeal, typename InputRow>
-__device__ __forceinline__ void CopyInputRows(const SelParams& p, uint4* staged,
-                                              const StagedLayout& layout, InputRow&& input_row,
-                                              int rows) {
+// (row_input < 0; staged row r is input row r where row_input is null), as one commit group.
+template <bool kOneSlot, Deal kDeal>
+__device__ __forceinline__ void CopyInputs(const SelParams& p, uint4* staged,
+                                           const StagedLayout& layout, const int* row_input,
+                                           int rows) {
   const BlockK k = MyK<kDeal>(p);
   const int units_per_row = k.units;
   const RowWalk walk = WarpRowWalk(p);
   for (int r = walk.first_row; r < rows; r += walk.row_step) {
-    const int in_row = input_row(r);
+    const int in_row = row_input == nullptr ? r : row_input[r];
     const float4* from =
         reinterpret_cast<const float4*>(p.in + int64_t{max(in_row, 0)} * p.cols) + k.first_unit;
     for (int col = walk.first_unit; col < units_per_row; col += walk.unit_step) {
@@ -433,15 +427,6 @@ __device__ __forceinline__ void CopyInputRows(const SelParams& p, uint4* staged,
     }
   }
   CommitCopies();
-}
-
-// The same for staged row r's input row row_input[r], or r itself where row_input is null.
-template <bool kOneSlot, Deal kDeal>
-__device__ __forceinline__ void CopyInputs(const SelParams& p, uint4* staged,
-                                           const StagedLayout& layout, const int* row_input,
-                                           int rows) {
-  CopyInputRows<kOneSlot, kDeal>(
-      p, staged, layout, [&](int r) { return row_input == nullptr ? r : row_input[r]; }, rows);
 }
 
 // Copies what the block needs of its groups into bg: the slots (by staged row, from the slot
@@ -474,26 +459,10 @@ __device__ __forceinline__ void ReadBlockGroups(const SelParams& p, const BlockT
   }
 }
 
-// Whether a block starts without waiting for its group data: the per-slot gate+up blocks whose
-// staged rows' input rows follow from their groups (token windows, or consecutive plans where
-// EarlyStartPays) ask for their global scales first, copy their inputs at entry and issue each
-// warp's prologue as soon as its first expert returns (docs/PERF.md rows 88-98: without the
-// scales first, 1.5 us slower; with them, 0.2-0.45 us faster than after the group data where the
-// codes come from DRAM, 0.3-1.0 us slower where they repeat from the L2; the per-slot down
-// 0.05-0.1 us slower, so it waits).
-template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
-__device__ __forceinline__ bool StartsEarly(const SelParams& p) {
-  if constexpr (!kGateUpSilu || !kOneSlot || kDeal == Deal::kClusterKHalves) {
-    return false;
-  } else {
-    return kDeal == Deal::kTokenWindows || p.starts_early > 0;
-  }
-}
-
 template <bool kOneSlot, Deal kDeal, int kPrologueGroups, bool kRowBarriers, typename Prologue>
 __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
                             uint4* staged, uint4* zero, float* out_scale, float* row_max,
-                            int* row_input, bool early_start, Prologue&& issue_prologue) {
+                            int* row_input, Prologue&& issue_prologue) {
   const int groups = p.groups;
   int rows;
   if constexpr (kDeal != Deal::kTokenWindows) {
@@ -508,34 +477,17 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   // The group data goes out first; where the block stages every input row (which needs none of
   // it), the inputs' copies follow at once, so that their round trip overlaps the group data's
   // instead of queueing ahead of it.
+  ReadBlockGroups(p, bt, bg, groups, [&] {
+    if (p.all_input_rows > 0) CopyInputs<kOneSlot, kDeal>(p, staged, layout, nullptr, rows);
+  });
+  __syncthreads();
   // The global scales, needed only when tiles are written, travel while the inputs are staged:
-  // requested before the codes' first passes (a load sent after them comes back behind them:
-  // docs/PERF.md rows 94-95), stored once the inputs' and the codes' copies are out.
+  // requested here, stored once the inputs' and the codes' copies are out.
   const int scale_group = threadIdx.x;
   const bool loads_scales =
       scale_group < p.groups_per_block && bt.first_group + scale_group < groups;
   float global_a = 0.0f, global_b = 0.0f;
-  ReadBlockGroups(p, bt, bg, groups, [&] {
-    if (early_start) {  // StartsEarly: scales, inputs and prologue without the group data
-      if (loads_scales) {
-        const int expert = p.group_expert[bt.first_group + scale_group];
-        global_a = p.global_a[expert];
-        if (p.global_b != nullptr) global_b = p.global_b[expert];
-      }
-      CopyInputRows<kOneSlot, kDeal>(
-          p, staged, layout,
-          [&](int r) {
-            return kDeal == Deal::kTokenWindows ? bt.first_window + r
-                                                : p.in_row_divisor.Div(bt.first_group + r);
-          },
-          rows);
-      issue_prologue();
-    } else if (p.all_input_rows > 0) {
-      CopyInputs<kOneSlot, kDeal>(p, staged, layout, nullptr, rows);
-    }
-  });
-  __syncthreads();
-  if (!early_start && loads_scales) {
+  if (loads_scales) {
     const int expert = bg.expert[scale_group];
     global_a = p.global_a[expert];
     if (p.global_b != nullptr) global_b = p.global_b[expert];
@@ -556,10 +508,8 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     }
   }
   __syncthreads();
-  if (!early_start) {
-    if (p.all_input_rows == 0) CopyInputs<kOneSlot, kDeal>(p, staged, layout, row_input, rows);
-    issue_prologue();
-  }
+  if (p.all_input_rows == 0) CopyInputs<kOneSlot, kDeal>(p, staged, layout, row_input, rows);
+  issue_prologue();
   if (loads_scales) {
     bg.global_a[scale_group] = global_a;
     bg.global_b[scale_group] = global_b;
@@ -1041,13 +991,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
                              ? 1
                              : Tuning<kGateUpSilu, kOneSlot>::kPassesBeforeStaging;
   // Down stages with per-row barriers, gate+up with the block's (StageInputs says why).
-  const bool early_start = StartsEarly<kGateUpSilu, kOneSlot, kDeal>(p);
   StageInputs<kOneSlot, kDeal, kEarly, !kGateUpSilu>(
-      p, bt, bg, staged, zero, out_scale, row_max, row_input, early_start, [&] {
-        if (loading) {  // an early start reads its first expert from global memory
-          load = StartLoad<kGateUpSilu, kDeal>(
-              p, bt, early_start ? p.group_expert + bt.first_group : bg.expert, warp, g);
-        }
+      p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
+        if (loading) load = StartLoad<kGateUpSilu, kDeal>(p, bt, bg.expert, warp, g);
         for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
       });
   for (int stage = kEarly; stage < kStages - 1; ++stage) issue_next(stage);
@@ -1360,17 +1306,15 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
                    (PrepareDevice<kGateUpSilu, false, Deal::kConsecutive>()));
   bool windows = false;
   if (kGateUpSilu && one_slot) {
-    const int64_t distinct_expert_bytes =
-        int64_t{groups.distinct_experts} * (p.expert_code_bytes + p.expert_scale_bytes);
-    windows = TokenWindowsPay({.groups = groups.groups,
-                               .selected = p.in_row_div,
-                               .slots_are_groups = groups.slots_are_groups,
-                               .tiles_per_group = p.tiles_per_group,
-                               .sms = limits.sms,
-                               .distinct_expert_bytes = distinct_expert_bytes,
-                               .l2_bytes = limits.l2_bytes});
-    p.starts_early =
-        EarlyStartPays(groups.slots_are_groups, distinct_expert_bytes, limits.l2_bytes) ? 1 : 0;
+    windows =
+        TokenWindowsPay({.groups = groups.groups,
+                         .selected = p.in_row_div,
+                         .slots_are_groups = groups.slots_are_groups,
+                         .tiles_per_group = p.tiles_per_group,
+                         .sms = limits.sms,
+                         .distinct_expert_bytes = int64_t{groups.distinct_experts} *
+                                                  (p.expert_code_bytes + p.expert_scale_bytes),
+                         .l2_bytes = limits.l2_bytes});
   }
   if (!one_slot) {
     if (const std::optional<LaunchPlan> halves =
