@@ -12,6 +12,10 @@ bool TokenWindowsPay(const TokenWindowCase& c) {
          c.distinct_expert_bytes > c.l2_bytes;
 }
 
+bool EarlyStartPays(bool slots_are_groups, int64_t distinct_expert_bytes, int64_t l2_bytes) {
+  return slots_are_groups && 2 * distinct_expert_bytes > 3 * l2_bytes;
+}
+
 bool ClusterKHalvesPay(int input_rows, int cols) {
   return int64_t{input_rows} * cols >= kClusterKHalvesMinStagedInputs;
 }

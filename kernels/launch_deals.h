@@ -11,6 +11,14 @@
 // experts stay in the L2, and where an expert spans 3.2 blocks or fewer (the serving geometry at
 // t = 4 union 40, and every larger t).
 //
+// An early start (per-slot gate+up, consecutive tiles; `Deal::kEarlyConsecutive` in the kernels):
+// a block asks for its global scales and copies its inputs at entry and each warp issues its first
+// passes as soon as its first expert returns, instead of after the block's group data. Measured in
+// a kernel that held both starts (docs/PERF.md rows 97 and 99), it paid where the codes come from
+// DRAM (the serving geometry at t = 6 union 60: 0.45-0.5 us, 1.10x the floor; t = 8 unions 60-80:
+// 0.3-0.7 us) and lost 0.3-1.0 us where the experts repeat from the L2; so it is a kernel of its
+// own, taken from 3/2 of the L2 of distinct experts' bytes where token windows do not pay (row 100).
+//
 // Cluster K halves (group plans whose every block stages every input row): two blocks of a
 // cluster split each tile's K, so each stages half of every input row. They pay where a block
 // stages many inputs (the union variant's gate+up at the serving geometry's unions 10-16: t = 5,
@@ -39,6 +47,10 @@ struct TokenWindowCase {
 // distinct experts' bytes exceed the L2.
 inline constexpr int kWindowMinBlocksPerExpert = 4;
 bool TokenWindowsPay(const TokenWindowCase& c);
+
+// Group g serves slot g alone (the block derives its input rows from its groups) and the distinct
+// experts' bytes exceed 3/2 of the L2.
+bool EarlyStartPays(bool slots_are_groups, int64_t distinct_expert_bytes, int64_t l2_bytes);
 
 // Every input row staged whole in every block holds `input_rows` x `cols` inputs: cluster K halves
 // where they are at least kClusterKHalvesMinStagedInputs (the plan's shape is the launcher's

@@ -199,7 +199,9 @@ __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_fro
 //    small unions): clusters of two blocks own one range of tiles; block rank h computes K half h
 //    and stages only that half of each input row, and rank 1's partial sums reach rank 0 through
 //    distributed shared memory, where the tiles are written (the kernel's end).
-enum class Deal { kConsecutive, kTokenWindows, kClusterKHalves };
+//  - kEarlyConsecutive (per-slot gate+up where EarlyStartPays, kernels/launch_deals.h): as
+//    kConsecutive, but the block starts without its group data (StageInputs).
+enum class Deal { kConsecutive, kTokenWindows, kClusterKHalves, kEarlyConsecutive };
 
 // Token windows (kTokenWindows): group g serves slot g alone and `selected` (in_row_div) divides
 // the groups, so a window is the `selected` groups of one token, one input row. Position i of a
@@ -408,12 +410,15 @@ __device__ __forceinline__ RowWalk WarpRowWalk(const SelParams& p) {
 template <bool kOneSlot, Deal kDeal>
 __device__ __forceinline__ void CopyInputs(const SelParams& p, uint4* staged,
                                            const StagedLayout& layout, const int* row_input,
-                                           int rows) {
+                                           int rows, int first_group = 0) {
   const BlockK k = MyK<kDeal>(p);
   const int units_per_row = k.units;
   const RowWalk walk = WarpRowWalk(p);
   for (int r = walk.first_row; r < rows; r += walk.row_step) {
-    const int in_row = row_input == nullptr ? r : row_input[r];
+    // kEarlyConsecutive: group g serves slot g alone, so row r's input row is its group's.
+    const int in_row = kDeal == Deal::kEarlyConsecutive ? p.in_row_divisor.Div(first_group + r)
+                       : row_input == nullptr           ? r
+                                                        : row_input[r];
     const float4* from =
         reinterpret_cast<const float4*>(p.in + int64_t{max(in_row, 0)} * p.cols) + k.first_unit;
     for (int col = walk.first_unit; col < units_per_row; col += walk.unit_step) {
@@ -477,8 +482,23 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   // The group data goes out first; where the block stages every input row (which needs none of
   // it), the inputs' copies follow at once, so that their round trip overlaps the group data's
   // instead of queueing ahead of it.
+  // kEarlyConsecutive: the global scales (asked for first: a load sent after the codes' passes
+  // comes back behind them), the inputs and the prologue go out before the group data lands
+  // (docs/PERF.md rows 94-99).
+  float early_global_a = 0.0f, early_global_b = 0.0f;
   ReadBlockGroups(p, bt, bg, groups, [&] {
-    if (p.all_input_rows > 0) CopyInputs<kOneSlot, kDeal>(p, staged, layout, nullptr, rows);
+    if constexpr (kDeal == Deal::kEarlyConsecutive) {
+      const int group = bt.first_group + static_cast<int>(threadIdx.x);
+      if (static_cast<int>(threadIdx.x) < p.groups_per_block && group < groups) {
+        const int expert = p.group_expert[group];
+        early_global_a = p.global_a[expert];
+        if (p.global_b != nullptr) early_global_b = p.global_b[expert];
+      }
+      CopyInputs<kOneSlot, kDeal>(p, staged, layout, nullptr, rows, bt.first_group);
+      issue_prologue();
+    } else {
+      if (p.all_input_rows > 0) CopyInputs<kOneSlot, kDeal>(p, staged, layout, nullptr, rows);
+    }
   });
   __syncthreads();
   // The global scales, needed only when tiles are written, travel while the inputs are staged:
@@ -488,9 +508,14 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
       scale_group < p.groups_per_block && bt.first_group + scale_group < groups;
   float global_a = 0.0f, global_b = 0.0f;
   if (loads_scales) {
-    const int expert = bg.expert[scale_group];
-    global_a = p.global_a[expert];
-    if (p.global_b != nullptr) global_b = p.global_b[expert];
+    if constexpr (kDeal == Deal::kEarlyConsecutive) {
+      global_a = early_global_a;
+      global_b = early_global_b;
+    } else {
+      const int expert = bg.expert[scale_group];
+      global_a = p.global_a[expert];
+      if (p.global_b != nullptr) global_b = p.global_b[expert];
+    }
   }
   for (int r = threadIdx.x; r < rows; r += blockDim.x) {
     // The input row of staged row r (StagedRow), or -1 where a group is narrower than
@@ -508,8 +533,10 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     }
   }
   __syncthreads();
-  if (p.all_input_rows == 0) CopyInputs<kOneSlot, kDeal>(p, staged, layout, row_input, rows);
-  issue_prologue();
+  if constexpr (kDeal != Deal::kEarlyConsecutive) {
+    if (p.all_input_rows == 0) CopyInputs<kOneSlot, kDeal>(p, staged, layout, row_input, rows);
+    issue_prologue();
+  }
   if (loads_scales) {
     bg.global_a[scale_group] = global_a;
     bg.global_b[scale_group] = global_b;
@@ -993,7 +1020,11 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   // Down stages with per-row barriers, gate+up with the block's (StageInputs says why).
   StageInputs<kOneSlot, kDeal, kEarly, !kGateUpSilu>(
       p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
-        if (loading) load = StartLoad<kGateUpSilu, kDeal>(p, bt, bg.expert, warp, g);
+        if (loading) {  // kEarlyConsecutive: the first expert from global memory
+          load = StartLoad<kGateUpSilu, kDeal>(
+              p, bt, kDeal == Deal::kEarlyConsecutive ? p.group_expert + bt.first_group : bg.expert,
+              warp, g);
+        }
         for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
       });
   for (int stage = kEarly; stage < kStages - 1; ++stage) issue_next(stage);
@@ -1304,17 +1335,18 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
       one_slot ? Tuning<kGateUpSilu, true>::kStages : Tuning<kGateUpSilu, false>::kStages;
   ASSIGN_OR_RETURN(const DeviceLimits limits,
                    (PrepareDevice<kGateUpSilu, false, Deal::kConsecutive>()));
-  bool windows = false;
+  bool windows = false, early = false;
   if (kGateUpSilu && one_slot) {
-    windows =
-        TokenWindowsPay({.groups = groups.groups,
-                         .selected = p.in_row_div,
-                         .slots_are_groups = groups.slots_are_groups,
-                         .tiles_per_group = p.tiles_per_group,
-                         .sms = limits.sms,
-                         .distinct_expert_bytes = int64_t{groups.distinct_experts} *
-                                                  (p.expert_code_bytes + p.expert_scale_bytes),
-                         .l2_bytes = limits.l2_bytes});
+    const int64_t distinct_expert_bytes =
+        int64_t{groups.distinct_experts} * (p.expert_code_bytes + p.expert_scale_bytes);
+    windows = TokenWindowsPay({.groups = groups.groups,
+                               .selected = p.in_row_div,
+                               .slots_are_groups = groups.slots_are_groups,
+                               .tiles_per_group = p.tiles_per_group,
+                               .sms = limits.sms,
+                               .distinct_expert_bytes = distinct_expert_bytes,
+                               .l2_bytes = limits.l2_bytes});
+    early = EarlyStartPays(groups.slots_are_groups, distinct_expert_bytes, limits.l2_bytes);
   }
   if (!one_slot) {
     if (const std::optional<LaunchPlan> halves =
@@ -1333,6 +1365,7 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
   if (one_slot) {
     if constexpr (kGateUpSilu) {
       if (windows) return Launch<true, true, Deal::kTokenWindows>(p, plan, input_rows, stream);
+      if (early) return Launch<true, true, Deal::kEarlyConsecutive>(p, plan, input_rows, stream);
     }
     return Launch<kGateUpSilu, true, Deal::kConsecutive>(p, plan, input_rows, stream);
   }

@@ -97,26 +97,38 @@ INSTANTIATE_TEST_SUITE_P(
                     Geometry{8, 64, 32, 8, 8}),       // blocks span groups of 8 slots
     [](const testing::TestParamInfo<Geometry>& info) { return Name(info.param); });
 
-// The exactness cases above cover the per-slot gate+up kernel's token windows only if their
-// largest unions (every slot a distinct expert) take them on this card. (The union kernels'
-// cluster K halves, which depend on no property of the card but its even SM count, are covered
-// by the small unions of the serving, 256 / 4096, 128 / 2080 and 64 / 2560 geometries; their
-// threshold is tests/kernels/launch_deals_test.cc's.)
+// The per-slot gate+up launch of geometry g's largest union (every slot a distinct expert) on
+// this card, as the launcher sees it.
+TokenWindowCase LargestUnionLaunch(const Geometry& g, const DeviceDetails& d) {
+  const int slots = g.t * g.selected;
+  return {.groups = slots,
+          .selected = g.selected,
+          .slots_are_groups = true,
+          .tiles_per_group = g.ff / 8,
+          .sms = d.multiprocessors,
+          .distinct_expert_bytes = int64_t{slots} * 2 * g.ff * (g.hidden / 2 + g.hidden / 16),
+          .l2_bytes = d.l2_bytes};
+}
+
+// The exactness cases above cover the per-slot gate+up kernel's token windows and its early start
+// only if their largest unions take them on this card. (The union kernels' cluster K halves, which
+// depend on no property of the card but its even SM count, are covered by the small unions of the
+// serving, 256 / 4096, 128 / 2080 and 64 / 2560 geometries; the thresholds are
+// tests/kernels/launch_deals_test.cc's.)
 TEST_F(CudaBackendTest, TheWindowGeometriesTakeTokenWindowsAtTheirLargestUnion) {
   const DeviceDetails d = backend_->Details();
   for (const Geometry& g : {Geometry{256, 4096, 1024, 8, 4}, Geometry{128, 2080, 1056, 4, 8}}) {
-    const int slots = g.t * g.selected;
-    const TokenWindowCase c{
-        .groups = slots,
-        .selected = g.selected,
-        .slots_are_groups = true,
-        .tiles_per_group = g.ff / 8,
-        .sms = d.multiprocessors,
-        .distinct_expert_bytes = int64_t{slots} * 2 * g.ff * (g.hidden / 2 + g.hidden / 16),
-        .l2_bytes = d.l2_bytes};
-    EXPECT_TRUE(TokenWindowsPay(c))
+    EXPECT_TRUE(TokenWindowsPay(LargestUnionLaunch(g, d)))
         << Name(g) << " on " << d.multiprocessors << " SMs, " << d.l2_bytes << " bytes of L2";
   }
+}
+
+TEST_F(CudaBackendTest, TheServingGeometryStartsEarlyAtItsLargestUnion) {
+  const DeviceDetails d = backend_->Details();
+  const TokenWindowCase c = LargestUnionLaunch(Geometry{512, 2560, 640, 10, 6}, d);
+  EXPECT_FALSE(TokenWindowsPay(c)) << d.multiprocessors << " SMs";
+  EXPECT_TRUE(EarlyStartPays(c.slots_are_groups, c.distinct_expert_bytes, c.l2_bytes))
+      << d.l2_bytes << " bytes of L2";
 }
 
 TEST_F(CudaBackendTest, RefusesWidthsItsKernelsCannotLoad) {

@@ -65,6 +65,26 @@ TEST(TokenWindowsTest, OnlyWholeTokenWindowsOfSlotGroups) {
   EXPECT_FALSE(TokenWindowsPay(partial));
 }
 
+// Serving geometry: 1.84 MB an expert, so from 52 distinct experts (94.4 MB, 3/2 of the 60 MiB
+// L2) on: t = 6 union 60, t = 8 unions 60-80; not t = 6 union 50 nor t = 8 union 50.
+TEST(EarlyStartTest, PaysFromThreeHalvesOfTheL2OfDistinctExperts) {
+  const int64_t expert = GateUpExpertBytes(2560, 640);
+  for (int distinct = 1; distinct <= 80; ++distinct) {
+    EXPECT_EQ(EarlyStartPays(true, distinct * expert, kH200L2Bytes), distinct >= 52)
+        << "distinct=" << distinct;
+  }
+  const int64_t large = GateUpExpertBytes(4096, 1024);  // 4.72 MB: unions 24 and 32, not 8 or 16
+  EXPECT_FALSE(EarlyStartPays(true, 16 * large, kH200L2Bytes));
+  EXPECT_TRUE(EarlyStartPays(true, 24 * large, kH200L2Bytes));
+}
+
+// The kernel derives a block's input rows from its groups: only where group g is slot g.
+TEST(EarlyStartTest, OnlyPlansWhoseGroupsAreTheirSlots) {
+  const int64_t expert = GateUpExpertBytes(2560, 640);
+  EXPECT_TRUE(EarlyStartPays(true, 60 * expert, kH200L2Bytes));
+  EXPECT_FALSE(EarlyStartPays(false, 60 * expert, kH200L2Bytes));
+}
+
 // The union variant's gate+up at the serving geometry (hidden 2,560, one input row per token):
 // from t = 5 on; and 256 / 4096 at t = 4.
 TEST(ClusterKHalvesTest, PayWhereEveryBlockStagesAtLeast12800Inputs) {
