@@ -3,7 +3,7 @@
 # the committed kernels, in the tenth session's harness: two rounds as its devrun.sh, but a build
 # that fails is reported and the others still run. Carries bundle/kh.
 set -uo pipefail
-builds=(base cexit0 cnox)
+builds=(${BUILDS:-base cexit0 cnox})
 cd bundle/kh
 export LD_LIBRARY_PATH=$PWD/lib
 res=$(mktemp -d)
