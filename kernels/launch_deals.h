@@ -15,9 +15,9 @@
 // a block asks for its global scales and copies its inputs at entry and each warp issues its first
 // passes as soon as its first expert returns, instead of after the block's group data. It pays
 // where the codes come from DRAM (docs/PERF.md row 100: the serving geometry at t = 6 union 60
-// 30.1-30.2 -> 29.7 us, 1.09x the floor; t = 8 unions 60-80 0.3-0.5 us faster) and lost 0.3-1.0 us
-// where the experts repeat from the L2 (rows 97 and 99), so it is taken from 3/2 of the L2 of
-// distinct experts' bytes, where token windows do not pay.
+// 30.1-30.2 -> 29.7 us, 1.09x the floor; t = 8 unions 60-80 0.3-0.5 us faster); where the experts
+// repeat from the L2 a kernel that held both starts ran 0.3-1.0 us slower (rows 97-99), so it is
+// taken from 3/2 of the L2 of distinct experts' bytes, where token windows do not pay.
 //
 // Cluster K halves (group plans whose every block stages every input row): two blocks of a
 // cluster split each tile's K, so each stages half of every input row. They pay where a block
