@@ -21,14 +21,16 @@ GPUPROBE_SERVER=$(await_gpuprobed "$workdir/gpuprobed.log" $daemon) || exit 1
 export GPUPROBE_SERVER
 
 backend=$("$bin/client/gpuprobe" info | awk '$1 == "backend" {print $2}')
+# The notes go to stderr: stdout is the sweep's output alone (a table, or with --format tsv, csv or
+# json a stream a script can read).
 if [[ "$backend" == "cpu" ]]; then
-  echo "gpuprobe demo: no GPU here, so gpuprobed runs the cpu backend (reference kernels timed on"
-  echo "the host) and the sweep uses a small geometry: experts 256, hidden 2048, ff 512, selected 4,"
-  echo "t 1..4, 10 reps. These are not GPU figures."
+  echo "gpuprobe demo: no GPU here, so gpuprobed runs the cpu backend (reference kernels timed on" >&2
+  echo "the host) and the sweep uses a small geometry: experts 256, hidden 2048, ff 512, selected 4," >&2
+  echo "t 1..4, 10 reps. These are not GPU figures." >&2
   geometry=(--experts 256 --hidden 2048 --ff 512 --selected 4 --t 4 --reps 10)
 else
-  echo "gpuprobe demo: default sweep (serving geometry) on the $backend backend"
+  echo "gpuprobe demo: default sweep (serving geometry) on the $backend backend" >&2
   geometry=()
 fi
-echo
+echo >&2
 "$bin/client/gpuprobe" sweep "${geometry[@]}" "$@"
