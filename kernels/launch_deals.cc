@@ -12,8 +12,9 @@ bool TokenWindowsPay(const TokenWindowCase& c) {
          c.distinct_expert_bytes > c.l2_bytes;
 }
 
-bool EarlyStartPays(bool slots_are_groups, int64_t distinct_expert_bytes, int64_t l2_bytes) {
-  return slots_are_groups && 2 * distinct_expert_bytes > 3 * l2_bytes;
+bool EarlyStartPays(bool slots_are_groups, bool stages_every_input_row,
+                    int64_t distinct_expert_bytes, int64_t l2_bytes) {
+  return slots_are_groups && !stages_every_input_row && 2 * distinct_expert_bytes > 3 * l2_bytes;
 }
 
 bool ClusterKHalvesPay(int input_rows, int cols) {

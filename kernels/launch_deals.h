@@ -48,9 +48,11 @@ struct TokenWindowCase {
 inline constexpr int kWindowMinBlocksPerExpert = 4;
 bool TokenWindowsPay(const TokenWindowCase& c);
 
-// Group g serves slot g alone (the block derives its input rows from its groups) and the distinct
-// experts' bytes exceed 3/2 of the L2.
-bool EarlyStartPays(bool slots_are_groups, int64_t distinct_expert_bytes, int64_t l2_bytes);
+// Group g serves slot g alone and the plan's blocks stage their groups' rows, not every input row
+// (the early start derives a staged row's input row from its group), and the distinct experts'
+// bytes exceed 3/2 of the L2.
+bool EarlyStartPays(bool slots_are_groups, bool stages_every_input_row,
+                    int64_t distinct_expert_bytes, int64_t l2_bytes);
 
 // Every input row staged whole in every block holds `input_rows` x `cols` inputs: cluster K halves
 // where they are at least kClusterKHalvesMinStagedInputs (the plan's shape is the launcher's

@@ -1335,10 +1335,10 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
       one_slot ? Tuning<kGateUpSilu, true>::kStages : Tuning<kGateUpSilu, false>::kStages;
   ASSIGN_OR_RETURN(const DeviceLimits limits,
                    (PrepareDevice<kGateUpSilu, false, Deal::kConsecutive>()));
-  bool windows = false, early = false;
+  bool windows = false;
+  const int64_t distinct_expert_bytes =
+      int64_t{groups.distinct_experts} * (p.expert_code_bytes + p.expert_scale_bytes);
   if (kGateUpSilu && one_slot) {
-    const int64_t distinct_expert_bytes =
-        int64_t{groups.distinct_experts} * (p.expert_code_bytes + p.expert_scale_bytes);
     windows = TokenWindowsPay({.groups = groups.groups,
                                .selected = p.in_row_div,
                                .slots_are_groups = groups.slots_are_groups,
@@ -1346,7 +1346,6 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
                                .sms = limits.sms,
                                .distinct_expert_bytes = distinct_expert_bytes,
                                .l2_bytes = limits.l2_bytes});
-    early = EarlyStartPays(groups.slots_are_groups, distinct_expert_bytes, limits.l2_bytes);
   }
   if (!one_slot) {
     if (const std::optional<LaunchPlan> halves =
@@ -1365,7 +1364,10 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
   if (one_slot) {
     if constexpr (kGateUpSilu) {
       if (windows) return Launch<true, true, Deal::kTokenWindows>(p, plan, input_rows, stream);
-      if (early) return Launch<true, true, Deal::kEarlyConsecutive>(p, plan, input_rows, stream);
+      if (EarlyStartPays(groups.slots_are_groups, plan.all_input_rows, distinct_expert_bytes,
+                         limits.l2_bytes)) {
+        return Launch<true, true, Deal::kEarlyConsecutive>(p, plan, input_rows, stream);
+      }
     }
     return Launch<kGateUpSilu, true, Deal::kConsecutive>(p, plan, input_rows, stream);
   }

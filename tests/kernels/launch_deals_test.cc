@@ -70,19 +70,22 @@ TEST(TokenWindowsTest, OnlyWholeTokenWindowsOfSlotGroups) {
 TEST(EarlyStartTest, PaysFromThreeHalvesOfTheL2OfDistinctExperts) {
   const int64_t expert = GateUpExpertBytes(2560, 640);
   for (int distinct = 1; distinct <= 80; ++distinct) {
-    EXPECT_EQ(EarlyStartPays(true, distinct * expert, kH200L2Bytes), distinct >= 52)
+    EXPECT_EQ(EarlyStartPays(true, false, distinct * expert, kH200L2Bytes), distinct >= 52)
         << "distinct=" << distinct;
   }
   const int64_t large = GateUpExpertBytes(4096, 1024);  // 4.72 MB: unions 24 and 32, not 8 or 16
-  EXPECT_FALSE(EarlyStartPays(true, 16 * large, kH200L2Bytes));
-  EXPECT_TRUE(EarlyStartPays(true, 24 * large, kH200L2Bytes));
+  EXPECT_FALSE(EarlyStartPays(true, false, 16 * large, kH200L2Bytes));
+  EXPECT_TRUE(EarlyStartPays(true, false, 24 * large, kH200L2Bytes));
 }
 
-// The kernel derives a block's input rows from its groups: only where group g is slot g.
-TEST(EarlyStartTest, OnlyPlansWhoseGroupsAreTheirSlots) {
+// The kernel derives a staged row's input row from its group: only where group g is slot g and
+// the blocks stage their groups' rows (not every input row, as blocks spanning more groups than
+// there are tokens do).
+TEST(EarlyStartTest, OnlyPlansWhoseStagedRowsAreTheirGroups) {
   const int64_t expert = GateUpExpertBytes(2560, 640);
-  EXPECT_TRUE(EarlyStartPays(true, 60 * expert, kH200L2Bytes));
-  EXPECT_FALSE(EarlyStartPays(false, 60 * expert, kH200L2Bytes));
+  EXPECT_TRUE(EarlyStartPays(true, false, 60 * expert, kH200L2Bytes));
+  EXPECT_FALSE(EarlyStartPays(false, false, 60 * expert, kH200L2Bytes));
+  EXPECT_FALSE(EarlyStartPays(true, true, 60 * expert, kH200L2Bytes));
 }
 
 // The union variant's gate+up at the serving geometry (hidden 2,560, one input row per token):
