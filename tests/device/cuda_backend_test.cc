@@ -88,13 +88,16 @@ INSTANTIATE_TEST_SUITE_P(
                     Geometry{64, 1024, 256, 4, 8},    // t = 8: up to 8 slots per expert
                     Geometry{32, 544, 96, 2, 8},      // ff and hidden not multiples of 128
                     Geometry{16, 512, 160, 4, 4},
-                    Geometry{256, 4096, 1024, 8, 4},  // a larger model: both deals
-                    Geometry{128, 2080, 1056, 4, 8},  // both deals, K not a multiple of 128
-                    Geometry{64, 2560, 640, 8, 6},    // union 16: fewer K splits where 20
-                                                      // warps' rings do not fit
-                    Geometry{64, 2560, 640, 16, 6},   // union 16: cluster K halves there
-                    Geometry{16, 2560, 640, 2, 1},    // few tiles: K split across warps
-                    Geometry{8, 64, 32, 8, 8}),       // blocks span groups of 8 slots
+                    Geometry{256, 4096, 1024, 8, 4},    // a larger model: both deals
+                    Geometry{128, 2080, 1056, 4, 8},    // both deals, K not a multiple of 128
+                    Geometry{64, 2560, 640, 8, 6},      // union 16: fewer K splits where 20
+                                                        // warps' rings do not fit
+                    Geometry{64, 2560, 640, 16, 6},     // union 16: cluster K halves there
+                    Geometry{16, 2560, 640, 2, 1},      // few tiles: K split across warps
+                    Geometry{8, 64, 32, 8, 8},          // blocks span groups of 8 slots
+                    Geometry{512, 2560, 256, 128, 2}),  // each block stages every input row
+                                                        // (3 groups, 2 tokens) at unions past
+                                                        // 3/2 of the L2
     [](const testing::TestParamInfo<Geometry>& info) { return Name(info.param); });
 
 // The per-slot gate+up launch of geometry g's largest union (every slot a distinct expert) on
