@@ -1,4 +1,3 @@
-#include <cooperative_groups.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -236,19 +235,63 @@ __device__ __forceinline__ uint32_t ClusterRank() {
   return rank;
 }
 
-// Every thread of the cluster's blocks arrives (kRelease: its earlier writes, shared memory of
-// other blocks included, become visible to the threads that then wait) / waits.
-template <bool kRelease>
+// Every thread of the cluster's blocks arrives (relaxed: orders none of its writes) / waits.
 __device__ __forceinline__ void ClusterArrive() {
-  if constexpr (kRelease) {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-  } else {
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-  }
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
 }
 
 __device__ __forceinline__ void ClusterWait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// kClusterKHalves' exchange at the kernel's end: rank 1's sums and out_scale reach rank 0's shared
+// memory by st.async, counted in bytes on an mbarrier of rank 0's, so that no thread fences its
+// memory or meets a cluster barrier there (a release arrive compiles to a GPU-scope membar:
+// docs/PERF.md rows 110-111).
+__device__ __forceinline__ uint32_t SharedAddress(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ uint32_t RankZeroAddress(const void* p) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, 0;\n" : "=r"(remote) : "r"(SharedAddress(p)));
+  return remote;
+}
+__device__ __forceinline__ void InitExchangeBarrier(uint64_t* barrier) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(SharedAddress(barrier)) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void ExpectExchangeBytes(uint64_t* barrier, uint32_t bytes) {
+  asm volatile(
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(SharedAddress(barrier)),
+      "r"(bytes)
+      : "memory");
+}
+__device__ __forceinline__ void WaitExchange(uint64_t* barrier) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n"
+      "@!done bra WAIT_%=;\n"
+      "}\n" ::"r"(SharedAddress(barrier))
+      : "memory");
+}
+// Stores at `to` (an address of this block's layout) in rank 0's shared memory, counted on rank
+// 0's `barrier`.
+__device__ __forceinline__ void SendToRankZero(float* to, const float (&v)[4], uint64_t* barrier) {
+  const uint32_t at = RankZeroAddress(to), counter = RankZeroAddress(barrier);
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, "
+      "[%5];\n" ::"r"(at),
+      "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]), "r"(counter)
+      : "memory");
+}
+__device__ __forceinline__ void SendToRankZero(float* to, float v, uint64_t* barrier) {
+  const uint32_t at = RankZeroAddress(to), counter = RankZeroAddress(barrier);
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];\n" ::"r"(at),
+      "f"(v), "r"(counter)
+      : "memory");
 }
 
 template <Deal kDeal>
@@ -308,21 +351,26 @@ __device__ __forceinline__ BlockGroups CarveBlockGroups(int* words, int groups_p
 
 // A block's shared memory, in 16-byte vectors from its start: out_scale, row_max and row_input
 // (staged_rows each) and the block's groups, then partial results (split plans; cluster halves:
-// K half 1's sums, then its out_scale), the zero row (per-slot plans), the staged rows, and the
-// warps' rings from `rings` on. The kernel carves its memory and SmemBytes sizes it by this one
-// function. The rings start on a 128-byte line: a ring stage is a whole number of lines, so each
-// warp's 512-byte code copies fill 4 lines of shared memory, not 5 (docs/PERF.md row 66).
+// K half 1's sums, then its out_scale and the exchange's mbarrier), the zero row (per-slot plans),
+// the staged rows, and the warps' rings from `rings` on. The kernel carves its memory and SmemBytes
+// sizes it by this one function. The rings start on a 128-byte line: a ring stage is a whole number
+// of lines, so each warp's 512-byte code copies fill 4 lines of shared memory, not 5 (docs/PERF.md
+// row 66).
 struct SmemCarve {
   int partials, zero, staged, rings;
 };
+
+// kClusterKHalves: where the exchange's mbarrier lies, in vectors past the partial sums.
+__host__ __device__ inline int ExchangeBarrierOffset(int warps, int staged_rows) {
+  return warps * kPartialFloatsPerWarp / 4 + (staged_rows + 3) / 4;
+}
 
 __host__ __device__ inline SmemCarve CarveSmem(bool one_slot, bool cluster_halves, int staged_rows,
                                                int groups_per_block, int staged_cols, int warps,
                                                int splits, const StagedLayout& layout) {
   const int partials = (3 * staged_rows + BlockGroupsWords(groups_per_block, staged_cols) + 3) / 4;
-  const int partial_vectors = cluster_halves
-                                  ? warps * kPartialFloatsPerWarp / 4 + (staged_rows + 3) / 4
-                                  : (splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
+  const int partial_vectors = cluster_halves ? ExchangeBarrierOffset(warps, staged_rows) + 1
+                                             : (splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);
   const int zero = partials + partial_vectors;
   const int staged = zero + (one_slot ? layout.row_vectors : 0);
   return {partials, zero, staged, RoundUp8(staged + staged_rows * layout.row_vectors)};
@@ -987,8 +1035,16 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       reinterpret_cast<uint8_t*>(smem + carve.rings) + warp * kStages * StageBytes(kChunks);
 
   // The blocks of a cluster arrive now and wait before rank 1 writes into rank 0's shared
-  // memory, which therefore exists by then.
-  if (kDeal == Deal::kClusterKHalves) ClusterArrive<false>();
+  // memory, which therefore exists, its exchange barrier initialised, by then. (The barrier's
+  // address is computed where it is used: kept live through the loop it spills a register.)
+  auto exchange_barrier = [&] {
+    return reinterpret_cast<uint64_t*>(reinterpret_cast<uint4*>(partials) +
+                                       ExchangeBarrierOffset(warps, p.staged_rows));
+  };
+  if constexpr (kDeal == Deal::kClusterKHalves) {
+    if (threadIdx.x == 0) InitExchangeBarrier(exchange_barrier());
+    ClusterArrive();
+  }
   const BlockTiles bt = MyTiles<kDeal>(p);
   const int chunks = p.cols / kChunkElements;
   const int items = (bt.last - bt.first) * p.splits;
@@ -1088,24 +1144,23 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   }
   WaitCopies<0>();
   if constexpr (kDeal == Deal::kClusterKHalves) {
-    // Rank 1 sends its sums and its rows' out_scale to rank 0, which adds them to its own and
-    // writes the tiles.
+    // Rank 1 sends its sums and its rows' out_scale to rank 0 and leaves; rank 0's warps wait for
+    // the bytes, add them to their own and write the tiles.
     float* peer_scale = partials + warps * kPartialFloatsPerWarp;
+    uint64_t* exchange = exchange_barrier();
     ClusterWait();
     if (ClusterRank() == 1) {
-      namespace cg = cooperative_groups;
-      const cg::cluster_group cluster = cg::this_cluster();
-      float* to = cluster.map_shared_rank(partials, 0);
       if (warp < items) {
-#pragma unroll
-        for (int k = 0; k < 4; ++k) to[warp * kPartialFloatsPerWarp + 4 * lane + k] = acc[k];
+        SendToRankZero(partials + warp * kPartialFloatsPerWarp + 4 * lane, acc, exchange);
       }
-      float* scale_to = cluster.map_shared_rank(peer_scale, 0);
-      for (int r = threadIdx.x; r < p.staged_rows; r += blockDim.x) scale_to[r] = out_scale[r];
+      for (int r = threadIdx.x; r < p.staged_rows; r += blockDim.x) {
+        SendToRankZero(peer_scale + r, out_scale[r], exchange);
+      }
+      return;
     }
-    ClusterArrive<true>();
-    ClusterWait();
-    if (ClusterRank() == 0 && warp < items) {
+    if (threadIdx.x == 0) ExpectExchangeBytes(exchange, items * 32 * 16 + p.staged_rows * 4);
+    if (warp < items) {
+      WaitExchange(exchange);
       float peer[4];
 #pragma unroll
       for (int k = 0; k < 4; ++k) peer[k] = partials[warp * kPartialFloatsPerWarp + 4 * lane + k];

@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Lever table row 112: the cluster exchange by st.async (`stas` in its committed, spill-free form;
+# bundle/bin, this commit's deploy/make-bundle.sh) against the kernels before it (bundle/base12/bin
+# now holds 7729bae's gpuprobed: row 100's kernels) in one sitting: ab/devrun.sh's deploy/gpu-ab.sh.
+exec bash docs/perf-runs/2026-12-01/session12/ab/devrun.sh
