@@ -3,14 +3,15 @@
 launches (block >= 1000: the last), the first warp's entry, the last warp's end and the spread of
 the warps' ends, in us; and the gap from the second-last launch's last end to the last launch's
 first entry.
-usage: span_summary.py span-*.tsv
+usage: span_summary.py span-*.tsv[.gz]
 """
+import gzip
 import statistics
 import sys
 
 for path in sys.argv[1:]:
     arms = {}
-    for line in open(path):
+    for line in (gzip.open(path, "rt") if path.endswith(".gz") else open(path)):
         build, arm, block, smid, warp, t0, _, _, _, _, span = line.rstrip("\n").split("\t")
         parity = int(block) // 1000
         arms.setdefault(arm, {}).setdefault(parity, []).append((int(t0), int(t0) + int(span)))
