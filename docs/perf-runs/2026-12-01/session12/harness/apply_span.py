@@ -6,6 +6,8 @@
 # with block = b + 1000 q, t0 = its entry and e5 = its span in ns. Each warp counts its launches
 # in word 6 of its parity-0 record (no atomics shared between warps).
 import sys
+
+from kernel_wrap import wrap_kernel_body
 src, dst = sys.argv[1], sys.argv[2]
 s = open(src).read()
 def rep(old, new):
@@ -27,14 +29,7 @@ __device__ __forceinline__ uint32_t NowNs() {
   return static_cast<uint32_t>(t);
 }
 """)
-rep("""template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
-__global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
-""", """template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
-__device__ __forceinline__ void SelNvfp4Body(const SelParams& p) {
-""")
-i = s.index("__device__ __forceinline__ void SelNvfp4Body(const SelParams& p) {")
-j = s.index("\n}\n", i) + 3
-s = s[:j] + """
+s = wrap_kernel_body(s, """
 // SPAN: lane 0 of every warp notes its entry and its end around the body.
 template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
@@ -61,5 +56,5 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     r[5] = (end - entry) / 8;
   }
 }
-""" + s[j:]
+""")
 open(dst, 'w').write(s)

@@ -2,9 +2,12 @@
 # events a warp, the last launch of the graph) with the first event, "prologue begins", replaced
 # by the warp's end after whichever return of the kernel's body it takes, so that one build shows
 # each warp's loop end (e5) and its end (e1).
+import os
 import subprocess
 import sys
-here = sys.argv[0].rsplit("/", 1)[0]
+
+from kernel_wrap import wrap_kernel_body
+here = os.path.dirname(os.path.abspath(__file__))
 src, dst = sys.argv[1], sys.argv[2]
 subprocess.run([sys.executable, here + "/../../session11/harness/apply_timeline.py", src, dst],
                check=True)
@@ -13,14 +16,7 @@ def rep(old, new):
     global s
     assert s.count(old) == 1, old
     s = s.replace(old, new)
-rep("""template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
-__global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
-""", """template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
-__device__ __forceinline__ void SelNvfp4Body(const SelParams& p) {
-""")
-i = s.index("__device__ __forceinline__ void SelNvfp4Body(const SelParams& p) {")
-j = s.index("\n}\n", i) + 3
-s = s[:j] + """
+s = wrap_kernel_body(s, """
 // TLEND: lane 0 of every warp writes its end over event 1 of its record.
 template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
@@ -32,5 +28,5 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     r[3] = (r[3] & 0xFFFF0000u) | end;
   }
 }
-""" + s[j:]
+""")
 open(dst, "w").write(s)
