@@ -162,11 +162,16 @@ __device__ __forceinline__ float2 ChunkScales(uint32_t pair) {
   return __half22float2(*reinterpret_cast<const __half2*>(&h2));
 }
 
+// The 32-bit shared-memory address of a generic pointer into this block's shared memory.
+__device__ __forceinline__ uint32_t SharedAddress(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
 // cp.async: copies to shared memory that bypass registers; a wait_group covers all but the
 // newest N commit groups of the thread.
 __device__ __forceinline__ void CopyAsync16(void* smem_to, const void* global_from, bool valid) {
   // src-size 0 fills the 16 bytes with zeros and reads nothing.
-  const uint32_t to = static_cast<uint32_t>(__cvta_generic_to_shared(smem_to));
+  const uint32_t to = SharedAddress(smem_to);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(global_from),
                "r"(valid ? 16 : 0));
 }
@@ -179,13 +184,13 @@ __device__ __forceinline__ void WaitCopies() {
 }
 
 __device__ __forceinline__ void CopyAsync8(void* smem_to, const void* global_from, bool valid) {
-  const uint32_t to = static_cast<uint32_t>(__cvta_generic_to_shared(smem_to));
+  const uint32_t to = SharedAddress(smem_to);
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(to), "l"(global_from),
                "r"(valid ? 8 : 0));
 }
 
 __device__ __forceinline__ void CopyAsync4(void* smem_to, const void* global_from, bool valid) {
-  const uint32_t to = static_cast<uint32_t>(__cvta_generic_to_shared(smem_to));
+  const uint32_t to = SharedAddress(smem_to);
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(to), "l"(global_from),
                "r"(valid ? 4 : 0));
 }
@@ -248,9 +253,6 @@ __device__ __forceinline__ void ClusterWait() {
 // memory by st.async, counted in bytes on an mbarrier of rank 0's, so that no thread fences its
 // memory or meets a cluster barrier there (a release arrive compiles to a GPU-scope membar:
 // docs/PERF.md rows 110-111).
-__device__ __forceinline__ uint32_t SharedAddress(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 __device__ __forceinline__ uint32_t RankZeroAddress(const void* p) {
   uint32_t remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, 0;\n" : "=r"(remote) : "r"(SharedAddress(p)));
