@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Row 115: `base`, `wtprep` (the cluster gate+up's tile outputs found before rank 0 waits for the
+# exchange) and their timelines `tlx`, `tlxw` (apply_tlx.py: loop end, exchange, end of every
+# warp), two rounds each in the tenth session's harness, then the union-10 gate+up's ends by rank.
+# Carries bundle/kh.
+set -uo pipefail
+export LD_LIBRARY_PATH=$PWD/bundle/kh/lib
+res=$(mktemp -d)
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv > "$res/gpu.txt"
+date -u > "$res/date.txt"
+run() {  # round build
+  local env=()
+  [[ $2 == tlx* ]] && env=(HARNESS_TIMELINE="$res/timeline-r$1-$2.tsv")
+  env "${env[@]}" bundle/kh/"$2" "$2" > "$res/r$1-$2.tsv" 2> "$res/r$1-$2.err" ||
+    echo "r$1 $2 failed: $(tail -1 "$res/r$1-$2.err")"
+}
+for b in base wtprep tlx tlxw; do run 1 $b; done
+for b in tlxw tlx wtprep base; do run 2 $b; done
+tar -C "$res" -czf "$OUT/run.tar.gz" .
+python3 docs/perf-runs/2026-12-01/session13/harness/tlx_summary.py "$res"/timeline-r*.tsv
+for f in "$res"/r*.tsv; do tail -n +2 "$f" | sed "s/^/$(basename "$f" .tsv | cut -c1-2)\t/"; done |
+  awk -F'\t' '$4 == "graph"' | grep -v ring | sort -t$'\t' -k3,3 -k2,2 -k1,1
