@@ -1,7 +1,8 @@
 # Row 115: row 110's `tlend` timeline (apply_tlend.py: event 1 is the warp's end, event 5 its
 # loop's end) with event 4 replaced, in the cluster K halves' kernels, by the exchange: on rank 0
 # when the warp's wait for K half 1's bytes ends, on rank 1 when the warp has sent them. So for
-# each warp of the union-10 gate+up: loop end, exchange, end.
+# each warp of the union-10 gate+up: loop end, exchange, end. Applies to the committed kernels and
+# to apply_warm.py's (row 116).
 import os
 import subprocess
 import sys
@@ -22,6 +23,13 @@ record = """
       }"""
 rep("""        SendToRankZero(partials + warp * kPartialFloatsPerWarp + 4 * lane, acc, exchange);
 """, """        SendToRankZero(partials + warp * kPartialFloatsPerWarp + 4 * lane, acc, exchange);""" + record + "\n")
-rep("""      WaitExchange(exchange);
+if "        if (round == 1) WaitExchange(exchange);\n" in s:  # apply_warm.py's form (row 116)
+    rep("""        if (round == 1) WaitExchange(exchange);
+""", """        if (round == 1) {
+          WaitExchange(exchange);""" + record.replace("\n", "\n  ") + """
+        }
+""")
+else:
+    rep("""      WaitExchange(exchange);
 """, """      WaitExchange(exchange);""" + record + "\n")
 open(dst, "w").write(s)

@@ -2,7 +2,8 @@
 # Row 115: `base`, `wtprep` (the cluster gate+up's tile outputs found before rank 0 waits for the
 # exchange) and their timelines `tlx`, `tlxw` (apply_tlx.py: loop end, exchange, end of every
 # warp), two rounds each in the tenth session's harness, then the union-10 gate+up's ends by rank.
-# Carries bundle/kh.
+# Later rows name other builds: BUILDS="base warm tlx tlxwarm" (row 116); a build whose name
+# starts with tlx writes a timeline. Carries bundle/kh.
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/bundle/kh/lib
 res=$(mktemp -d)
@@ -14,8 +15,9 @@ run() {  # round build
   env "${env[@]}" bundle/kh/"$2" "$2" > "$res/r$1-$2.tsv" 2> "$res/r$1-$2.err" ||
     echo "r$1 $2 failed: $(tail -1 "$res/r$1-$2.err")"
 }
-for b in base wtprep tlx tlxw; do run 1 $b; done
-for b in tlxw tlx wtprep base; do run 2 $b; done
+builds=(${BUILDS:-base wtprep tlx tlxw})
+for b in "${builds[@]}"; do run 1 "$b"; done
+for ((i = ${#builds[@]} - 1; i >= 0; --i)); do run 2 "${builds[i]}"; done
 tar -C "$res" -czf "$OUT/run.tar.gz" .
 python3 docs/perf-runs/2026-12-01/session13/harness/tlx_summary.py "$res"/timeline-r*.tsv
 for f in "$res"/r*.tsv; do tail -n +2 "$f" | sed "s/^/$(basename "$f" .tsv | cut -c1-2)\t/"; done |
