@@ -35,7 +35,10 @@
 // events, and write the last launch's records to FILE: build, arm, block, smid, warp, t0 (ns),
 // then in ns after t0 (-1: not reached) tl*'s five events (row 90: the prologue's start and end,
 // the inputs staged, the first item's end, the loop's end) or mk*'s nine marks (row 94).
-// usage: [HARNESS_LEAD=1] [HARNESS_TIMELINE=FILE] kernel_harness BUILD_LABEL
+// With HARNESS_GLOBAL=G (row 118) every expert's gate and up global scales are G instead of 1, so
+// that gate+up outputs can be brought to the magnitudes of the daemon's banks (G = 2^-17: gates of
+// a few units to tens), where the SiLU takes no slow path.
+// usage: [HARNESS_LEAD=1] [HARNESS_TIMELINE=FILE] [HARNESS_GLOBAL=G] kernel_harness BUILD_LABEL
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -286,10 +289,12 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&y, kSlots * kHidden * 4));
   Fill<<<64, 256>>>(reinterpret_cast<uint32_t*>(h_in), kSlots * kFf, 5u, 0x3F7FFFFFu);
   {
-    std::vector<float> ones(kExperts, 1.0f), in(kTokens * kHidden);
+    const char* global_env = std::getenv("HARNESS_GLOBAL");
+    const float global = global_env != nullptr ? std::strtof(global_env, nullptr) : 1.0f;
+    std::vector<float> globals(kExperts, global), in(kTokens * kHidden);
     for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 97) - 48.0f;
-    CHECK(cudaMemcpy(gate_global, ones.data(), kExperts * 4, cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(up_global, ones.data(), kExperts * 4, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(gate_global, globals.data(), kExperts * 4, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(up_global, globals.data(), kExperts * 4, cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(x, in.data(), in.size() * 4, cudaMemcpyHostToDevice));
   }
   // Routing: 60 distinct experts (a seeded draw), and experts 0-59 in order.
