@@ -19,7 +19,7 @@ for path in sys.argv[1:]:
         start = min(t0 for _, t0, _ in warps)
         print(f"{path} {arm} ({len(warps)} warps), us after the first entry:")
         for rank in (0, 1):
-            last = 5 if rank == 0 else 4
+            last = 4 if rank == 1 else 9 if any(m[8] >= 0 for b, _, m in warps) else 5
             mine = [(t0, m) for b, t0, m in warps if b % 2 == rank and min(m[:last]) >= 0]
             if not mine:
                 continue
