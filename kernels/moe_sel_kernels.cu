@@ -971,15 +971,16 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
   const int local = group - bt.first_group;
 #pragma unroll
   for (int parity = 0; parity < 2; ++parity) {
+    if (kOneSlot && (c != 0 || parity != 0)) continue;
+    // Group plans compute both columns with no branch between them, so that their lookups and
+    // math overlap; a column past the group's width computes column 0's and is not stored.
     const int n = kOneSlot ? 0 : 2 * c + parity;
-    if (kOneSlot ? (c != 0 || parity != 0)
-                 : n >= p.staged_cols || bg.slot[local * p.staged_cols + n] < 0) {
-      continue;
-    }
+    const bool store = kOneSlot || (n < p.staged_cols && bg.slot[local * p.staged_cols + n] >= 0);
+    const int column = store ? n : 0;
     float v_g = kOneSlot ? acc[0] : acc[parity];
     float v_g8 = kOneSlot ? acc[1] : acc[2 + parity];
-    const int slot = bg.slot[local * p.staged_cols + n];
-    const int row = StagedRow<kDeal>(p, bt, bg, group, n);
+    const int slot = bg.slot[local * p.staged_cols + column];
+    const int row = StagedRow<kDeal>(p, bt, bg, group, column);
     float scale = out_scale[row];
     if constexpr (kDeal == Deal::kClusterKHalves) {  // K half 1's sums, in their own input scale
       v_g = v_g * scale + peer_acc[parity] * peer_scale[row];
@@ -990,11 +991,14 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
     if (kGateUpSilu) {
       const float gate = v_g * scale * bg.global_a[local];
       const float up = v_g8 * scale * bg.global_b[local];
-      out[0] = gate / (1.0f + expf(-gate)) * up;
+      const float value = gate / (1.0f + expf(-gate)) * up;
+      if (store) out[0] = value;
     } else {
       const float global = scale * bg.global_a[local];
-      out[0] = v_g * global;
-      out[8] = v_g8 * global;
+      if (store) {
+        out[0] = v_g * global;
+        out[8] = v_g8 * global;
+      }
     }
   }
 }
