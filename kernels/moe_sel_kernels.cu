@@ -991,10 +991,13 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
     if (kGateUpSilu) {
       const float gate = v_g * scale * bg.global_a[local];
       const float up = v_g8 * scale * bg.global_b[local];
-      // SiLU by the fast exponential and division (about 2 ulp each, far inside the checks'
-      // tolerances): in the cluster K halves it is on the launch's last chain, after the
-      // exchange (docs/PERF.md rows 122-123: the IEEE forms cost that kernel 0.25 us).
-      const float value = __fdividef(gate, 1.0f + __expf(-gate)) * up;
+      // The cluster K halves compute their SiLU on the launch's last chain, after the exchange:
+      // there by the fast exponential and division (about 2 ulp each, far inside the checks'
+      // tolerances), 0.2-0.3 us faster than the IEEE forms; inside the other kernels' loops the
+      // fast forms were slower (docs/PERF.md rows 122-123).
+      const float value = kDeal == Deal::kClusterKHalves
+                              ? __fdividef(gate, 1.0f + __expf(-gate)) * up
+                              : gate / (1.0f + expf(-gate)) * up;
       if (store) out[0] = value;
     } else {
       const float global = scale * bg.global_a[local];
