@@ -8,12 +8,11 @@
 # exchange / rank 1: its sums sent, 4 rank 0: its wait over / rank 1: its rows' out_scale sent,
 # 5 rank 0: its tile written (the stores issued). Only the cluster K halves' kernels write.
 import sys
+
+from source_edit import Source
 src, dst = sys.argv[1], sys.argv[2]
-s = open(src).read()
-def rep(old, new):
-    global s
-    assert s.count(old) == 1, old
-    s = s.replace(old, new)
+source = Source(src)
+rep = source.replace
 rep("""namespace gpuprobe {
 namespace {
 """, """namespace gpuprobe {
@@ -86,7 +85,7 @@ rep("""    ClusterWait();
       WaitExchange(exchange);
       Mark<kDeal>(4);""")
 # after the tile write (committed form, or row 113's kwt form)
-i = s.index("      Mark<kDeal>(4);")
-j = s.index("\n    }\n    return;\n  }\n", i)
-s = s[:j] + "\n      Mark<kDeal>(5);" + s[j:]
-open(dst, "w").write(s)
+i = source.text.index("      Mark<kDeal>(4);")
+j = source.text.index("\n    }\n    return;\n  }\n", i)
+source.text = source.text[:j] + "\n      Mark<kDeal>(5);" + source.text[j:]
+source.write(dst)

@@ -7,14 +7,13 @@ import os
 import subprocess
 import sys
 
+from source_edit import Source
+
 here = os.path.dirname(os.path.abspath(__file__))
 src, dst = sys.argv[1], sys.argv[2]
 subprocess.run([sys.executable, here + "/apply_mkx.py", src, dst], check=True)
-s = open(dst).read()
-def rep(old, new):
-    global s
-    assert s.count(old) == 1, old
-    s = s.replace(old, new)
+source = Source(dst)
+rep = source.replace
 rep("""template <Deal kDeal>
 __device__ __forceinline__ void Mark(int k) {""", """template <Deal kDeal>
 __device__ __forceinline__ void MarkAfter(int k, float v) {
@@ -49,4 +48,4 @@ rep("""      for (int k = 0; k < 4; ++k) peer[k] = partials[warp * kPartialFloat
       MarkAfter<kDeal>(5, peer[0] + peer[1] + peer[2] + peer[3]);
       WriteTile""")
 rep("""      Mark<kDeal>(5);""", """      Mark<kDeal>(9);""")
-open(dst, "w").write(s)
+source.write(dst)

@@ -7,15 +7,14 @@ import os
 import subprocess
 import sys
 
+from source_edit import Source
+
 here = os.path.dirname(os.path.abspath(__file__))
 src, dst = sys.argv[1], sys.argv[2]
 subprocess.run([sys.executable, here + "/../../session12/harness/apply_tlend.py", src, dst],
                check=True)
-s = open(dst).read()
-def rep(old, new):
-    global s
-    assert s.count(old) == 1, old
-    s = s.replace(old, new)
+source = Source(dst)
+rep = source.replace
 record = """
       if (lane == 0 && g_sel_timeline != nullptr) {  // TLX: event 4, the exchange
         uint32_t* r = g_sel_timeline + (int64_t{blockIdx.x} * 32 + warp) * 8;
@@ -23,7 +22,8 @@ record = """
       }"""
 rep("""        SendToRankZero(partials + warp * kPartialFloatsPerWarp + 4 * lane, acc, exchange);
 """, """        SendToRankZero(partials + warp * kPartialFloatsPerWarp + 4 * lane, acc, exchange);""" + record + "\n")
-if "        if (round == 1) WaitExchange(exchange);\n" in s:  # apply_warm.py's form (row 116)
+# apply_warm.py's form (row 116):
+if "        if (round == 1) WaitExchange(exchange);\n" in source.text:
     rep("""        if (round == 1) WaitExchange(exchange);
 """, """        if (round == 1) {
           WaitExchange(exchange);""" + record.replace("\n", "\n  ") + """
@@ -32,4 +32,4 @@ if "        if (round == 1) WaitExchange(exchange);\n" in s:  # apply_warm.py's 
 else:
     rep("""      WaitExchange(exchange);
 """, """      WaitExchange(exchange);""" + record + "\n")
-open(dst, "w").write(s)
+source.write(dst)

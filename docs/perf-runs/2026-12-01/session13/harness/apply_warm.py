@@ -4,12 +4,11 @@
 # first fetch of that code (the instruction cache, cold at the kernel's end) is what costs, the
 # second round finds it fetched.
 import sys
+
+from source_edit import Source
 src, dst = sys.argv[1], sys.argv[2]
-s = open(src).read()
-def rep(old, new):
-    global s
-    assert s.count(old) == 1, old
-    s = s.replace(old, new)
+source = Source(src)
+rep = source.replace
 rep("""                                          const float* peer_acc = nullptr,
                                           const float* peer_scale = nullptr) {""",
     """                                          const float* peer_acc = nullptr,
@@ -40,4 +39,4 @@ rep("""    if (warp < items) {
                                                 peer, peer_scale, round == 1);
       }
     }""")
-open(dst, "w").write(s)
+source.write(dst)

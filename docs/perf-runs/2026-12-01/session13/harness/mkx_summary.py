@@ -25,8 +25,10 @@ for path in sys.argv[1:]:
                 continue
             for k in range(1, last + 1):
                 v = [(t0 - start) % (1 << 32) + m[k - 1] for t0, m in mine]
-                line = f"  rank {rank} mark {k} median {statistics.median(v) / 1e3:6.2f} max {max(v) / 1e3:6.2f}"
+                line = (f"  rank {rank} mark {k} median {statistics.median(v) / 1e3:6.2f} "
+                        f"max {max(v) / 1e3:6.2f}")
                 if k > 1:
                     d = [m[k - 1] - m[k - 2] for _, m in mine]
-                    line += f"   step {k - 1}->{k} median {statistics.median(d) / 1e3:5.2f} max {max(d) / 1e3:5.2f}"
+                    line += (f"   step {k - 1}->{k} median {statistics.median(d) / 1e3:5.2f} "
+                             f"max {max(d) / 1e3:5.2f}")
                 print(line + f"  ({len(mine)} warps)")
