@@ -992,9 +992,9 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
       const float gate = v_g * scale * bg.global_a[local];
       const float up = v_g8 * scale * bg.global_b[local];
       // The cluster K halves compute their SiLU on the launch's last chain, after the exchange:
-      // there by the fast exponential and division (about 2 ulp each, far inside the checks'
-      // tolerances), 0.2-0.3 us faster than the IEEE forms; inside the other kernels' loops the
-      // fast forms were slower (docs/PERF.md rows 122-123).
+      // there by __expf and __fdividef (2 + 1.2 |gate| and 2 ulp, far inside the checks' 1e-3
+      // and 1e-5), 0.2-0.3 us faster than the IEEE forms; inside the other kernels' loops the
+      // fast forms were slower (docs/PERF.md rows 122-124).
       const float value = kDeal == Deal::kClusterKHalves
                               ? __fdividef(gate, 1.0f + __expf(-gate)) * up
                               : gate / (1.0f + expf(-gate)) * up;
