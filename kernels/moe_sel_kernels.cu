@@ -914,7 +914,18 @@ struct ComputeCursor {
   int q;
   int chunk_end;
   const uint4* b;
+  // kOutputAtItemStart: where the item's row g goes, and the factor its sums take there (its
+  // staged row's out_scale x the group's global scale, as WriteTile forms it).
+  float* out;
+  float out_factor;
 };
+
+// The per-slot down finds its tile's output place and factor when an item starts, while the
+// item's first pass is in flight, so that the item's end only sums and stores: 0.1 us faster than
+// WriteTile's lookups there (docs/PERF.md rows 139-142). Gate+up has no registers to spare for it
+// (row 70), and the group kernels write two columns.
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
+constexpr bool kOutputAtItemStart = !kGateUpSilu && kOneSlot && kDeal == Deal::kConsecutive;
 
 // The staged row of slot column n of a group: by input row when the block stages every input
 // row, by window where it stages one row per window, else by the group's place in the block's
@@ -933,16 +944,24 @@ __device__ __forceinline__ int StagedRow(const SelParams& p, const BlockTiles& b
 template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kChunks>
 __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const BlockTiles& bt,
                                                       const BlockGroups& bg, int index,
-                                                      const uint4* staged, const uint4* zero, int g,
-                                                      int c) {
+                                                      const uint4* staged, const uint4* zero,
+                                                      const float* out_scale, int g, int c) {
   const Item item = MakeItem<kDeal>(p, bt, index);
   int group, out_row, row_g, row_g8;
   TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
   const StagedLayout layout = MakeStagedLayout(kOneSlot, MyK<kDeal>(p).chunks);
   const uint4* b;
   if (kOneSlot) {
-    const uint4* row = staged + StagedRow<kDeal>(p, bt, bg, group, 0) * layout.row_vectors;
+    const int staged_row = StagedRow<kDeal>(p, bt, bg, group, 0);
+    const uint4* row = staged + staged_row * layout.row_vectors;
     b = g == 2 * c ? row : g == 2 * c + 1 ? row + layout.lo_offset : zero;
+    if constexpr (kOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal>) {
+      const int local = group - bt.first_group;
+      const int slot = bg.slot[local * p.staged_cols];
+      return {index, item.chunk_begin, item.chunk_end, b,
+              p.out + int64_t{slot} * p.out_rows + out_row,
+              out_scale[staged_row] * bg.global_a[local]};
+    }
   } else {
     // Columns past the group's width read slot 0's row; they are computed and never written.
     const bool in_group =
@@ -952,7 +971,7 @@ __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const 
     // them by chunk of K.
     if (kDeal == Deal::kClusterKHalves) b -= GroupChunkOffset(item.chunk_begin);
   }
-  return {index, item.chunk_begin, item.chunk_end, b};
+  return {index, item.chunk_begin, item.chunk_end, b, nullptr, 0.0f};
 }
 
 // Writes one tile's results. kOneSlot: every lane holds the sums of all K (after the column
@@ -1106,7 +1125,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (warp < items) {
     ComputeCursor at =
-        StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, warp, staged, zero, g, c);
+        StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, warp, staged, zero,
+                                                            out_scale, g, c);
     if (kRefillAfterCompute) issue_next(kStages - 1);  // the ring's last stage, still free
     for (int stage = 0;; stage = stage + 1 == kStages ? 0 : stage + 1) {
       if (!kRefillAfterCompute) {
@@ -1138,7 +1158,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       // The item is done: write its tile, or (split plans) leave its partial sums.
       if (kOneSlot) SumColumnThreads(acc);
       if (kDeal == Deal::kClusterKHalves) break;  // one item per warp, its sums kept in acc
-      if (p.splits == 1) {
+      if (kOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal> && p.splits == 1) {
+        if (c == 0) {
+          at.out[0] = acc[0] * at.out_factor;
+          at.out[8] = acc[1] * at.out_factor;
+        }
+      } else if (p.splits == 1) {
         WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, TileAt<kDeal>(p, bt.first + at.index),
                                                 out_scale, acc, g, c);
       } else {
@@ -1151,7 +1176,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
       if (at.index + warps >= items) break;
       at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, at.index + warps, staged,
-                                                               zero, g, c);
+                                                               zero, out_scale, g, c);
     }
   }
   WaitCopies<0>();
