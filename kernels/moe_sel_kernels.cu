@@ -914,18 +914,27 @@ struct ComputeCursor {
   int q;
   int chunk_end;
   const uint4* b;
-  // kOutputAtItemStart: where the item's row g goes, and the factor its sums take there (its
-  // staged row's out_scale x the group's global scale, as WriteTile forms it).
+  // Where the item's sums go, found at its start (below), each with the factor it takes there:
+  // its staged row's out_scale x the group's global scale, as WriteTile forms it. Per-slot
+  // (kOutputAtItemStart): row g at out (row g + 8 is 8 floats on), written by the lanes of
+  // column 0. Group plans (kGroupOutputAtItemStart): columns 2c and 2c + 1 of lane (g, c), and
+  // whether each is stored.
   float* out;
   float out_factor;
+  float* group_out[2];
+  float group_factor[2];
+  bool group_store[2];
 };
 
-// The per-slot down finds its tile's output place and factor when an item starts, while the
-// item's first pass is in flight, so that the item's end only sums and stores: 0.1 us faster than
-// WriteTile's lookups there (docs/PERF.md rows 139-142). Gate+up has no registers to spare for it
-// (row 70), and the group kernels write two columns.
+// The consecutive downs find their tiles' output places and factors when an item starts, while
+// its first pass is in flight, so that the item's end only multiplies and stores: 0.05-0.15 us off
+// the per-slot down, 0.09 off the union-10 down (docs/PERF.md rows 139-143). Gate+up has no
+// registers to spare for it (row 70). The two forms are kept apart: one shared form compiled the
+// per-slot down 0.7 us slower (row 144).
 template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 constexpr bool kOutputAtItemStart = !kGateUpSilu && kOneSlot && kDeal == Deal::kConsecutive;
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
+constexpr bool kGroupOutputAtItemStart = !kGateUpSilu && !kOneSlot && kDeal == Deal::kConsecutive;
 
 // The staged row of slot column n of a group: by input row when the block stages every input
 // row, by window where it stages one row per window, else by the group's place in the block's
@@ -970,6 +979,24 @@ __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const 
     // kClusterKHalves: the staged rows start at the block's first chunk, ComputePass addresses
     // them by chunk of K.
     if (kDeal == Deal::kClusterKHalves) b -= GroupChunkOffset(item.chunk_begin);
+    if constexpr (kGroupOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal>) {
+      // WriteTile's lookups, both columns side by side; a column past the group's width takes
+      // column 0's place and is not stored.
+      ComputeCursor at{index, item.chunk_begin, item.chunk_end, b, nullptr, 0.0f};
+      const int local = group - bt.first_group;
+#pragma unroll
+      for (int parity = 0; parity < 2; ++parity) {
+        const int n = 2 * c + parity;
+        const bool store = n < p.staged_cols && bg.slot[local * p.staged_cols + n] >= 0;
+        const int column = store ? n : 0;
+        const int slot = bg.slot[local * p.staged_cols + column];
+        const int row = StagedRow<kDeal>(p, bt, bg, group, column);
+        at.group_out[parity] = p.out + int64_t{slot} * p.out_rows + out_row;
+        at.group_factor[parity] = out_scale[row] * bg.global_a[local];
+        at.group_store[parity] = store;
+      }
+      return at;
+    }
   }
   return {index, item.chunk_begin, item.chunk_end, b, nullptr, 0.0f};
 }
@@ -1162,6 +1189,14 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
         if (c == 0) {
           at.out[0] = acc[0] * at.out_factor;
           at.out[8] = acc[1] * at.out_factor;
+        }
+      } else if (kGroupOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal> && p.splits == 1) {
+#pragma unroll
+        for (int parity = 0; parity < 2; ++parity) {
+          if (at.group_store[parity]) {
+            at.group_out[parity][0] = acc[parity] * at.group_factor[parity];
+            at.group_out[parity][8] = acc[2 + parity] * at.group_factor[parity];
+          }
         }
       } else if (p.splits == 1) {
         WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, TileAt<kDeal>(p, bt.first + at.index),
