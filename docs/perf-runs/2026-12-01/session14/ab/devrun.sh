@@ -1,17 +1,11 @@
 #!/usr/bin/env bash
 # Lever table row 142: the per-slot down's tile output found at the item's start (`pwr`;
-# bundle/bin, this commit's deploy/make-bundle.sh) against the session's start (bundle/base14/bin:
-# b008efc's gpuprobed, row 127's kernels) in one sitting: deploy/gpu-ab.sh (the new build's whole
-# gpu-bench.sh with the GPU tests and `check`, then base, new, base, then gpu-profile.sh's ncu
-# evidence of the new build). As session13/ab/devrun.sh, with this session's base folder.
+# bundle/bin, this commit's deploy/make-bundle.sh) against the session's start (b008efc's
+# gpuprobed, row 127's kernels, carried in bundle/base14/bin) in one sitting: session13's
+# ab/devrun.sh (deploy/gpu-ab.sh: the new build's whole gpu-bench.sh with the GPU tests and `check`,
+# then base, new, base, then gpu-profile.sh's ncu evidence of the new build), which reads its base
+# from bundle/base13/bin. (Written as this wrapper after the run; the call ran the same commands
+# inline.)
 set -u
-# carried compressed: the device tool's 64 MiB
-gunzip -f bundle/base14/bin/gpuprobed.gz bundle/tests/cuda_backend_test.gz bundle/lib/libgrpc.so.29.gz \
-  bundle/lib/libcrypto.so.3.gz bundle/lib/libprotobuf.so.32.gz bundle/lib/libstdc++.so.6.gz \
-  bundle/lib/libgnutls.so.30.gz bundle/lib/libunistring.so.2.gz bundle/lib/libsqlite3.so.0.gz \
-  bundle/lib/libp11-kit.so.0.gz
-chmod +x bundle/base14/bin/gpuprobed  # its .gz was written by a redirect: no mode to restore
-ln -sfn "$PWD/bundle/bin/gpuprobe" bundle/base14/bin/gpuprobe
-deploy/gpu-ab.sh bundle bundle/base14/bin "$OUT/run"
-cat "$OUT/run/summary.txt"
-tar -C "$OUT" -czf "$OUT/run.tar.gz" run && rm -rf "$OUT/run"
+mv bundle/base14 bundle/base13
+exec bash docs/perf-runs/2026-12-01/session13/ab/devrun.sh
