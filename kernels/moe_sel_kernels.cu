@@ -529,6 +529,30 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   const BlockK k = MyK<kDeal>(p);
   const StagedLayout layout = MakeStagedLayout(kOneSlot, k.chunks);
   const int units_per_row = k.units;
+  // The group down, where its warps walk one row each and a lane's units fit kRegisterUnits, loads
+  // each lane's units into registers (ld.global) where the other plans copy them to shared memory,
+  // at the same place, and takes the row's maximum and its conversion from there in one pass: no
+  // shared-memory round trip of the f32 inputs, no second read of them (docs/PERF.md rows
+  // 147-148: the union-10 down 0.47 us faster; the cluster gate+up, whose rows meet on block
+  // barriers, unchanged, so it keeps the copies).
+  constexpr int kRegisterUnits = 8;
+  const RowWalk first_walk = WarpRowWalk(p);
+  const bool register_walk = !kOneSlot && kRowBarriers && rows <= first_walk.row_step &&
+                             units_per_row <= kRegisterUnits * first_walk.unit_step;
+  float4 units[kRegisterUnits];
+  auto load_units = [&](const int* row_input_of) {
+    const int r = first_walk.first_row;
+    const int in_row = r >= rows ? -1 : row_input_of == nullptr ? r : row_input_of[r];
+    const float4* from =
+        reinterpret_cast<const float4*>(p.in + int64_t{max(in_row, 0)} * p.cols) + k.first_unit;
+#pragma unroll
+    for (int u = 0; u < kRegisterUnits; ++u) {
+      const int col = first_walk.first_unit + u * first_walk.unit_step;
+      units[u] = in_row >= 0 && col < units_per_row ? __ldg(from + col)
+                                                    : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    CommitCopies();  // an empty group: the count WaitCopies keeps
+  };
   // The group data goes out first; where the block stages every input row (which needs none of
   // it), the inputs' copies follow at once, so that their round trip overlaps the group data's
   // instead of queueing ahead of it.
@@ -547,7 +571,13 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
       CopyInputs<kOneSlot, kDeal>(p, staged, layout, nullptr, rows, bt.first_group);
       issue_prologue();
     } else {
-      if (p.all_input_rows > 0) CopyInputs<kOneSlot, kDeal>(p, staged, layout, nullptr, rows);
+      if (p.all_input_rows > 0) {
+        if (register_walk) {
+          load_units(nullptr);
+        } else {
+          CopyInputs<kOneSlot, kDeal>(p, staged, layout, nullptr, rows);
+        }
+      }
     }
   });
   __syncthreads();
@@ -584,7 +614,13 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   }
   __syncthreads();
   if constexpr (kDeal != Deal::kEarlyConsecutive) {
-    if (p.all_input_rows == 0) CopyInputs<kOneSlot, kDeal>(p, staged, layout, row_input, rows);
+    if (p.all_input_rows == 0) {
+      if (register_walk) {
+        load_units(row_input);
+      } else {
+        CopyInputs<kOneSlot, kDeal>(p, staged, layout, row_input, rows);
+      }
+    }
     issue_prologue();
   }
   if (loads_scales) {
@@ -603,6 +639,14 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
   // their bit patterns), and its units converted with the input scale.
   auto warp_row_max = [&](int r) {
     float m = 0.0f;
+    if (register_walk) {
+#pragma unroll
+      for (int u = 0; u < kRegisterUnits; ++u) {
+        m = fmaxf(m, fmaxf(fmaxf(fabsf(units[u].x), fabsf(units[u].y)),
+                           fmaxf(fabsf(units[u].z), fabsf(units[u].w))));
+      }
+      return __reduce_max_sync(0xFFFFFFFFu, __float_as_uint(m));
+    }
     for (int col = walk.first_unit; col < units_per_row; col += walk.unit_step) {
       const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
       const uint2 xy = *place.hi, zw = *place.lo;
@@ -612,6 +656,20 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     return __reduce_max_sync(0xFFFFFFFFu, __float_as_uint(m));
   };
   auto convert_row = [&](int r, float scale) {
+    if (register_walk) {
+#pragma unroll
+      for (int u = 0; u < kRegisterUnits; ++u) {
+        const int col = walk.first_unit + u * walk.unit_step;
+        if (col >= units_per_row) break;
+        const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
+        uint32_t hi[2], lo[2];
+        SplitHiLo(units[u].x * scale, units[u].y * scale, hi[0], lo[0]);
+        SplitHiLo(units[u].z * scale, units[u].w * scale, hi[1], lo[1]);
+        *place.hi = make_uint2(hi[0], hi[1]);
+        *place.lo = make_uint2(lo[0], lo[1]);
+      }
+      return;
+    }
 #pragma unroll 4
     for (int col = walk.first_unit; col < units_per_row; col += walk.unit_step) {
       const UnitPlace place = PlaceOfUnit<kOneSlot>(staged, layout, r, col);
