@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Lever table row 151: the final confirmation of the committed kernels (bundle/, this commit's
+# deploy/make-bundle.sh; the kernels' machine code is row 149's) on the H200, for the issue's
+# closing figures: deploy/gpu-bench.sh in full (GPU tests, `check`, two targets.tsv sweeps,
+# geometries.csv, sweeps.tsv), a second gpu-bench.sh --compare run of the same build, the ncu
+# evidence of deploy/gpu-profile.sh, and ncu's DRAM throughput of the read floor's kernel at the
+# per-slot union-60 bytes (launches: union 60 gate+up, down), to set beside the sel kernels'.
+# Libraries carried compressed (the 64 MiB carry) are unpacked first. Output: run.tar.gz in $OUT.
+set -u
+find bundle -name '*.gz' -exec gunzip -f {} +
+chmod +x bundle/bin/* bundle/tests/cuda_backend_test
+run=$OUT/run
+mkdir -p "$run"
+date -u +%FT%TZ >"$run/date.txt"
+deploy/gpu-bench.sh bundle "$run/final"
+deploy/gpu-bench.sh bundle "$run/second" --compare
+deploy/gpu-profile.sh bundle "$run/profile" >"$run/profile-run.txt" 2>&1
+echo "gpu-profile exit $?" >>"$run/profile-run.txt"
+
+source deploy/await-daemon.sh
+export LD_LIBRARY_PATH=$PWD/bundle/lib
+floor=$run/floor-ncu
+mkdir -p "$floor"
+ncu --clock-control none --target-processes all -k regex:ReadFloor -c 4 \
+  --section SpeedOfLight --section MemoryWorkloadAnalysis -o "$floor/prof" \
+  bundle/bin/gpuprobed --isolation none --backend cuda --listen 127.0.0.1:0 --http "" \
+  --data-dir "$(mktemp -d)" >"$floor/ncu-log.txt" 2>&1 &
+profiler=$!
+server=$(await_gpuprobed "$floor/ncu-log.txt" $profiler)
+bundle/bin/gpuprobe --server "$server" --format tsv sweep --t-values 6 --unions 60 \
+  --variant floor --reps 2 --timing events >"$floor/ncu-sweep.tsv"
+pkill -TERM -x gpuprobed
+wait $profiler
+ncu -i "$floor/prof.ncu-rep" --page details >"$floor/ncu-details.txt"
+rm -f "$floor/prof.ncu-rep"
+date -u +%FT%TZ >>"$run/date.txt"
+tar -C "$OUT" -czf "$OUT/run.tar.gz" run && rm -rf "$run"
