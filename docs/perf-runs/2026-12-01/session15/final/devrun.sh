@@ -5,6 +5,8 @@
 # geometries.csv, sweeps.tsv), a second gpu-bench.sh --compare run of the same build, the ncu
 # evidence of deploy/gpu-profile.sh, and ncu's DRAM throughput of the read floor's kernel at the
 # per-slot union-60 bytes (launches: union 60 gate+up, down), to set beside the sel kernels'.
+# (Its ncu caught the daemon's calibration reads instead, the first 4 ReadFloor launches of 14:
+# floor-devrun.sh, the second call, skips them.)
 # Libraries carried compressed (the 64 MiB carry) are unpacked first. Output: run.tar.gz in $OUT.
 set -u
 find bundle -name '*.gz' -exec gunzip -f {} +
