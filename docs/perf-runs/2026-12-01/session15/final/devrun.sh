@@ -6,7 +6,8 @@
 # evidence of deploy/gpu-profile.sh, and ncu's DRAM throughput of the read floor's kernel at the
 # per-slot union-60 bytes (launches: union 60 gate+up, down), to set beside the sel kernels'.
 # (Its ncu caught the daemon's calibration reads instead, the first 4 ReadFloor launches of 14:
-# floor-devrun.sh, the second call, skips them.)
+# floor-devrun.sh, the second call, skips them. The ncu commands, as they ran, moved into
+# floor-ncu.sh after the call.)
 # Libraries carried compressed (the 64 MiB carry) are unpacked first. Output: run.tar.gz in $OUT.
 set -u
 find bundle -name '*.gz' -exec gunzip -f {} +
@@ -19,21 +20,6 @@ deploy/gpu-bench.sh bundle "$run/second" --compare
 deploy/gpu-profile.sh bundle "$run/profile" >"$run/profile-run.txt" 2>&1
 echo "gpu-profile exit $?" >>"$run/profile-run.txt"
 
-source deploy/await-daemon.sh
-export LD_LIBRARY_PATH=$PWD/bundle/lib
-floor=$run/floor-ncu
-mkdir -p "$floor"
-ncu --clock-control none --target-processes all -k regex:ReadFloor -c 4 \
-  --section SpeedOfLight --section MemoryWorkloadAnalysis -o "$floor/prof" \
-  bundle/bin/gpuprobed --isolation none --backend cuda --listen 127.0.0.1:0 --http "" \
-  --data-dir "$(mktemp -d)" >"$floor/ncu-log.txt" 2>&1 &
-profiler=$!
-server=$(await_gpuprobed "$floor/ncu-log.txt" $profiler)
-bundle/bin/gpuprobe --server "$server" --format tsv sweep --t-values 6 --unions 60 \
-  --variant floor --reps 2 --timing events >"$floor/ncu-sweep.tsv"
-pkill -TERM -x gpuprobed
-wait $profiler
-ncu -i "$floor/prof.ncu-rep" --page details >"$floor/ncu-details.txt"
-rm -f "$floor/prof.ncu-rep"
+bash docs/perf-runs/2026-12-01/session15/final/floor-ncu.sh 0 "$run/floor-ncu"
 date -u +%FT%TZ >>"$run/date.txt"
 tar -C "$OUT" -czf "$OUT/run.tar.gz" run && rm -rf "$run"
