@@ -8,7 +8,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
-#include "kernels/launch_deals.h"
+#include "kernels/sel/launch_deals.h"
 #include "server/probe/exactness.h"
 #include "server/probe/sweep_runner.h"
 
@@ -117,7 +117,7 @@ TokenWindowCase LargestUnionLaunch(const Geometry& g, const DeviceDetails& d) {
 // only if their largest unions take them on this card. (The union kernels' cluster K halves, which
 // depend on no property of the card but its even SM count, are covered by the small unions of the
 // serving, 256 / 4096, 128 / 2080 and 64 / 2560 geometries; the thresholds are
-// tests/kernels/launch_deals_test.cc's.)
+// tests/kernels/sel/launch_deals_test.cc's.)
 TEST_F(CudaBackendTest, TheWindowGeometriesTakeTokenWindowsAtTheirLargestUnion) {
   const DeviceDetails d = backend_->Details();
   for (const Geometry& g : {Geometry{256, 4096, 1024, 8, 4}, Geometry{128, 2080, 1056, 4, 8}}) {

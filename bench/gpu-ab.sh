@@ -6,7 +6,7 @@
 # lines, and every run's targets and per-slot geometry rows one after another).
 # BASE_BIN_DIR holds the base build's gpuprobed and gpuprobe (make-bundle.sh's bin/ of another
 # commit); they run with BUNDLE_DIR's libraries.
-# usage: deploy/gpu-ab.sh BUNDLE_DIR BASE_BIN_DIR OUT_DIR
+# usage: bench/gpu-ab.sh BUNDLE_DIR BASE_BIN_DIR OUT_DIR
 set -uo pipefail
 if [[ $# -ne 3 ]]; then
   echo "usage: $0 BUNDLE_DIR BASE_BIN_DIR OUT_DIR" >&2

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# deploy/sass-loop-counts.py on a small source page in ncu's CSV shape: a prologue run once per
+# bench/sass-loop-counts.py on a small source page in ncu's CSV shape: a prologue run once per
 # warp, a loop body of 4 instructions (one HMMA) run 10 times, a refill of 2 run 8 times and a
 # second launch's table that must be ignored. Checks every number it prints, and that a page
 # without an HMMA is refused.

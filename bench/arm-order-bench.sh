@@ -3,9 +3,9 @@
 # sweep (per-slot, t = 1..6) in each arm order and in events and graph timing, then `gpuprobe
 # compare` of rotate and shuffle against fixed (per arm: ratio, 95% interval, verdict).
 # Writes OUT_DIR/arm-order.txt (the comparisons) and OUT_DIR/arm-order-daemon.log.
-# usage: deploy/arm-order-bench.sh BUNDLE_DIR OUT_DIR
+# usage: bench/arm-order-bench.sh BUNDLE_DIR OUT_DIR
 set -uo pipefail
-source "$(dirname "$0")/await-daemon.sh"
+source "$(dirname "$0")/../deploy/await-daemon.sh"
 bundle=$(cd "$1" && pwd)
 out=$2
 mkdir -p "$out"

@@ -7,8 +7,8 @@
 // Runs its daemons in process (loopback ports), on SQLite in a temporary directory or on the
 // PostgreSQL store named by --store (several daemons then share it, as a fleet).
 //
-//   build/tests/service_bench
-//   build/tests/service_bench --store postgresql:///postgres?host=/tmp/pg --daemons 3
+//   build/bench/service_bench
+//   build/bench/service_bench --store postgresql:///postgres?host=/tmp/pg --daemons 3
 #include <stdlib.h>
 
 #include <algorithm>

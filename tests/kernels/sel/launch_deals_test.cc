@@ -1,4 +1,4 @@
-#include "kernels/launch_deals.h"
+#include "kernels/sel/launch_deals.h"
 
 #include "gtest/gtest.h"
 

@@ -1,5 +1,5 @@
 // Which deal of the sel kernels (kernels/moe_sel_kernels.cu, `Deal`) a launch takes, where the
-// choice is measured rather than derived: rules fitted to H200 runs (docs/PERF.md rows 53, 54).
+// choice is measured rather than derived: rules fitted to H200 runs of 2026-11-30 and 2026-12-01.
 //
 // Token windows (per-slot gate+up): a block's warps read the tiles of one token's `selected`
 // experts side by side (position i of a window is tile i / selected of the token's expert
@@ -14,9 +14,9 @@
 // An early start (per-slot gate+up, consecutive tiles; `Deal::kEarlyConsecutive` in the kernels):
 // a block asks for its global scales and copies its inputs at entry and each warp issues its first
 // passes as soon as its first expert returns, instead of after the block's group data. It pays
-// where the codes come from DRAM (docs/PERF.md row 100: the serving geometry at t = 6 union 60
+// where the codes come from DRAM (H200, 2026-12-01: the serving geometry at t = 6 union 60
 // 30.1-30.2 -> 29.7 us, 1.09x the floor; t = 8 unions 60-80 0.3-0.5 us faster); where the experts
-// repeat from the L2 a kernel that held both starts ran 0.3-1.0 us slower (rows 97-99), so it is
+// repeat from the L2 a kernel that held both starts ran 0.3-1.0 us slower, so it is
 // taken from 3/2 of the L2 of distinct experts' bytes, where token windows do not pay.
 //
 // Cluster K halves (group plans whose every block stages every input row): two blocks of a

@@ -7,12 +7,12 @@
 #                             per-slot,union`: launches 0-7 = per-slot union 10 gate+up, down,
 #                             per-slot union 60 gate+up, down, union variant union 10, union 60
 #   source-N.csv              SASS-level samples and executions of launches 2-5
-#   sass-loop-counts.txt      deploy/sass-loop-counts.py on the per-slot union-60 launches (a
+#   sass-loop-counts.txt      bench/sass-loop-counts.py on the per-slot union-60 launches (a
 #                             lane multiplies 128 weights per pass in sel_gu_silu, 64 in sel_down:
 #                             Tuning's chunks per thread x 2 rows x 32)
-# usage: deploy/gpu-profile.sh BUNDLE_DIR OUT_DIR
+# usage: bench/gpu-profile.sh BUNDLE_DIR OUT_DIR
 set -euo pipefail
-source "$(dirname "$0")/await-daemon.sh"
+source "$(dirname "$0")/../deploy/await-daemon.sh"
 bundle=$(cd "$1" && pwd)
 out=$2
 mkdir -p "$out"

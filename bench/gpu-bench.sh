@@ -10,10 +10,10 @@
 #   sweeps.tsv  the full default sweep, all variants, in events/graph x warm/cold
 #   daemon.log  gpuprobed's log
 # --quick stops after the first targets.tsv sweep; --compare stops after geometries.csv (for a
-# second bundle, e.g. an earlier commit's kernels, measured in the same session).
-# usage: deploy/gpu-bench.sh BUNDLE_DIR OUT_DIR [--quick]
+# second bundle, e.g. an earlier commit's kernels, measured in the same sitting).
+# usage: bench/gpu-bench.sh BUNDLE_DIR OUT_DIR [--quick]
 set -uo pipefail
-source "$(dirname "$0")/await-daemon.sh"
+source "$(dirname "$0")/../deploy/await-daemon.sh"
 bundle=$(cd "$1" && pwd)
 out=$2
 quick=${3:-}

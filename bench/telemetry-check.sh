@@ -8,9 +8,9 @@
 #   require-clean.txt           the same again with --require-clean: the job fails
 #   load-show.txt               the second daemon's load job, still running after both
 #   daemon.log, other.log       the two daemons' logs
-# usage: deploy/telemetry-check.sh BUNDLE_DIR OUT_DIR
+# usage: bench/telemetry-check.sh BUNDLE_DIR OUT_DIR
 set -uo pipefail
-source "$(dirname "$0")/await-daemon.sh"
+source "$(dirname "$0")/../deploy/await-daemon.sh"
 bundle=$(cd "$1" && pwd)
 out=$2
 mkdir -p "$out"

@@ -1,0 +1,316 @@
+// The sel kernels' main loop parts: a warp's load cursor and ring passes (cp.async into its
+// shared-memory ring), the decode of a pass's codes to f16 and its tensor-core products with the
+// staged inputs, and the compute cursor that says where an item's sums go.
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "kernels/arch/cp_async.cuh"
+#include "kernels/arch/mma.cuh"
+#include "kernels/nvfp4_pack.h"
+#include "kernels/sel/block_work.cuh"
+#include "kernels/sel/smem_layout.h"
+
+namespace gpuprobe::sel {
+
+using arch::CopyAsync16;
+using arch::CopyAsync4;
+using arch::Mma16816;
+using arch::MulHalf2;
+using arch::ScalePairHalf2;
+
+// The two e4m3 block scales of one chunk row as f32.
+__device__ __forceinline__ float2 ChunkScales(uint32_t pair) {
+  const uint32_t h2 = ScalePairHalf2(pair);
+  return __half22float2(*reinterpret_cast<const __half2*>(&h2));
+}
+
+// Where a lane loads from: the octets (sel layout) holding code and scale rows g and g + 8 of
+// its item.
+struct LoadCursor {
+  int index;  // item index within the block
+  int q;      // first chunk of the current pass
+  int chunk_end;
+  const uint4* codes_g;
+  const uint4* codes_g8;
+  const uint16_t* scales_g;
+  const uint16_t* scales_g8;
+};
+
+template <bool kGateUpSilu, Deal kDeal>
+__device__ __forceinline__ LoadCursor StartLoad(const SelParams& p, const BlockTiles& bt,
+                                                const int* expert_of, int index, int g) {
+  const Item item = MakeItem<kDeal>(p, bt, index);
+  int group, out_row, row_g, row_g8;
+  TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
+  const int64_t expert = expert_of[group - bt.first_group];
+  const int64_t octet_chunks = 8 * (p.cols / kChunkElements);
+  const uint4* codes = reinterpret_cast<const uint4*>(p.codes + expert * p.expert_code_bytes);
+  const uint16_t* scales =
+      reinterpret_cast<const uint16_t*>(p.scales + expert * p.expert_scale_bytes);
+  return {index,
+          item.chunk_begin,
+          item.chunk_end,
+          codes + row_g / 8 * octet_chunks,
+          codes + row_g8 / 8 * octet_chunks,
+          scales + row_g / 8 * octet_chunks,
+          scales + row_g8 / 8 * octet_chunks};
+}
+
+// Whether IssuePass's short path copies scale pairs 16 bytes per lane: for gate+up (2 chunks
+// per thread, 128 bytes of pairs per row and pass). H200, 2026-11-30: one lane's
+// 4-byte word each (pairs of lanes the same word) cost a bench of the same reads 6%; 16-byte
+// copies made the larger gate+up launches 3-6% faster, while in down (1 chunk per thread) the
+// warp fences they need cost more than they saved.
+template <int kChunks>
+constexpr bool kWideScaleCopies = kChunks >= 2;
+
+// One pass of one lane: chunks q + 4j + c of its two rows (row g of each octet).
+template <int kChunks>
+struct PassData {
+  uint4 code_g[kChunks], code_g8[kChunks];
+  uint32_t scale_g[kChunks], scale_g8[kChunks];
+};
+
+// Requests one pass into a ring stage: each lane its own code chunks. Chunks past the item's end
+// arrive as zero codes and zero scales, so they add nothing.
+//
+// A pass whose chunks all lie in the item and in full quads (every pass of a row whose length
+// is a multiple of 128, but the last of a split that ends mid-pass) takes the short path:
+// lane 4g + c's chunk of each quad is entry `lane` of the quad's block, at fixed offsets. There
+// a row's scale pairs for the pass are contiguous (64 bytes per quad): with WideScaleCopies the
+// first 8 kChunks lanes copy both rows' pairs 16 bytes each, and lanes then read pairs that other
+// lanes copied (the main loop fences the ring's reads and refills with __syncwarp). Otherwise
+// each lane copies the 4-byte words holding its own pairs and reads back only what it copied.
+template <int kChunks>
+__device__ __forceinline__ void IssuePass(const LoadCursor& at, int chunks, int lane,
+                                          uint8_t* stage) {
+  const int g = lane / 4, c = lane % 4;
+  uint4* codes = reinterpret_cast<uint4*>(stage);
+  uint32_t* scales = reinterpret_cast<uint32_t*>(stage + kChunks * 2 * 32 * 16);
+  if (at.q + 4 * kChunks <= at.chunk_end) {
+    const int place = 8 * at.q + lane;
+    const uint4* codes_g = at.codes_g + place;
+    const uint4* codes_g8 = at.codes_g8 + place;
+#pragma unroll
+    for (int j = 0; j < kChunks; ++j) {
+      CopyAsync16(codes + j * 32 + lane, codes_g + 32 * j, true);
+      CopyAsync16(codes + (kChunks + j) * 32 + lane, codes_g8 + 32 * j, true);
+    }
+    if constexpr (kWideScaleCopies<kChunks>) {
+      // 16-byte pieces of the rows' pairs 8q ... 8q + 32 kChunks - 1: row g, then row g + 8.
+      constexpr int kPiecesPerRow = 4 * kChunks;
+      if (lane < 2 * kPiecesPerRow) {
+        const int piece = lane % kPiecesPerRow;
+        const uint16_t* from = (lane < kPiecesPerRow ? at.scales_g : at.scales_g8) + 8 * at.q;
+        CopyAsync16(reinterpret_cast<uint4*>(scales) + lane, from + 8 * piece, true);
+      }
+    } else {
+      const uint16_t* scales_g = at.scales_g + (place & ~1);
+      const uint16_t* scales_g8 = at.scales_g8 + (place & ~1);
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j) {
+        CopyAsync4(scales + j * 32 + lane, scales_g + 32 * j, true);
+        CopyAsync4(scales + (kChunks + j) * 32 + lane, scales_g8 + 32 * j, true);
+      }
+    }
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < kChunks; ++j) {
+    const int quad = at.q + 4 * j;
+    const bool valid = quad + c < at.chunk_end;
+    // SelChunkIndex: lane 4g + c of a full quad; rows closer together in a narrower last one.
+    const int place = !valid               ? 0
+                      : quad + 4 <= chunks ? 8 * quad + lane
+                                           : 8 * quad + g * (chunks - quad) + c;
+    CopyAsync16(codes + j * 32 + lane, at.codes_g + place, valid);
+    CopyAsync16(codes + (kChunks + j) * 32 + lane, at.codes_g8 + place, valid);
+    CopyAsync4(scales + j * 32 + lane, at.scales_g + (place & ~1), valid);
+    CopyAsync4(scales + (kChunks + j) * 32 + lane, at.scales_g8 + (place & ~1), valid);
+  }
+}
+
+// Reads one lane's pass back from its ring stage. kFull: every chunk of the pass lies in the
+// item and in a full quad (IssuePass's short path), so the lane's chunks are at `lane` (and with
+// WideScaleCopies its pairs at `lane` of each row's pairs).
+template <int kChunks, bool kFull>
+__device__ __forceinline__ PassData<kChunks> ReadPass(const uint8_t* stage, int q, int chunks,
+                                                      int lane) {
+  const int g = lane / 4, c = lane % 4;
+  const uint4* codes = reinterpret_cast<const uint4*>(stage);
+  const uint16_t* pairs = reinterpret_cast<const uint16_t*>(stage + kChunks * 2 * 32 * 16);
+  PassData<kChunks> data;
+#pragma unroll
+  for (int j = 0; j < kChunks; ++j) {
+    const int quad = q + 4 * j;
+    const int place = kFull || quad + 4 <= chunks ? lane : g * max(1, chunks - quad) + c;
+    data.code_g[j] = codes[j * 32 + lane];
+    data.code_g8[j] = codes[(kChunks + j) * 32 + lane];
+    if (kFull && kWideScaleCopies<kChunks>) {
+      data.scale_g[j] = pairs[j * 32 + lane];
+      data.scale_g8[j] = pairs[(kChunks + j) * 32 + lane];
+    } else {
+      // The copied words as pairs: a lane's pair is the half of its word its place's parity names.
+      data.scale_g[j] = pairs[2 * (j * 32 + lane) + (place & 1)];
+      data.scale_g8[j] = pairs[2 * ((kChunks + j) * 32 + lane) + (place & 1)];
+    }
+  }
+  return data;
+}
+
+// Multiplies one pass's chunks with the staged inputs and adds them into acc. Tensor-core f32
+// accumulation truncates, so every chain into one accumulator is short (one 16-element block
+// per-slot, one chunk otherwise) and chains are summed with ordinary f32 adds (H200, 2026-11-30: one
+// chain per row left gate+up 1.07e-5 off in norm at K = 2560; short chains 2.7e-7).
+//
+// kOneSlot: B columns 2c and 2c + 1 hold the hi and lo parts of the input at the K positions
+// of column thread c and are zero elsewhere, so column c's two D values are the hi and lo sums
+// of c's own elements; the block scale is applied to them in f32 (acc[0]: row g, acc[1]: row
+// g + 8, summed across the four column threads at the end). `b` points at this lane's hi row,
+// lo row or the zero row.
+// Otherwise: B column n is slot n of the group, and one mma's K mixes the chunks (and block
+// scales) of all four column threads, so the weights are scaled before the mma: code * 2^-14 *
+// e4m3 scale is exact in f16 (the smallest product, 0.5 * 2^-9 * 2^-14, is f16's 2^-24).
+// acc[0..3] are D's rows g, g + 8 x columns 2c, 2c + 1, hi and lo in separate chains.
+template <bool kOneSlot, int kChunks, bool kFull>
+__device__ __forceinline__ void ComputePass(const PassData<kChunks>& data, const uint4* b, int q0,
+                                            int chunk_end, int c, float (&acc)[4]) {
+#pragma unroll
+  for (int j = 0; j < kChunks; ++j) {
+    // Past the item's end (codes and scales zero) any staged chunk will do: the item's last.
+    const int q = kFull ? q0 + 4 * j + c : min(q0 + 4 * j + c, chunk_end - 1);
+    const uint32_t words_g[4] = {data.code_g[j].x, data.code_g[j].y, data.code_g[j].z,
+                                 data.code_g[j].w};
+    const uint32_t words_g8[4] = {data.code_g8[j].x, data.code_g8[j].y, data.code_g8[j].z,
+                                  data.code_g8[j].w};
+    if (kOneSlot) {
+      const float2 scales_g = ChunkScales(data.scale_g[j]);
+      const float2 scales_g8 = ChunkScales(data.scale_g8[j]);
+#pragma unroll
+      for (int block = 0; block < 2; ++block) {
+        float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int w = 2 * block; w < 2 * block + 2; ++w) {
+          uint32_t ag[4], ag8[4];
+          DecodeSelWord(words_g[w], ag);
+          DecodeSelWord(words_g8[w], ag8);
+          const uint4 bv = b[OneSlotChunkOffset(q) + w];
+          Mma16816(d, ag[0], ag8[0], ag[1], ag8[1], bv.x, bv.y);
+          Mma16816(d, ag[2], ag8[2], ag[3], ag8[3], bv.z, bv.w);
+        }
+        acc[0] = fmaf(d[0] + d[1], block == 0 ? scales_g.x : scales_g.y, acc[0]);
+        acc[1] = fmaf(d[2] + d[3], block == 0 ? scales_g8.x : scales_g8.y, acc[1]);
+      }
+    } else {
+      const uint32_t scales_g = ScalePairHalf2(data.scale_g[j]);
+      const uint32_t scales_g8 = ScalePairHalf2(data.scale_g8[j]);
+      float hi[4] = {0.0f, 0.0f, 0.0f, 0.0f}, lo[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        // Words 0-1 are block 0, words 2-3 block 1: broadcast that scale to both halves.
+        const uint32_t sg = __byte_perm(scales_g, 0, w < 2 ? 0x1010 : 0x3232);
+        const uint32_t sg8 = __byte_perm(scales_g8, 0, w < 2 ? 0x1010 : 0x3232);
+        uint32_t ag[4], ag8[4];
+        DecodeSelWord(words_g[w], ag);
+        DecodeSelWord(words_g8[w], ag8);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          ag[i] = MulHalf2(ag[i], sg);
+          ag8[i] = MulHalf2(ag8[i], sg8);
+        }
+        const uint4 even = b[GroupChunkOffset(q) + 2 * w];
+        const uint4 odd = b[GroupChunkOffset(q) + 2 * w + 1];
+        Mma16816(hi, ag[0], ag8[0], ag[1], ag8[1], even.x, even.y);
+        Mma16816(lo, ag[0], ag8[0], ag[1], ag8[1], even.z, even.w);
+        Mma16816(hi, ag[2], ag8[2], ag[3], ag8[3], odd.x, odd.y);
+        Mma16816(lo, ag[2], ag8[2], ag[3], ag8[3], odd.z, odd.w);
+      }
+#pragma unroll
+      for (int k = 0; k < 4; ++k) acc[k] += hi[k] + lo[k];
+    }
+  }
+}
+
+// Where a lane computes: its item, pass and staged B row.
+struct ComputeCursor {
+  int index;
+  int q;
+  int chunk_end;
+  const uint4* b;
+  // Where the item's sums go, found at its start (below), each with the factor it takes there:
+  // its staged row's out_scale x the group's global scale, as WriteTile forms it. Per-slot
+  // (kOutputAtItemStart): row g at out (row g + 8 is 8 floats on), written by the lanes of
+  // column 0. Group plans (kGroupOutputAtItemStart): columns 2c and 2c + 1 of lane (g, c), and
+  // whether each is stored.
+  float* out;
+  float out_factor;
+  float* group_out[2];
+  float group_factor[2];
+  bool group_store[2];
+};
+
+// The consecutive downs find their tiles' output places and factors when an item starts, while
+// its first pass is in flight, so that the item's end only multiplies and stores: 0.05-0.15 us off
+// the per-slot down, 0.09 off the union-10 down (H200, 2026-12-01). Gate+up has no registers to
+// spare for it. The two forms are kept apart: one shared form compiled the per-slot down 0.7 us
+// slower.
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
+constexpr bool kOutputAtItemStart = !kGateUpSilu && kOneSlot && kDeal == Deal::kConsecutive;
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
+constexpr bool kGroupOutputAtItemStart = !kGateUpSilu && !kOneSlot && kDeal == Deal::kConsecutive;
+
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kChunks>
+__device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const BlockTiles& bt,
+                                                      const BlockGroups& bg, int index,
+                                                      const uint4* staged, const uint4* zero,
+                                                      const float* out_scale, int g, int c) {
+  const Item item = MakeItem<kDeal>(p, bt, index);
+  int group, out_row, row_g, row_g8;
+  TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
+  const StagedLayout layout = MakeStagedLayout(kOneSlot, MyK<kDeal>(p).chunks);
+  const uint4* b;
+  if (kOneSlot) {
+    const int staged_row = StagedRow<kDeal>(p, bt, bg, group, 0);
+    const uint4* row = staged + staged_row * layout.row_vectors;
+    b = g == 2 * c ? row : g == 2 * c + 1 ? row + layout.lo_offset : zero;
+    if constexpr (kOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal>) {
+      const int local = group - bt.first_group;
+      const int slot = bg.slot[local * p.staged_cols];
+      return {index, item.chunk_begin, item.chunk_end, b,
+              p.out + int64_t{slot} * p.out_rows + out_row,
+              out_scale[staged_row] * bg.global_a[local]};
+    }
+  } else {
+    // Columns past the group's width read slot 0's row; they are computed and never written.
+    const bool in_group =
+        g < p.staged_cols && bg.slot[(group - bt.first_group) * p.staged_cols + g] >= 0;
+    b = staged + StagedRow<kDeal>(p, bt, bg, group, in_group ? g : 0) * layout.row_vectors;
+    // kClusterKHalves: the staged rows start at the block's first chunk, ComputePass addresses
+    // them by chunk of K.
+    if (kDeal == Deal::kClusterKHalves) b -= GroupChunkOffset(item.chunk_begin);
+    if constexpr (kGroupOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal>) {
+      // WriteTile's lookups, both columns side by side; a column past the group's width takes
+      // column 0's place and is not stored.
+      ComputeCursor at{index, item.chunk_begin, item.chunk_end, b, nullptr, 0.0f};
+      const int local = group - bt.first_group;
+#pragma unroll
+      for (int parity = 0; parity < 2; ++parity) {
+        const int n = 2 * c + parity;
+        const bool store = n < p.staged_cols && bg.slot[local * p.staged_cols + n] >= 0;
+        const int column = store ? n : 0;
+        const int slot = bg.slot[local * p.staged_cols + column];
+        const int row = StagedRow<kDeal>(p, bt, bg, group, column);
+        at.group_out[parity] = p.out + int64_t{slot} * p.out_rows + out_row;
+        at.group_factor[parity] = out_scale[row] * bg.global_a[local];
+        at.group_store[parity] = store;
+      }
+      return at;
+    }
+  }
+  return {index, item.chunk_begin, item.chunk_end, b, nullptr, 0.0f};
+}
+
+}  // namespace gpuprobe::sel

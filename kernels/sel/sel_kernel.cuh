@@ -1,0 +1,224 @@
+// SelNvfp4Kernel: the routed NVFP4 MoE kernel (gate+up with SiLU, or down), one instantiation
+// per (kernel, group width, deal). Launched by kernels/moe_sel_kernels.cu only.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/arch/cluster.cuh"
+#include "kernels/arch/cp_async.cuh"
+#include "kernels/sel/block_work.cuh"
+#include "kernels/sel/epilogue.cuh"
+#include "kernels/sel/mainloop.cuh"
+#include "kernels/sel/params.h"
+#include "kernels/sel/smem_layout.h"
+#include "kernels/sel/staging.cuh"
+#include "kernels/sel/tuning.h"
+
+namespace gpuprobe::sel {
+
+using arch::ClusterArrive;
+using arch::ClusterWait;
+using arch::CommitCopies;
+using arch::ExpectExchangeBytes;
+using arch::InitExchangeBarrier;
+using arch::SendToRankZero;
+using arch::WaitCopies;
+using arch::WaitExchange;
+
+// A persistent block of warps streams a contiguous range of tiles: item i of the block (tile
+// first + i / splits, K split i % splits) belongs to warp i % warps. A warp's items form one
+// software pipeline through its ring of kStages passes: while one pass is computed the next
+// kStages - 1 are in flight, across tile boundaries too; the first kPassesBeforeStaging are
+// requested before the inputs are staged, the others after.
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
+__global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
+  constexpr int kChunks = Tuning<kGateUpSilu, kOneSlot>::kChunksPerThread;
+  constexpr int kChunksPerPass = Tuning<kGateUpSilu, kOneSlot>::kChunksPerPass;
+  constexpr int kStages = Tuning<kGateUpSilu, kOneSlot>::kStages;
+  extern __shared__ uint4 smem[];
+  const int warps = blockDim.x / 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, c = lane % 4;
+  // Layout: CarveSmem.
+  float* out_scale = reinterpret_cast<float*>(smem);
+  float* row_max = out_scale + p.staged_rows;
+  int* row_input = reinterpret_cast<int*>(row_max + p.staged_rows);
+  const BlockGroups bg = CarveBlockGroups(row_input + p.staged_rows, p.groups_per_block);
+  const StagedLayout layout = MakeStagedLayout(kOneSlot, MyK<kDeal>(p).chunks);
+  const SmemCarve carve = CarveSmem(kOneSlot, kDeal == Deal::kClusterKHalves, p.staged_rows,
+                                    p.groups_per_block, p.staged_cols, warps, p.splits, layout);
+  float* partials = reinterpret_cast<float*>(smem + carve.partials);
+  uint4* zero = smem + carve.zero;
+  uint4* staged = smem + carve.staged;
+  uint8_t* ring =
+      reinterpret_cast<uint8_t*>(smem + carve.rings) + warp * kStages * StageBytes(kChunks);
+
+  // The blocks of a cluster arrive now and wait before rank 1 writes into rank 0's shared
+  // memory, which therefore exists, its exchange barrier initialised, by then. (The barrier's
+  // address is computed where it is used: kept live through the loop it spills a register.)
+  auto exchange_barrier = [&] {
+    return reinterpret_cast<uint64_t*>(reinterpret_cast<uint4*>(partials) +
+                                       ExchangeBarrierOffset(warps, p.staged_rows));
+  };
+  if constexpr (kDeal == Deal::kClusterKHalves) {
+    if (threadIdx.x == 0) InitExchangeBarrier(exchange_barrier());
+    ClusterArrive();
+  }
+  const BlockTiles bt = MyTiles<kDeal>(p);
+  const int chunks = p.cols / kChunkElements;
+  const int items = (bt.last - bt.first) * p.splits;
+
+  // The load cursor runs kStages - 1 passes ahead of the compute cursor. Every step commits
+  // one copy group, empty past the end, so that "all but the newest kStages - 1 groups are
+  // done" always means "the pass about to be computed has landed".
+  LoadCursor load{};
+  bool loading = warp < items;
+  auto issue_next = [&](int stage) {
+    if (loading) {
+      IssuePass<kChunks>(load, chunks, lane, ring + stage * StageBytes(kChunks));
+      if (load.q + kChunksPerPass < load.chunk_end) {
+        load.q += kChunksPerPass;
+      } else if (load.index + warps < items) {
+        load = StartLoad<kGateUpSilu, kDeal>(p, bt, bg.expert, load.index + warps, g);
+      } else {
+        loading = false;
+      }
+    }
+    CommitCopies();
+  };
+  // The cluster K halves' gate+up warps (one item of a few passes each: a start-bound launch)
+  // request one pass before the staging: a second delays the staging more than it feeds the loop
+  // (H200, 2026-12-01: the union-10 gate+up 0.3-0.4 us faster with one, 0.25 with none).
+  constexpr int kEarly = kDeal == Deal::kClusterKHalves && kGateUpSilu
+                             ? 1
+                             : Tuning<kGateUpSilu, kOneSlot>::kPassesBeforeStaging;
+  // Down stages with per-row barriers, gate+up with the block's (StageInputs says why).
+  StageInputs<kOneSlot, kDeal, kEarly, !kGateUpSilu>(
+      p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
+        if (loading) {  // kEarlyConsecutive: the first expert from global memory
+          load = StartLoad<kGateUpSilu, kDeal>(
+              p, bt, kDeal == Deal::kEarlyConsecutive ? p.group_expert + bt.first_group : bg.expert,
+              warp, g);
+        }
+        for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
+      });
+  for (int stage = kEarly; stage < kStages - 1; ++stage) issue_next(stage);
+
+  // Where a computed stage is refilled: right after its compute, so that an item's end (its sums,
+  // lookups and stores) does not hold the request back, or at the top of the next iteration. The
+  // same requests in the same order either way; each kernel takes the place measured faster for
+  // it (H200, 2026-12-01: after the compute 0.1-0.3 us faster for gate+up and the
+  // union down, but slower for the cluster halves and, at t = 8 and 256 / 4096, the per-slot down).
+  constexpr bool kRefillAfterCompute = kDeal != Deal::kClusterKHalves && (kGateUpSilu || !kOneSlot);
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (warp < items) {
+    ComputeCursor at =
+        StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, warp, staged, zero,
+                                                            out_scale, g, c);
+    if (kRefillAfterCompute) issue_next(kStages - 1);  // the ring's last stage, still free
+    for (int stage = 0;; stage = stage + 1 == kStages ? 0 : stage + 1) {
+      if (!kRefillAfterCompute) {
+        // The ring stage before this one is free again (with WideScaleCopies: once every lane
+        // has read it): refill it.
+        if (kWideScaleCopies<kChunks>) __syncwarp();
+        issue_next(stage == 0 ? kStages - 1 : stage - 1);
+      }
+      WaitCopies<kStages - 1>();  // all but the newest kStages - 1 groups: this pass landed
+      if (kWideScaleCopies<kChunks>) __syncwarp();  // ... for every lane
+      // Passes wholly inside the item (all but an item's last, where K is not a multiple of a
+      // pass) take the path without clamps and selects.
+      const uint8_t* from = ring + stage * StageBytes(kChunks);
+      if (at.q + kChunksPerPass <= at.chunk_end) {
+        ComputePass<kOneSlot, kChunks, true>(ReadPass<kChunks, true>(from, at.q, chunks, lane),
+                                             at.b, at.q, at.chunk_end, c, acc);
+      } else {
+        ComputePass<kOneSlot, kChunks, false>(ReadPass<kChunks, false>(from, at.q, chunks, lane),
+                                              at.b, at.q, at.chunk_end, c, acc);
+      }
+      if (kRefillAfterCompute) {  // this stage is free again (WideScaleCopies: once all have read)
+        if (kWideScaleCopies<kChunks>) __syncwarp();
+        issue_next(stage);
+      }
+      if (at.q + kChunksPerPass < at.chunk_end) {
+        at.q += kChunksPerPass;
+        continue;
+      }
+      // The item is done: write its tile, or (split plans) leave its partial sums.
+      if (kOneSlot) SumColumnThreads(acc);
+      if (kDeal == Deal::kClusterKHalves) break;  // one item per warp, its sums kept in acc
+      if (kOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal> && p.splits == 1) {
+        if (c == 0) {
+          at.out[0] = acc[0] * at.out_factor;
+          at.out[8] = acc[1] * at.out_factor;
+        }
+      } else if (kGroupOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal> && p.splits == 1) {
+#pragma unroll
+        for (int parity = 0; parity < 2; ++parity) {
+          if (at.group_store[parity]) {
+            at.group_out[parity][0] = acc[parity] * at.group_factor[parity];
+            at.group_out[parity][8] = acc[2 + parity] * at.group_factor[parity];
+          }
+        }
+      } else if (p.splits == 1) {
+        WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, TileAt<kDeal>(p, bt.first + at.index),
+                                                out_scale, acc, g, c);
+      } else {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          partials[warp * kPartialFloatsPerWarp + 4 * lane + k] = acc[k];
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
+      if (at.index + warps >= items) break;
+      at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, at.index + warps, staged,
+                                                               zero, out_scale, g, c);
+    }
+  }
+  WaitCopies<0>();
+  if constexpr (kDeal == Deal::kClusterKHalves) {
+    // Rank 1 sends its sums and its rows' out_scale to rank 0 and leaves; rank 0's warps wait for
+    // the bytes, add them to their own and write the tiles.
+    float* peer_scale = partials + warps * kPartialFloatsPerWarp;
+    uint64_t* exchange = exchange_barrier();
+    ClusterWait();
+    if (ClusterRank() == 1) {
+      if (warp < items) {
+        SendToRankZero(partials + warp * kPartialFloatsPerWarp + 4 * lane, acc, exchange);
+      }
+      for (int r = threadIdx.x; r < p.staged_rows; r += blockDim.x) {
+        SendToRankZero(peer_scale + r, out_scale[r], exchange);
+      }
+      return;
+    }
+    if (threadIdx.x == 0) ExpectExchangeBytes(exchange, items * 32 * 16 + p.staged_rows * 4);
+    if (warp < items) {
+      WaitExchange(exchange);
+      float peer[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) peer[k] = partials[warp * kPartialFloatsPerWarp + 4 * lane + k];
+      WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, bt.first + warp, out_scale, acc, g, c,
+                                              peer, peer_scale);
+    }
+    return;
+  }
+  if (p.splits == 1) return;
+
+  // Split plans have one item per warp: warps i .. i + splits - 1 hold the splits of one tile;
+  // the first adds the others' partial sums in split order and writes the tile.
+  __syncthreads();
+  const int tile_index = p.splits_divisor.Div(warp);
+  if (warp >= items || warp != tile_index * p.splits) return;
+  const int tile = TileAt<kDeal>(p, bt.first + tile_index);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    float sum = 0.0f;
+    for (int s = 0; s < p.splits; ++s) {
+      sum += partials[(warp + s) * kPartialFloatsPerWarp + 4 * lane + k];
+    }
+    acc[k] = sum;
+  }
+  WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, tile, out_scale, acc, g, c);
+}
+
+}  // namespace gpuprobe::sel

@@ -1,0 +1,108 @@
+#include "kernels/sel/launch_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+
+#include "kernels/sel/tuning.h"
+
+namespace gpuprobe::sel {
+namespace {
+
+// The H200 as the CUDA runtime reports it (132 SMs, 60 MiB of L2, 227 KiB of opt-in shared
+// memory per block).
+constexpr SelDevice kH200{.sms = 132, .l2_bytes = 62914560, .max_smem_bytes = 232448};
+
+// The gate+up launch of the serving geometry (512 experts, hidden 2560, ff 640, selected 10) at
+// t = 6: `groups` groups of at most `widest_group` slots (1: the per-slot plans).
+SelWork GateUp(int groups, int widest_group) {
+  const bool one_slot = widest_group == 1;
+  return {.one_slot = one_slot,
+          .tiles = groups * 640 / 8,
+          .tiles_per_group = 640 / 8,
+          .cols = 2560,
+          .per_thread = Tuning<true, true>::kChunksPerThread,
+          .stages = one_slot ? Tuning<true, true>::kStages : Tuning<true, false>::kStages,
+          .staged_cols = widest_group,
+          .input_rows = 6};
+}
+SelWork PerSlotGateUp(int slots) { return GateUp(slots, 1); }
+
+TEST(PlanLaunchTest, OneBlockPerSmWhoseRangesCoverEveryTileAndFitTheCard) {
+  for (const SelDevice card : {kH200, SelDevice{.sms = 114, .l2_bytes = 52428800,
+                                                .max_smem_bytes = 232448}}) {
+    const absl::StatusOr<LaunchPlan> plan = PlanLaunch(PerSlotGateUp(60), card, 0);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->blocks, card.sms);
+    EXPECT_LE(plan->warps, kMaxWarps);
+    EXPECT_EQ(plan->splits, 1);
+    // Every tile has a warp in some round: the blocks' warps times their rounds cover the tiles.
+    const int per_block = (4800 + card.sms - 1) / card.sms;
+    EXPECT_GE(plan->warps * ((per_block + plan->warps - 1) / plan->warps), per_block);
+    EXPECT_LE(plan->smem_bytes, card.max_smem_bytes);
+    EXPECT_EQ(plan->smem_bytes,
+              SmemBytes(true, 2560, plan->staged_rows, plan->groups_per_block, 1, plan->warps,
+                        plan->splits, Tuning<true, true>::kStages,
+                        Tuning<true, true>::kChunksPerThread));
+  }
+}
+
+TEST(PlanLaunchTest, FewTilesSplitKAcrossWarpsSoThatEverySmStreams) {
+  // t = 1 with two slots: 160 tiles on 132 SMs, so each block's two tiles take K splits.
+  SelWork work = PerSlotGateUp(2);
+  work.input_rows = 1;
+  const absl::StatusOr<LaunchPlan> plan = PlanLaunch(work, kH200, 0);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_GT(plan->splits, 1);
+  EXPECT_LE(plan->splits, kMaxSplits);
+  EXPECT_EQ(plan->warps % plan->splits, 0);
+  // The splits cover K: 80 chunks of 32 inputs.
+  EXPECT_GE(plan->splits * plan->chunks_per_split, 2560 / kChunkElements);
+}
+
+TEST(PlanLaunchTest, TheCardsSharedMemoryLimitIsTheOneItReports) {
+  // Union 10 with groups of 8 slots: at the H200's 227 KiB a block stages its rows beside 14
+  // warps' rings; a card that offers 100 KiB gets fewer warps, one that offers 48 KiB none.
+  const absl::StatusOr<LaunchPlan> h200 = PlanLaunch(GateUp(10, 8), kH200, 0);
+  ASSERT_TRUE(h200.ok()) << h200.status();
+  SelDevice smaller = kH200;
+  smaller.max_smem_bytes = 100 * 1024;
+  const absl::StatusOr<LaunchPlan> fewer = PlanLaunch(GateUp(10, 8), smaller, 0);
+  ASSERT_TRUE(fewer.ok()) << fewer.status();
+  EXPECT_LE(fewer->smem_bytes, smaller.max_smem_bytes);
+  EXPECT_LT(fewer->warps, h200->warps);
+  smaller.max_smem_bytes = 48 * 1024;
+  const absl::StatusOr<LaunchPlan> none = PlanLaunch(GateUp(10, 8), smaller, 0);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(none.status().message().find("2560 inputs x 8 slots per group do not fit the 48 KiB"),
+            std::string::npos)
+      << none.status();
+}
+
+TEST(PlanClusterHalvesTest, TheUnionGateUpAtUnion10TakesClustersOfTwoOnAnEvenCard) {
+  // Union 10 at t = 6: 10 groups of 6 slots, every input row staged in every block.
+  const std::optional<LaunchPlan> plan = PlanClusterHalves(GateUp(10, 6), kH200);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->blocks, 132);
+  EXPECT_EQ(plan->warps, (800 + 65) / 66);  // one warp per tile of a cluster's range
+  EXPECT_TRUE(plan->all_input_rows);
+  EXPECT_EQ(plan->staged_rows, 6);
+  // Each block stages and computes half of K.
+  EXPECT_EQ(plan->chunks_per_split, 40);
+  EXPECT_LE(plan->smem_bytes, kH200.max_smem_bytes);
+}
+
+TEST(PlanClusterHalvesTest, NoneOnAnOddCardForPerSlotPlansOrWherePairsDoNotPay) {
+  SelDevice odd = kH200;
+  odd.sms = 133;
+  EXPECT_FALSE(PlanClusterHalves(GateUp(10, 6), odd).has_value());
+  EXPECT_FALSE(PlanClusterHalves(PerSlotGateUp(60), kH200).has_value());
+  SelWork few_inputs = GateUp(10, 6);
+  few_inputs.input_rows = 2;  // 5,120 staged inputs: below kClusterKHalvesMinStagedInputs
+  EXPECT_FALSE(PlanClusterHalves(few_inputs, kH200).has_value());
+}
+
+}  // namespace
+}  // namespace gpuprobe::sel
