@@ -1,10 +1,9 @@
 #include "kernels/sel/launch_plan.h"
 
-#include <gtest/gtest.h>
-
 #include <optional>
 #include <string>
 
+#include "gtest/gtest.h"
 #include "kernels/sel/tuning.h"
 
 namespace gpuprobe::sel {
