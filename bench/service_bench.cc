@@ -116,14 +116,15 @@ absl::StatusOr<Daemon> StartDaemon(const std::string& store_flag, const std::str
   ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store, OpenStore(url, 0));
   QueueLimits limits;
   limits.max_queued_jobs = 2000;
+  auto probes = std::make_shared<const ProbeRegistry>(ProbeRegistry::Builtin({}));
   std::vector<std::unique_ptr<DeviceExecutor>> executors;
-  executors.push_back(
-      std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), limits.sweep));
+  executors.push_back(std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), probes));
   FleetOptions fleet;
   fleet.host = HostName(i);
   Daemon d;
   ASSIGN_OR_RETURN(
-      d.manager, JobManager::Start(std::move(store), std::move(executors), limits, nullptr, fleet));
+      d.manager,
+      JobManager::Start(std::move(store), std::move(executors), limits, probes, nullptr, fleet));
   d.service = std::make_unique<ProbeService>(*d.manager, AccessControl(), "bench");
   grpc::ServerBuilder builder;
   int port = 0;

@@ -59,7 +59,8 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
             absl::StrFormat("job %s queued, %d ahead", job_id, event.accepted().queue_position()));
         break;
       case v1::JobEvent::kStarted:
-        arms = event.started().sweep().arms_size();
+        arms = event.started().arms_size() > 0 ? event.started().arms_size()
+                                               : event.started().sweep().arms_size();
         progress.Clear();
         on.started(event.started());
         break;
@@ -76,6 +77,11 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
       case v1::JobEvent::kCheck:
         ++results;
         on.check(event.check());
+        break;
+      case v1::JobEvent::kResult:
+        progress.Clear();
+        ++results;
+        on.result(event.result());
         break;
       case v1::JobEvent::kFinished:
         progress.Clear();

@@ -33,6 +33,7 @@
 #include "server/jobs/data_dir_lock.h"
 #include "server/jobs/worker_main.h"
 #include "server/jobs/worker_process.h"
+#include "server/probes/registry.h"
 #include "server/service_notify.h"
 #include "server/store/store_url.h"
 #include "server/web/http_api.h"
@@ -163,13 +164,19 @@ absl::StatusOr<std::optional<std::vector<int>>> RequestedDevices() {
   return devices;
 }
 
-absl::StatusOr<std::unique_ptr<gpuprobe::DeviceExecutor>> MakeExecutor(int device) {
+// The probes this daemon (and each of its workers) serves.
+std::shared_ptr<const gpuprobe::ProbeRegistry> Probes() {
+  return std::make_shared<const gpuprobe::ProbeRegistry>(gpuprobe::ProbeRegistry::Builtin({}));
+}
+
+absl::StatusOr<std::unique_ptr<gpuprobe::DeviceExecutor>> MakeExecutor(
+    int device, const std::shared_ptr<const gpuprobe::ProbeRegistry>& probes) {
   const std::string backend = absl::GetFlag(FLAGS_backend);
   if (absl::GetFlag(FLAGS_isolation) == "none") {
     ASSIGN_OR_RETURN(std::unique_ptr<gpuprobe::Backend> in_process,
                      gpuprobe::MakeBackend(backend, device, absl::GetFlag(FLAGS_cpu_repeat)));
     return std::unique_ptr<gpuprobe::DeviceExecutor>(std::make_unique<gpuprobe::InProcessExecutor>(
-        std::move(in_process), gpuprobe::SweepLimits{}));
+        std::move(in_process), probes));
   }
   ASSIGN_OR_RETURN(
       std::unique_ptr<gpuprobe::WorkerProcessExecutor> worker,
@@ -182,7 +189,8 @@ absl::StatusOr<std::unique_ptr<gpuprobe::DeviceExecutor>> MakeExecutor(int devic
 
 // One executor per served device: a worker child process each (--isolation process, the
 // default), so that a crash or a sticky CUDA error costs one job; or backends in this process.
-absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> MakeExecutors() {
+absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> MakeExecutors(
+    const std::shared_ptr<const gpuprobe::ProbeRegistry>& probes) {
   const std::string isolation = absl::GetFlag(FLAGS_isolation);
   if (isolation != "process" && isolation != "none") {
     return absl::InvalidArgumentError(
@@ -191,7 +199,7 @@ absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> MakeExecu
   ASSIGN_OR_RETURN(std::optional<std::vector<int>> requested, RequestedDevices());
   std::vector<int> devices = requested.value_or(std::vector<int>{0});
   std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>> executors;
-  ASSIGN_OR_RETURN(executors.emplace_back(), MakeExecutor(devices[0]));
+  ASSIGN_OR_RETURN(executors.emplace_back(), MakeExecutor(devices[0], probes));
   // How many devices there are: the first worker counted them, where the driver is loaded.
   const int visible =
       isolation == "process"
@@ -205,7 +213,7 @@ absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> MakeExecu
       return absl::InvalidArgumentError(
           absl::StrFormat("devices: %d is not a device here (%d visible)", devices[i], visible));
     }
-    ASSIGN_OR_RETURN(executors.emplace_back(), MakeExecutor(devices[i]));
+    ASSIGN_OR_RETURN(executors.emplace_back(), MakeExecutor(devices[i], probes));
   }
   return executors;
 }
@@ -299,7 +307,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     return gpuprobe::RunWorker(fd, *std::move(backend), gpuprobe::VisibleDevices(name),
-                               gpuprobe::SweepLimits{});
+                               *Probes());
   }
   const sigset_t signals = BlockShutdownSignals();
   if (absl::Status flags = CheckFlags(); !flags.ok()) {
@@ -337,8 +345,9 @@ int main(int argc, char** argv) {
     }
   }
 
+  const std::shared_ptr<const gpuprobe::ProbeRegistry> probes = Probes();
   absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> executors =
-      MakeExecutors();
+      MakeExecutors(probes);
   if (!executors.ok()) {
     spdlog::error("{}", executors.status().ToString());
     return 2;
@@ -363,7 +372,7 @@ int main(int argc, char** argv) {
   limits.max_artifact_bytes = absl::GetFlag(FLAGS_max_artifact_bytes);
   limits.min_watchdog = absl::Seconds(absl::GetFlag(FLAGS_min_watchdog_seconds));
   absl::StatusOr<std::unique_ptr<gpuprobe::JobManager>> manager = gpuprobe::JobManager::Start(
-      *std::move(store), *std::move(executors), limits,
+      *std::move(store), *std::move(executors), limits, probes,
       std::make_unique<gpuprobe::ArtifactStore>(data_dir + "/artifacts", limits.max_artifact_bytes),
       FleetFromFlags());
   if (!manager.ok()) {

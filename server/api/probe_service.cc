@@ -5,7 +5,7 @@
 #include "server/api/grpc_status.h"
 #include "server/api/job_stream_reactor.h"
 #include "server/jobs/job_comparison.h"
-#include "server/jobs/proto_mapping.h"
+#include "server/probes/moe_union/moe_union_mapping.h"
 
 namespace gpuprobe {
 namespace {
@@ -159,6 +159,16 @@ grpc::ServerUnaryReactor* ProbeService::GetServerInfo(grpc::CallbackServerContex
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
+}
+
+grpc::ServerUnaryReactor* ProbeService::ListProbes(grpc::CallbackServerContext* context,
+                                                   const v1::ListProbesRequest*,
+                                                   v1::ListProbesResponse* response) {
+  absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "ListProbes");
+  if (!caller.ok()) return Answer<v1::ListProbesResponse>(context, caller.status(), response);
+  v1::ListProbesResponse list;
+  for (const Probe* probe : manager_.probes().All()) *list.add_probes() = probe->Info();
+  return Answer<v1::ListProbesResponse>(context, std::move(list), response);
 }
 
 grpc::ServerUnaryReactor* ProbeService::ListArtifacts(grpc::CallbackServerContext* context,

@@ -37,6 +37,9 @@ class ProbeService final : public v1::ProbeService::CallbackService {
   grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext* context,
                                           const v1::GetServerInfoRequest* request,
                                           v1::ServerInfo* response) override;
+  grpc::ServerUnaryReactor* ListProbes(grpc::CallbackServerContext* context,
+                                       const v1::ListProbesRequest* request,
+                                       v1::ListProbesResponse* response) override;
   grpc::ServerUnaryReactor* ListArtifacts(grpc::CallbackServerContext* context,
                                           const v1::ListArtifactsRequest* request,
                                           v1::ListArtifactsResponse* response) override;

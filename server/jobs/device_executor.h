@@ -10,14 +10,15 @@
 #include "absl/time/time.h"
 #include "server/device/backend.h"
 #include "server/jobs/job_execution.h"
+#include "server/probes/registry.h"
 
 namespace gpuprobe {
 
 // One job as the daemon hands it to a device.
 struct JobRun {
-  std::string job_id;
-  gpuprobe::v1::SubmitRequest request;
-  std::string artifact_dir;  // the directory the daemon made for its artifacts; empty: none
+  gpuprobe::v1::SubmitRequest request;  // as submitted (its labels: the worker's test faults)
+  std::string probe;                    // the probe that runs it
+  ProbeRun run;                         // the resolved spec; artifact_dir made by the daemon
   // The longest a worker process may stay silent (no event) before it is declared stuck,
   // killed and the job failed; derived from the job's estimated device time (JobManager).
   absl::Duration watchdog = absl::InfiniteDuration();
@@ -37,17 +38,17 @@ class DeviceExecutor {
 
 class InProcessExecutor final : public DeviceExecutor {
  public:
-  InProcessExecutor(std::unique_ptr<Backend> backend, SweepLimits limits)
-      : backend_(std::move(backend)), limits_(limits) {}
+  InProcessExecutor(std::unique_ptr<Backend> backend, std::shared_ptr<const ProbeRegistry> probes)
+      : backend_(std::move(backend)), probes_(std::move(probes)) {}
   const Backend& info() const override { return *backend_; }
   JobOutcome Run(const JobRun& run, const EventPublisher& publish,
                  const std::atomic<bool>& cancelled) override {
-    return ExecuteJob(run.request, run.artifact_dir, limits_, *backend_, publish, cancelled);
+    return ExecuteJob(*probes_, run.probe, run.run, *backend_, publish, cancelled);
   }
 
  private:
   std::unique_ptr<Backend> backend_;
-  const SweepLimits limits_;
+  const std::shared_ptr<const ProbeRegistry> probes_;
 };
 
 }  // namespace gpuprobe

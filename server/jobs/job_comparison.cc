@@ -11,7 +11,9 @@
 #include "absl/strings/str_split.h"
 #include "common/abbreviated.h"
 #include "common/status_macros.h"
-#include "server/jobs/proto_mapping.h"
+#include "server/probes/moe_union/moe_union_mapping.h"
+#include "server/probes/moe_union/moe_union_probe.h"
+#include "server/probes/registry.h"
 #include "server/probe/comparison.h"
 
 namespace gpuprobe {
@@ -26,15 +28,21 @@ std::string Model(const v1::Job& job) {
   return d.substr(0, d.find(" ("));
 }
 
+bool IsSweep(const v1::Job& job) { return job.probe() == kMoeUnionProbe && !job.check(); }
+
+// The sweep the job ran, from the spec stored when it was accepted.
+absl::StatusOr<SweepSpec> SweepOf(const v1::Job& job) {
+  return MoeUnionSpecOf(job.resolved(), /*check=*/false, SweepLimits{});
+}
+
 absl::StatusOr<SweepSpec> SucceededSweep(const char* field, const v1::Job& job) {
-  if (!job.request().has_sweep() || job.state() != v1::JOB_STATE_SUCCEEDED) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s: %s is a %s %s; compare succeeded sweeps", field, job.id(),
-                        job.request().has_sweep() ? "sweep" : "check",
-                        absl::AsciiStrToLower(v1::JobState_Name(job.state()).substr(10))));
+  if (!IsSweep(job) || job.state() != v1::JOB_STATE_SUCCEEDED) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: %s is a %s %s; compare succeeded moe-union sweeps", field, job.id(),
+        job.check() ? absl::StrCat(job.probe(), " check") : job.probe(),
+        absl::AsciiStrToLower(v1::JobState_Name(job.state()).substr(10))));
   }
-  ASSIGN_OR_RETURN(JobSpec spec, ResolveJob(job.request(), SweepLimits{}));
-  return spec.spec;
+  return SweepOf(job);
 }
 
 // The first field in which two sweeps may not differ, or empty.
@@ -65,9 +73,9 @@ absl::StatusOr<v1::Job> BaseByLabel(JobManager& manager, const std::string& base
   for (int page = 0; page < 100; ++page) {
     ASSIGN_OR_RETURN(v1::ListJobsResponse jobs, manager.List(list));
     for (const v1::Job& job : jobs.jobs()) {
-      if (job.id() == candidate.id() || !job.request().has_sweep()) continue;
-      absl::StatusOr<JobSpec> spec = ResolveJob(job.request(), SweepLimits{});
-      if (spec.ok() && Mismatch(spec->spec, wanted).empty()) return job;
+      if (job.id() == candidate.id() || !IsSweep(job)) continue;
+      absl::StatusOr<SweepSpec> spec = SweepOf(job);
+      if (spec.ok() && Mismatch(*spec, wanted).empty()) return job;
     }
     if (jobs.next_page_token().empty()) break;
     list.set_page_token(jobs.next_page_token());

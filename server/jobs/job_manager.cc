@@ -11,11 +11,9 @@
 #include "common/abbreviated.h"
 #include "common/status_macros.h"
 #include "google/protobuf/util/time_util.h"
-#include "server/jobs/proto_mapping.h"
 #include "server/jobs/retry_log.h"
 #include "server/jobs/telemetry_summary.h"
-#include "server/probe/exactness.h"
-#include "server/probe/sweep_runner.h"
+#include "server/probes/job_events.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuprobe {
@@ -81,11 +79,12 @@ v1::JobEvent CancelledWhileQueued() {
 
 absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
     std::unique_ptr<JobStore> store, std::vector<std::unique_ptr<DeviceExecutor>> executors,
-    QueueLimits limits, std::unique_ptr<ArtifactStore> artifacts, FleetOptions fleet) {
+    QueueLimits limits, std::shared_ptr<const ProbeRegistry> probes,
+    std::unique_ptr<ArtifactStore> artifacts, FleetOptions fleet) {
   if (executors.empty()) return absl::InvalidArgumentError("devices: none to serve");
   if (fleet.daemon_id.empty()) fleet.daemon_id = NewDaemonId(fleet.host);
-  std::unique_ptr<JobManager> manager(
-      new JobManager(std::move(store), limits, std::move(artifacts), std::move(fleet)));
+  std::unique_ptr<JobManager> manager(new JobManager(
+      std::move(store), limits, std::move(probes), std::move(artifacts), std::move(fleet)));
   {
     absl::MutexLock lock(&manager->mu_);
     manager->running_ids_.assign(executors.size(), "");
@@ -105,6 +104,7 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
   }
   JobStore& s = *manager->store_;
   RETURN_IF_ERROR(s.Register(manager->Registration(), absl::Now()));
+  manager->ResolveStoredJobs();
   ASSIGN_OR_RETURN(std::vector<std::string> requeued,
                    s.RequeueExpired(limits.max_attempts, absl::Now()));
   LogRequeued(requeued);
@@ -119,6 +119,31 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
 }
 
 JobManager::~JobManager() { Stop(); }
+
+void JobManager::ResolveStoredJobs() {
+  absl::StatusOr<std::vector<v1::Job>> jobs = store_->Unresolved();
+  if (!jobs.ok()) {
+    spdlog::warn("could not read the jobs stored without a resolved spec: {}",
+                 jobs.status().ToString());
+    return;
+  }
+  for (const v1::Job& job : *jobs) {
+    absl::StatusOr<v1::ProbeRequest> request = ProbeRequestOf(job.request());
+    absl::StatusOr<const Probe*> probe =
+        request.ok() ? probes_->Get(request->probe()) : request.status();
+    absl::StatusOr<google::protobuf::Any> resolved =
+        probe.ok() ? (*probe)->Resolve(*request) : probe.status();
+    absl::Status stored = resolved.ok() ? store_->SetResolved(job.id(), request->probe(),
+                                                              *resolved, request->check())
+                                        : resolved.status();
+    if (!stored.ok()) {
+      spdlog::warn("job {}: its resolved spec could not be stored ({}); it shows, but it "
+                   "neither runs again nor compares",
+                   job.id(), stored.ToString());
+    }
+  }
+  if (!jobs->empty()) spdlog::info("stored the resolved spec of {} earlier jobs", jobs->size());
+}
 
 void JobManager::Stop() {
   {
@@ -312,8 +337,17 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std:
                                                         Abbreviated(*value), kMaxTargetBytes));
     }
   }
-  ASSIGN_OR_RETURN(JobSpec job_spec, ResolveJob(request, limits_.sweep));
-  // A job for another host or model is checked where it runs; this daemon checks what it can.
+  ASSIGN_OR_RETURN(const v1::ProbeRequest probe_request, ProbeRequestOf(request));
+  ASSIGN_OR_RETURN(const Probe* probe, probes_->Get(probe_request.probe()));
+  if (probe_request.check() && !probe->Info().has_check()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("check: probe \"", probe->Name(), "\" has no exactness check"));
+  }
+  RETURN_IF_ERROR(CheckLabels(std::map<std::string, std::string>(probe_request.labels().begin(),
+                                                                 probe_request.labels().end()),
+                              SweepLimits{}));
+  ASSIGN_OR_RETURN(google::protobuf::Any resolved, probe->Resolve(probe_request));
+  // A job for another host or model is planned where it runs; this daemon plans what it can.
   if (ServesTargets(request)) {
     if (request.has_device() && request.device() >= devices_.size()) {
       return absl::InvalidArgumentError(
@@ -321,25 +355,23 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std:
                           request.device(), devices_.size() - 1));
     }
     const Backend& device = devices_[request.has_device() ? request.device() : 0]->executor->info();
-    RETURN_IF_ERROR(CheckFitsBackend(job_spec.spec, device));
-    const double seconds = EstimateDeviceSeconds(job_spec.spec, device);
-    if (seconds > limits_.max_job_seconds) {
+    ASSIGN_OR_RETURN(const ProbePlan plan, probe->Plan(resolved, probe_request.check(), device));
+    if (plan.device_seconds > limits_.max_job_seconds) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "reps: the job needs about %.0f s of device time, more than the limit of %.0f s "
           "(--max-job-seconds)",
-          seconds, limits_.max_job_seconds));
+          plan.device_seconds, limits_.max_job_seconds));
     }
-  }
-  if (request.has_check() && request.check().dump()) {
-    if (artifacts_ == nullptr) {
-      return absl::FailedPreconditionError("dump: this gpuprobed keeps no artifacts");
-    }
-    const int64_t bytes = EstimateDumpBytes(job_spec.spec);
-    if (bytes > artifacts_->max_bytes()) {
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "dump: the check would keep about %d bytes of artifacts, more than the limit of %d "
-          "(--max-artifact-bytes); check a smaller geometry",
-          bytes, artifacts_->max_bytes()));
+    if (plan.artifact_bytes > 0) {
+      if (artifacts_ == nullptr) {
+        return absl::FailedPreconditionError("dump: this gpuprobed keeps no artifacts");
+      }
+      if (plan.artifact_bytes > artifacts_->max_bytes()) {
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "dump: the job would keep about %d bytes of artifacts, more than the limit of %d "
+            "(--max-artifact-bytes); check a smaller geometry",
+            plan.artifact_bytes, artifacts_->max_bytes()));
+      }
     }
   }
   absl::MutexLock lock(&mu_);
@@ -349,8 +381,12 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std:
     return absl::ResourceExhaustedError(absl::StrFormat(
         "queue: %d jobs are queued, the limit (--max-queued-jobs); try again later", queued));
   }
+  const NewJob new_job{.request = request,
+                       .probe = probe->Name(),
+                       .resolved = std::move(resolved),
+                       .check = probe_request.check()};
   absl::StatusOr<JobStore::Inserted> inserted =
-      store_->Insert(request, submitter, key_scope, absl::Now(), [](const v1::Job& job) {
+      store_->Insert(new_job, submitter, key_scope, absl::Now(), [](const v1::Job& job) {
         v1::JobEvent accepted = AcceptedEvent(job.id(), job.queue_position());
         *accepted.mutable_stored_at() = job.created_at();
         return accepted;
@@ -597,18 +633,28 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
     running_progress_[device].Clear();
     d.cancel = stopping_;
   }
-  JobRun run{.job_id = id, .request = job.request()};
+  JobRun run{.request = job.request(),
+             .probe = job.probe(),
+             .run = {.job_id = id, .resolved = job.resolved(), .check = job.check()}};
   absl::Status failure;  // why the daemon ended the job itself (artifacts, the store)
-  if (absl::StatusOr<JobSpec> spec = ResolveJob(job.request(), limits_.sweep); spec.ok()) {
-    run.watchdog =
-        limits_.min_watchdog + absl::Seconds(10 * EstimateDeviceSeconds(spec->spec, info));
-    if (job.request().has_check() && job.request().check().dump()) {
+  absl::StatusOr<ProbePlan> plan = absl::DataLossError(
+      "resolved: the job has no resolved spec (stored before there was one, and it could not "
+      "be resolved)");
+  if (job.has_resolved()) {
+    absl::StatusOr<const Probe*> probe = probes_->Get(job.probe());
+    plan = probe.ok() ? (*probe)->Plan(job.resolved(), job.check(), info) : probe.status();
+  }
+  if (!plan.ok()) {
+    failure = plan.status();
+  } else {
+    run.watchdog = limits_.min_watchdog + absl::Seconds(10 * plan->device_seconds);
+    if (plan->artifact_bytes > 0) {
       absl::StatusOr<std::string> dir =
           artifacts_ == nullptr
               ? absl::FailedPreconditionError("dump: this gpuprobed keeps no artifacts")
-              : artifacts_->PrepareJob(id, EstimateDumpBytes(spec->spec));
+              : artifacts_->PrepareJob(id, plan->artifact_bytes);
       if (dir.ok()) {
-        run.artifact_dir = *std::move(dir);
+        run.run.artifact_dir = *std::move(dir);
       } else {
         failure = dir.status();
       }
@@ -661,7 +707,7 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
                             outcome.reference_section_us));
   finished.set_attempt(attempt);
   std::optional<v1::TelemetrySummary> telemetry;
-  if (job.request().has_sweep()) telemetry = SummarizeTelemetry(readings, backend_name);
+  if (!job.check()) telemetry = SummarizeTelemetry(readings, backend_name);
   absl::Status recorded =
       store_->MarkFinished(id, attempt, finished, end, telemetry ? &*telemetry : nullptr);
   if (recorded.ok()) {

@@ -13,7 +13,8 @@
 // jobs may run on other daemons, so watchers follow the store's events (read when the store
 // announces a change, at least every FleetOptions::watch_poll) rather than this daemon's devices.
 //
-//   ASSIGN_OR_RETURN(auto manager, JobManager::Start(std::move(store), std::move(backend), {}));
+//   ASSIGN_OR_RETURN(auto manager,
+//                    JobManager::Start(std::move(store), std::move(executors), {}, probes));
 //   ASSIGN_OR_RETURN(v1::Job job, manager->Submit(request, "127.0.0.1"));
 //   RETURN_IF_ERROR(manager->Watch(job.id(), sink));
 #pragma once
@@ -35,6 +36,7 @@
 #include "server/jobs/artifact_store.h"
 #include "server/jobs/device_executor.h"
 #include "server/probe/sweep_spec.h"
+#include "server/probes/registry.h"
 #include "server/store/job_store.h"
 
 namespace gpuprobe {
@@ -61,7 +63,6 @@ struct QueueLimits {
   double max_job_seconds = 3600.0;
   // Runs of a job that a daemon restart interrupted before it is failed instead of re-queued.
   int max_attempts = 2;
-  SweepLimits sweep;
 };
 
 // This daemon as a member of the store's fleet (a fleet of one with SQLite).
@@ -85,17 +86,19 @@ struct FleetOptions {
 
 class JobManager {
  public:
-  // Registers the daemon, re-queues (or fails) the jobs whose daemon is gone, then starts the
-  // device threads. executors[i] runs device i's jobs.
+  // Registers the daemon, stores the resolved spec of jobs stored before there was one,
+  // re-queues (or fails) the jobs whose daemon is gone, then starts the device threads.
+  // executors[i] runs device i's jobs; `probes` resolves and plans every job.
   // `artifacts` null: the daemon keeps no artifacts and refuses checks with dump.
   static absl::StatusOr<std::unique_ptr<JobManager>> Start(
       std::unique_ptr<JobStore> store, std::vector<std::unique_ptr<DeviceExecutor>> executors,
-      QueueLimits limits, std::unique_ptr<ArtifactStore> artifacts = nullptr,
-      FleetOptions fleet = {});
+      QueueLimits limits, std::shared_ptr<const ProbeRegistry> probes,
+      std::unique_ptr<ArtifactStore> artifacts = nullptr, FleetOptions fleet = {});
   ~JobManager();  // Stop()
 
-  // Validates the request completely (fields, limits, the backend's variants, geometry and
-  // memory, the queue's bounds), then stores and queues it. With an idempotency key this
+  // Validates the request completely (its probe resolves it: fields and limits; and plans it on
+  // this daemon's device where it may run here: what the device can do, its memory, the job's
+  // device time; then the queue's bounds), then stores it with its resolved spec and queues it. With an idempotency key this
   // scope already used, returns the earlier job (even when the queue is full): keys are unique
   // per `key_scope` (a token's name; "" shares one scope among all). RESOURCE_EXHAUSTED while
   // the store cannot write.
@@ -138,6 +141,8 @@ class JobManager {
   absl::StatusOr<std::vector<v1::JobEvent>> Results(const std::string& job_id);
   // What device 0 is and can do (const use only); all devices of a daemon share a backend kind.
   const Backend& backend() const { return devices_[0]->executor->info(); }
+  // The probes the daemon serves.
+  const ProbeRegistry& probes() const { return *probes_; }
 
  private:
   struct Device {
@@ -159,11 +164,17 @@ class JobManager {
   std::vector<v1::DeviceStatus> Devices();
 
   JobManager(std::unique_ptr<JobStore> store, QueueLimits limits,
-             std::unique_ptr<ArtifactStore> artifacts, FleetOptions fleet)
+             std::shared_ptr<const ProbeRegistry> probes, std::unique_ptr<ArtifactStore> artifacts,
+             FleetOptions fleet)
       : store_(std::move(store)),
         limits_(limits),
+        probes_(std::move(probes)),
         artifacts_(std::move(artifacts)),
         fleet_(std::move(fleet)) {}
+
+  // Stores the resolved spec of every job stored before there was one (schema 6): its probe
+  // resolves the stored request once.
+  void ResolveStoredJobs();
 
   void Loop(int device);
   void RunJob(int device, const JobStore::Claimed& claimed);
@@ -194,6 +205,7 @@ class JobManager {
 
   std::unique_ptr<JobStore> store_;
   const QueueLimits limits_;
+  const std::shared_ptr<const ProbeRegistry> probes_;
   const std::unique_ptr<ArtifactStore> artifacts_;
   const FleetOptions fleet_;
   std::vector<std::unique_ptr<Device>> devices_;

@@ -8,24 +8,6 @@
 
 namespace gpuprobe {
 
-v1::TelemetryReading ReadingToProto(const TelemetrySample& s) {
-  v1::TelemetryReading r;
-  r.set_sm_mhz(static_cast<uint32_t>(s.sm_mhz));
-  r.set_memory_mhz(static_cast<uint32_t>(s.memory_mhz));
-  r.set_clock_event_reasons(s.clock_event_reasons);
-  for (const std::string& name : ThrottleReasonNames(s.clock_event_reasons)) {
-    r.add_throttle_reasons(name);
-  }
-  r.set_power_w(s.power_w);
-  r.set_temperature_c(static_cast<uint32_t>(s.temperature_c));
-  for (const TelemetrySample::Process& p : s.foreign_processes) {
-    v1::ForeignProcess* f = r.add_foreign_processes();
-    f->set_pid(static_cast<uint32_t>(p.pid));
-    f->set_name(p.name);
-  }
-  return r;
-}
-
 v1::TelemetrySummary SummarizeTelemetry(const std::vector<v1::TelemetryReading>& readings,
                                         const std::string& backend) {
   v1::TelemetrySummary s;

@@ -1,5 +1,5 @@
 // The device over one job: the readings taken after each rep (JobEvent.telemetry) folded into
-// the record's summary, and the engine's readings as protos.
+// the record's summary.
 //
 //   v1::TelemetrySummary summary = SummarizeTelemetry(readings, "cuda");
 #pragma once
@@ -11,8 +11,6 @@
 #include "server/device/backend.h"
 
 namespace gpuprobe {
-
-v1::TelemetryReading ReadingToProto(const TelemetrySample& sample);
 
 // Min / median / max clocks, the highest power and temperature, every throttle reason and
 // foreign process seen. No readings: available = false with a note naming `backend`.

@@ -10,7 +10,8 @@
 #include "gpuprobe/v1/worker.pb.h"
 #include "server/jobs/framing.h"
 #include "server/jobs/job_execution.h"
-#include "server/jobs/proto_mapping.h"
+#include "server/probes/job_events.h"
+#include "server/probes/moe_union/moe_union_mapping.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuprobe {
@@ -34,9 +35,10 @@ v1::WorkerHello Hello(const Backend& backend, int visible_devices) {
 std::string FaultRequested(const v1::SubmitRequest& request) {
   const char* allow = std::getenv("GPUPROBE_ALLOW_FAULTS");
   if (allow == nullptr || std::string(allow) != "1") return "";
-  const auto& labels = request.has_check() ? request.check().labels() : request.sweep().labels();
-  auto it = labels.find("gpuprobe.fault");
-  return it == labels.end() ? "" : it->second;
+  absl::StatusOr<v1::ProbeRequest> probe = ProbeRequestOf(request);
+  if (!probe.ok()) return "";
+  auto it = probe->labels().find("gpuprobe.fault");
+  return it == probe->labels().end() ? "" : it->second;
 }
 
 // Commands arrive on a reader thread, so that a cancel reaches a running job.
@@ -82,7 +84,7 @@ class CommandQueue {
 }  // namespace
 
 int RunWorker(int fd, std::unique_ptr<Backend> backend, int visible_devices,
-              const SweepLimits& limits) {
+              const ProbeRegistry& probes) {
   v1::WorkerReport hello;
   *hello.mutable_hello() = Hello(*backend, visible_devices);
   if (!WriteFramed(fd, hello).ok()) return 1;
@@ -102,8 +104,12 @@ int RunWorker(int fd, std::unique_ptr<Backend> backend, int visible_devices,
       *report.mutable_event() = std::move(event);
       (void)WriteFramed(fd, report);
     };
-    const JobOutcome outcome = ExecuteJob(run->request(), run->artifact_dir(), limits, *backend,
-                                          publish, commands.cancelled);
+    const ProbeRun probe_run{.job_id = run->job_id(),
+                             .resolved = run->resolved(),
+                             .check = run->check(),
+                             .artifact_dir = run->artifact_dir()};
+    const JobOutcome outcome =
+        ExecuteJob(probes, run->probe(), probe_run, *backend, publish, commands.cancelled);
     v1::WorkerReport report;
     v1::WorkerJobOutcome* o = report.mutable_outcome();
     o->set_code(static_cast<int>(outcome.status.code()));

@@ -9,13 +9,13 @@
 #include <memory>
 
 #include "server/device/backend.h"
-#include "server/probe/sweep_spec.h"
+#include "server/probes/registry.h"
 
 namespace gpuprobe {
 
 // Returns the process exit code: 0 once the daemon closes the socket.
 // `visible_devices` is reported in the hello, so the daemon knows how many workers to start.
 int RunWorker(int fd, std::unique_ptr<Backend> backend, int visible_devices,
-              const SweepLimits& limits);
+              const ProbeRegistry& probes);
 
 }  // namespace gpuprobe

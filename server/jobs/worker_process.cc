@@ -16,7 +16,8 @@
 #include "gpuprobe/v1/worker.pb.h"
 #include "server/device/backend_factory.h"
 #include "server/jobs/framing.h"
-#include "server/jobs/proto_mapping.h"
+#include "server/probes/job_events.h"
+#include "server/probes/moe_union/moe_union_mapping.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuprobe {
@@ -170,9 +171,12 @@ JobOutcome WorkerProcessExecutor::Run(const JobRun& run, const EventPublisher& p
     if (absl::Status s = Spawn(); !s.ok()) return Failed(s);
   }
   v1::WorkerCommand command;
-  command.mutable_run()->set_job_id(run.job_id);
+  command.mutable_run()->set_job_id(run.run.job_id);
   *command.mutable_run()->mutable_request() = run.request;
-  command.mutable_run()->set_artifact_dir(run.artifact_dir);
+  command.mutable_run()->set_artifact_dir(run.run.artifact_dir);
+  command.mutable_run()->set_probe(run.probe);
+  *command.mutable_run()->mutable_resolved() = run.run.resolved;
+  command.mutable_run()->set_check(run.run.check);
   absl::Status sent = WriteFramed(fd_, command);
   bool cancel_sent = false;
   absl::Time last_heard = absl::Now(), cancel_sent_at = absl::InfiniteFuture();
@@ -216,7 +220,7 @@ JobOutcome WorkerProcessExecutor::Run(const JobRun& run, const EventPublisher& p
       if (outcome.status.code() == absl::StatusCode::kInternal) {
         // A device error (a sticky CUDA error poisons the worker's context): the next job
         // gets a fresh worker.
-        spdlog::warn("job {} ended with a device error; restarting the worker", run.job_id);
+        spdlog::warn("job {} ended with a device error; restarting the worker", run.run.job_id);
         close(fd_);  // the worker reads EOF and exits
         fd_ = -1;
         Reap();
@@ -227,7 +231,7 @@ JobOutcome WorkerProcessExecutor::Run(const JobRun& run, const EventPublisher& p
   }
   // The worker died under the job: fail the job with the reason, start a fresh worker.
   const std::string how = Reap();
-  spdlog::error("device worker died during job {}: {}; starting a new one", run.job_id, how);
+  spdlog::error("device worker died during job {}: {}; starting a new one", run.run.job_id, how);
   const absl::Status restarted = Spawn();
   if (!restarted.ok()) spdlog::error("{}", restarted.ToString());
   return Failed(absl::InternalError(

@@ -81,6 +81,9 @@ absl::StatusOr<std::vector<int>> ResolveUnions(const SweepOptions& o, const Swee
   return std::vector<int>(unions.begin(), unions.end());
 }
 
+
+}  // namespace
+
 absl::Status CheckLabels(const std::map<std::string, std::string>& labels, const SweepLimits& l) {
   RETURN_IF_ERROR(ListLength("labels", labels.size(), l.max_labels));
   for (const auto& [key, value] : labels) {
@@ -93,8 +96,6 @@ absl::Status CheckLabels(const std::map<std::string, std::string>& labels, const
   }
   return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& o, const SweepLimits& l) {
   SweepSpec spec;

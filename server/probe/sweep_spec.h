@@ -84,6 +84,9 @@ struct Arm {
   friend bool operator==(const Arm&, const Arm&) = default;
 };
 
+// At most max_labels labels, each key non-empty, key and value at most max_label_bytes.
+absl::Status CheckLabels(const std::map<std::string, std::string>& labels, const SweepLimits& l);
+
 // Applies defaults and validates every field; INVALID_ARGUMENT names the field, the value and
 // the limit.
 absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& options, const SweepLimits& limits);

@@ -40,6 +40,12 @@ v1::Job JobFromColumns(const JobColumns& row) {
     job.mutable_telemetry()->set_note(kCorruptTelemetry);
   }
   job.set_host(row.host);
+  // Jobs stored before schema 6 are moe-union's, a check where their request is one.
+  job.set_probe(row.probe.empty() ? "moe-union" : row.probe);
+  job.set_check(row.probe.empty() ? job.request().has_check() : row.check);
+  if (row.resolved && !job.mutable_resolved()->ParseFromString(*row.resolved)) {
+    job.clear_resolved();
+  }
   if (!request_ok) {
     job.clear_request();
     job.set_state(v1::JOB_STATE_FAILED);
@@ -59,7 +65,7 @@ std::string ScopedKey(const std::string& scope, const std::string& key) {
 }
 
 const google::protobuf::Map<std::string, std::string>& LabelsOf(const v1::SubmitRequest& r) {
-  return r.has_check() ? r.check().labels() : r.sweep().labels();
+  return r.has_probe() ? r.probe().labels() : r.has_check() ? r.check().labels() : r.sweep().labels();
 }
 
 absl::StatusOr<ListPage> CheckListRequest(const v1::ListJobsRequest& request) {

@@ -16,7 +16,8 @@ namespace v1 = ::gpuprobe::v1;
 // The columns every job query selects, in this order (kJobColumns).
 inline constexpr char kJobColumns[] =
     "seq, id, state, request, priority, submitter, created_us, started_us, finished_us, device, "
-    "error_code, error_message, attempts, results, device_index, telemetry, host";
+    "error_code, error_message, attempts, results, device_index, telemetry, host, probe, "
+    "resolved, is_check";
 
 // One row of kJobColumns. Requests and telemetry are serialized protos; times Unix microseconds.
 struct JobColumns {
@@ -35,6 +36,9 @@ struct JobColumns {
   std::optional<int64_t> device_index;
   std::optional<std::string> telemetry;
   std::string host;
+  std::string probe;  // '' for jobs stored before schema 6: moe-union, by their request
+  std::optional<std::string> resolved;  // a serialized google.protobuf.Any; unset before schema 6
+  bool check = false;
 };
 
 // A row's job. A request that cannot be parsed leaves the request empty and the job shown as
@@ -50,7 +54,7 @@ inline constexpr char kCorruptRequest[] =
 // newline and the key. Unscoped keys keep the form schema 2 stored.
 std::string ScopedKey(const std::string& scope, const std::string& key);
 
-// The request's labels (a sweep's or a check's).
+// The request's labels (a probe request's, a sweep's or a check's).
 const google::protobuf::Map<std::string, std::string>& LabelsOf(const v1::SubmitRequest& r);
 
 // A ListJobsRequest checked against its fields' domains: page size (default 50, at most 1000)

@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "google/protobuf/any.pb.h"
 #include "gpuprobe/v1/probe.pb.h"
 
 namespace gpuprobe {
@@ -45,10 +46,18 @@ struct DaemonRegistration {
   std::vector<DeviceRegistration> devices;
 };
 
+// A job as Submit accepted it: the request as submitted and what its probe resolved it to.
+struct NewJob {
+  v1::SubmitRequest request;
+  std::string probe;                // the probe's name
+  google::protobuf::Any resolved;   // the probe's resolved spec (Probe::Resolve)
+  bool check = false;               // the probe's exactness check
+};
+
 class JobStore {
  public:
   // The schema this build writes; older databases are migrated, newer ones refused.
-  static constexpr int kSchemaVersion = 5;
+  static constexpr int kSchemaVersion = 6;
 
   virtual ~JobStore() = default;
 
@@ -70,8 +79,14 @@ class JobStore {
   // transaction: a refused insert leaves nothing stored. Idempotency keys are unique within
   // `key_scope`, across every daemon sharing the store.
   virtual absl::StatusOr<Inserted> Insert(
-      const v1::SubmitRequest& request, const std::string& submitter, const std::string& key_scope,
+      const NewJob& job, const std::string& submitter, const std::string& key_scope,
       absl::Time now, const std::function<v1::JobEvent(const v1::Job&)>& first_event) = 0;
+
+  // Jobs stored before schema 6 kept their request only: the ones whose resolved spec is still
+  // missing, and the call that stores it (once; a job that has one keeps it).
+  virtual absl::StatusOr<std::vector<v1::Job>> Unresolved() = 0;
+  virtual absl::Status SetResolved(const std::string& id, const std::string& probe,
+                                   const google::protobuf::Any& resolved, bool check) = 0;
 
   // Writes and removes a row of a few pages: whether the store can take more now.
   virtual absl::Status ProbeWrite() = 0;

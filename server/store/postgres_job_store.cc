@@ -71,6 +71,13 @@ CREATE TABLE devices (
 );
 )sql";
 
+// Schema version 6 (as sqlite_job_store.cc's): a job's probe and its resolved spec.
+constexpr char kSchemaV6[] = R"sql(
+ALTER TABLE jobs ADD COLUMN probe TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN resolved BYTEA;
+ALTER TABLE jobs ADD COLUMN is_check INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 // Serializes migrations of daemons starting together (an arbitrary key of gpuprobe's own).
 constexpr int64_t kMigrationLock = 0x67707570726f6265;  // "gpuprobe"
 
@@ -88,8 +95,9 @@ absl::Status Migrate(SqlConnection& db) {
                           "to %d",
                           current, JobStore::kSchemaVersion));
     }
-    if (current == 0) {
-      RETURN_IF_ERROR(db.Exec(kSchemaV5));
+    if (current == 0) RETURN_IF_ERROR(db.Exec(kSchemaV5));
+    if (current < 6) RETURN_IF_ERROR(db.Exec(kSchemaV6));
+    if (current < JobStore::kSchemaVersion) {
       RETURN_IF_ERROR(db.Query("INSERT INTO schema_version (version) VALUES (?1)",
                                {int64_t{JobStore::kSchemaVersion}})
                           .status());

@@ -40,6 +40,9 @@ v1::Job JobAt(const SqlRows& rows, size_t r) {
   c.device_index = rows.OptionalInt(r, 14);
   c.telemetry = rows.OptionalText(r, 15);
   c.host = rows.Text(r, 16);
+  c.probe = rows.Text(r, 17);
+  c.resolved = rows.OptionalText(r, 18);
+  c.check = rows.Int(r, 19) != 0;
   return JobFromColumns(c);
 }
 
@@ -79,6 +82,26 @@ absl::Status SqlJobStore::ProbeWrite() {
   });
 }
 
+absl::StatusOr<std::vector<v1::Job>> SqlJobStore::Unresolved() {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(SqlRows rows,
+                   db_->Query(absl::StrCat("SELECT ", kJobColumns,
+                                           " FROM jobs WHERE resolved IS NULL ORDER BY seq")));
+  std::vector<v1::Job> jobs;
+  for (size_t r = 0; r < rows.size(); ++r) jobs.push_back(JobAt(rows, r));
+  return jobs;
+}
+
+absl::Status SqlJobStore::SetResolved(const std::string& id, const std::string& probe,
+                                      const google::protobuf::Any& resolved, bool check) {
+  absl::MutexLock lock(&mu_);
+  return db_
+      ->Query("UPDATE jobs SET probe = ?1, resolved = ?2, is_check = ?3 "
+              "WHERE id = ?4 AND resolved IS NULL",
+              {probe, SqlBlob{resolved.SerializeAsString()}, int64_t{check ? 1 : 0}, id})
+      .status();
+}
+
 absl::StatusOr<std::optional<v1::Job>> SqlJobStore::FindByIdempotencyKey(const std::string& scope,
                                                                          const std::string& key) {
   absl::MutexLock lock(&mu_);
@@ -96,8 +119,9 @@ absl::StatusOr<std::optional<v1::Job>> SqlJobStore::FindByKeyLocked(const std::s
 }
 
 absl::StatusOr<JobStore::Inserted> SqlJobStore::Insert(
-    const v1::SubmitRequest& request, const std::string& submitter, const std::string& key_scope,
+    const NewJob& job, const std::string& submitter, const std::string& key_scope,
     absl::Time now, const std::function<v1::JobEvent(const v1::Job&)>& first_event) {
+  const v1::SubmitRequest& request = job.request;
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(std::optional<v1::Job> earlier,
                    FindByKeyLocked(key_scope, request.idempotency_key()));
@@ -115,12 +139,13 @@ absl::StatusOr<JobStore::Inserted> SqlJobStore::Insert(
     ASSIGN_OR_RETURN(
         SqlRows created,
         db_->Query("INSERT INTO jobs (id, state, request, priority, submitter, idempotency_key, "
-                   "created_us, pinned_device, target_gpu, target_host) "
-                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+                   "created_us, pinned_device, target_gpu, target_host, probe, resolved, "
+                   "is_check) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
                    "ON CONFLICT (idempotency_key) DO NOTHING RETURNING seq",
                    {PendingId(), int64_t{v1::JOB_STATE_QUEUED},
                     SqlBlob{request.SerializeAsString()}, int64_t{request.priority()}, submitter,
-                    key, Us(now), pinned, request.gpu(), request.host()}));
+                    key, Us(now), pinned, request.gpu(), request.host(), job.probe,
+                    SqlBlob{job.resolved.SerializeAsString()}, int64_t{job.check ? 1 : 0}}));
     if (created.empty()) {
       ASSIGN_OR_RETURN(std::optional<v1::Job> other,
                        FindByKeyLocked(key_scope, request.idempotency_key()));

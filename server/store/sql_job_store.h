@@ -34,8 +34,11 @@ class SqlJobStore : public JobStore {
   absl::StatusOr<std::optional<v1::Job>> FindByIdempotencyKey(const std::string& scope,
                                                               const std::string& key) override;
   absl::StatusOr<Inserted> Insert(
-      const v1::SubmitRequest& request, const std::string& submitter, const std::string& key_scope,
+      const NewJob& job, const std::string& submitter, const std::string& key_scope,
       absl::Time now, const std::function<v1::JobEvent(const v1::Job&)>& first_event) override;
+  absl::StatusOr<std::vector<v1::Job>> Unresolved() override;
+  absl::Status SetResolved(const std::string& id, const std::string& probe,
+                           const google::protobuf::Any& resolved, bool check) override;
   absl::Status ProbeWrite() override;
   absl::StatusOr<v1::Job> Get(const std::string& id) override;
   absl::StatusOr<v1::ListJobsResponse> List(const v1::ListJobsRequest& request) override;

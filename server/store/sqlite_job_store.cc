@@ -88,7 +88,16 @@ CREATE TABLE devices (
 );
 )sql";
 
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5};
+// Schema version 6: a job's probe and its resolved spec, stored when it is accepted (jobs of
+// earlier versions get theirs once, at the next start: JobStore::Unresolved).
+constexpr char kSchemaV6[] = R"sql(
+ALTER TABLE jobs ADD COLUMN probe TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN resolved BLOB;
+ALTER TABLE jobs ADD COLUMN is_check INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3,
+                                       kSchemaV4, kSchemaV5, kSchemaV6};
 static_assert(std::size(kMigrations) == JobStore::kSchemaVersion);
 
 absl::Status CheckIntegrity(SqlConnection& db) {

@@ -37,13 +37,14 @@ class ProbeServiceTest : public testing::Test {
     absl::StatusOr<std::unique_ptr<JobStore>> store =
         SqliteJobStore::Open(data_dir_ + "/gpuprobe.sqlite", max_store_bytes);
     ASSERT_TRUE(store.ok()) << store.status();
+    auto probes = std::make_shared<const ProbeRegistry>(ProbeRegistry::Builtin({}));
     std::vector<std::unique_ptr<DeviceExecutor>> executors;
     for (int i = 0; i < devices; ++i) {
       executors.push_back(std::make_unique<InProcessExecutor>(
-          make_backend_ ? make_backend_() : std::make_unique<CpuBackend>(), limits.sweep));
+          make_backend_ ? make_backend_() : std::make_unique<CpuBackend>(), probes));
     }
     absl::StatusOr<std::unique_ptr<JobManager>> manager = JobManager::Start(
-        *std::move(store), std::move(executors), limits,
+        *std::move(store), std::move(executors), limits, probes,
         std::make_unique<ArtifactStore>(data_dir_ + "/artifacts", limits.max_artifact_bytes));
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = *std::move(manager);

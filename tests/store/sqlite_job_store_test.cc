@@ -34,7 +34,7 @@ class SqliteJobStoreTest : public testing::Test {
   }
   static absl::StatusOr<JobStore::Inserted> Insert(JobStore& store, const std::string& key = "",
                                                    const std::string& scope = "") {
-    return store.Insert(Sweep(key), "tester", scope, absl::Now(), Accepted);
+    return store.Insert(NewJob{.request = Sweep(key)}, "tester", scope, absl::Now(), Accepted);
   }
   // Runs SQL on the database file behind the store's back.
   void Sql(const std::string& sql) {

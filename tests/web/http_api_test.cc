@@ -30,11 +30,11 @@ class HttpApiTest : public testing::Test {
     absl::StatusOr<std::unique_ptr<JobStore>> store =
         SqliteJobStore::Open(data_dir_ + "/gpuprobe.sqlite");
     ASSERT_TRUE(store.ok());
+    auto probes = std::make_shared<const ProbeRegistry>(ProbeRegistry::Builtin({}));
     std::vector<std::unique_ptr<DeviceExecutor>> executors;
-    executors.push_back(
-        std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), SweepLimits{}));
+    executors.push_back(std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), probes));
     absl::StatusOr<std::unique_ptr<JobManager>> manager =
-        JobManager::Start(*std::move(store), std::move(executors), QueueLimits{},
+        JobManager::Start(*std::move(store), std::move(executors), QueueLimits{}, probes,
                           std::make_unique<ArtifactStore>(data_dir_ + "/artifacts", 1 << 20));
     ASSERT_TRUE(manager.ok());
     manager_ = *std::move(manager);

@@ -1,22 +1,14 @@
-#include "server/jobs/proto_mapping.h"
-
-#include <random>
+#include "server/probes/moe_union/moe_union_mapping.h"
 
 #include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
-#include "common/seeded_rng.h"
 #include "common/status_macros.h"
-#include "google/protobuf/util/time_util.h"
+#include "server/probes/job_events.h"
 
 namespace gpuprobe {
 namespace {
 
 absl::Status UnknownEnum(std::string_view field, int value) {
   return absl::InvalidArgumentError(absl::StrFormat("%s: unknown value %d", field, value));
-}
-
-google::protobuf::Timestamp NowTimestamp() {
-  return google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(absl::Now()));
 }
 
 template <typename Proto>
@@ -127,24 +119,44 @@ absl::StatusOr<SweepOptions> CheckOptionsFromProto(const v1::CheckRequest& r) {
   return o;
 }
 
-absl::StatusOr<JobSpec> ResolveJob(const v1::SubmitRequest& request, const SweepLimits& limits) {
-  JobSpec job;
-  absl::StatusOr<SweepOptions> options;
-  if (request.has_check()) {
-    job.kind = JobKind::kCheck;
-    options = CheckOptionsFromProto(request.check());
-  } else if (request.has_sweep()) {
-    options = SweepOptionsFromProto(request.sweep());
-  } else {
-    return absl::InvalidArgumentError("work: a job needs a sweep or a check");
-  }
-  if (!options.ok()) return options.status();
-  ASSIGN_OR_RETURN(job.spec, ResolveSweep(*options, limits));
-  return job;
+v1::SweepRequest FilledSweepRequest(const SweepSpec& spec) {
+  v1::SweepRequest r;
+  v1::Geometry* g = r.mutable_geometry();
+  g->set_experts(spec.geometry.experts);
+  g->set_hidden(spec.geometry.hidden);
+  g->set_ff(spec.geometry.ff);
+  g->set_selected(spec.geometry.selected);
+  for (int t : spec.t_values) r.add_t_values(t);
+  for (int u : spec.unions) r.add_unions(u);
+  r.set_reps(spec.reps);
+  r.set_timing(TimingToProto(spec.timing));
+  r.set_cache(CacheToProto(spec.cache));
+  for (KernelVariant v : spec.variants) r.add_variants(VariantToProto(v));
+  r.set_seed(spec.seed);
+  r.set_order(OrderToProto(spec.order));
+  r.set_require_clean(spec.require_clean);
+  return r;
 }
 
-uint64_t FreshSeed() {
-  return MixSeed(std::random_device{}(), static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())));
+v1::CheckRequest FilledCheckRequest(const SweepSpec& spec, bool dump) {
+  v1::CheckRequest r;
+  v1::Geometry* g = r.mutable_geometry();
+  g->set_experts(spec.geometry.experts);
+  g->set_hidden(spec.geometry.hidden);
+  g->set_ff(spec.geometry.ff);
+  g->set_selected(spec.geometry.selected);
+  r.set_t(spec.t_max());
+  for (int u : spec.unions) r.add_unions(u);
+  for (KernelVariant v : spec.variants) r.add_variants(VariantToProto(v));
+  r.set_seed(spec.seed);
+  r.set_dump(dump);
+  return r;
+}
+
+v1::ArmOrder OrderToProto(ArmOrder order) {
+  return order == ArmOrder::kRotate    ? v1::ARM_ORDER_ROTATE
+         : order == ArmOrder::kShuffle ? v1::ARM_ORDER_SHUFFLE
+                                       : v1::ARM_ORDER_FIXED;
 }
 
 v1::KernelVariant VariantToProto(KernelVariant variant) {
@@ -159,14 +171,6 @@ v1::KernelVariant VariantToProto(KernelVariant variant) {
   return v1::KERNEL_VARIANT_UNSPECIFIED;
 }
 
-v1::TimingMode TimingToProto(TimingMode timing) {
-  return timing == TimingMode::kGraph ? v1::TIMING_MODE_GRAPH : v1::TIMING_MODE_EVENTS;
-}
-
-v1::CacheMode CacheToProto(CacheMode cache) {
-  return cache == CacheMode::kCold ? v1::CACHE_MODE_COLD : v1::CACHE_MODE_WARM;
-}
-
 v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<Arm>& arms) {
   v1::ResolvedSweep out;
   out.set_experts(spec.geometry.experts);
@@ -177,9 +181,7 @@ v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<
   out.set_reps(spec.reps);
   out.set_timing(TimingToProto(spec.timing));
   out.set_cache(CacheToProto(spec.cache));
-  out.set_order(spec.order == ArmOrder::kRotate    ? v1::ARM_ORDER_ROTATE
-                : spec.order == ArmOrder::kShuffle ? v1::ARM_ORDER_SHUFFLE
-                                                   : v1::ARM_ORDER_FIXED);
+  out.set_order(OrderToProto(spec.order));
   out.set_seed(spec.seed);
   out.set_gu_expert_bytes(GateUpExpertBytes(spec.geometry));
   out.set_down_expert_bytes(DownExpertBytes(spec.geometry));
@@ -254,39 +256,11 @@ v1::Row RowToProto(const ArmRow& row) {
   return out;
 }
 
-v1::DeviceDetails DeviceDetailsToProto(const DeviceDetails& d) {
-  v1::DeviceDetails out;
-  out.set_name(d.name);
-  out.set_multiprocessors(d.multiprocessors);
-  out.set_l2_bytes(d.l2_bytes);
-  out.set_memory_bytes(d.memory_bytes);
-  out.set_driver_version(d.driver_version);
-  out.set_runtime_version(d.runtime_version);
-  out.set_calibrated_read_tbps(d.calibrated_read_tbps);
-  out.set_calibration_bytes(d.calibration_bytes);
-  return out;
-}
-
-v1::JobEvent AcceptedEvent(const std::string& job_id, int queue_position) {
-  v1::JobEvent event;
-  event.mutable_accepted()->set_job_id(job_id);
-  event.mutable_accepted()->set_queue_position(queue_position);
-  return event;
-}
-
 v1::JobEvent StartedEvent(const std::string& device, const SweepSpec& spec) {
   v1::JobEvent event;
   event.mutable_started()->set_device(device);
   *event.mutable_started()->mutable_started_at() = NowTimestamp();
   *event.mutable_started()->mutable_sweep() = ResolvedSweepToProto(spec, ExpandArms(spec));
-  return event;
-}
-
-v1::JobEvent ProgressEvent(int reps_done, int reps_total, double elapsed_s) {
-  v1::JobEvent event;
-  event.mutable_progress()->set_reps_done(reps_done);
-  event.mutable_progress()->set_reps_total(reps_total);
-  event.mutable_progress()->set_elapsed_s(elapsed_s);
   return event;
 }
 
@@ -311,22 +285,6 @@ v1::JobEvent CheckEvent(const KernelCheckResult& r) {
   c->set_norm_tolerance(kNormTolerance);
   c->set_passed(r.passed);
   c->set_detail(r.detail);
-  return event;
-}
-
-v1::JobEvent FinishedEvent(const absl::Status& status, int rows, double elapsed_s,
-                           std::optional<double> reference_section_us) {
-  v1::JobEvent event;
-  v1::JobFinished* f = event.mutable_finished();
-  f->set_state(status.ok()                                     ? v1::JOB_STATE_SUCCEEDED
-               : status.code() == absl::StatusCode::kCancelled ? v1::JOB_STATE_CANCELLED
-                                                               : v1::JOB_STATE_FAILED);
-  f->set_error_code(static_cast<int>(status.code()));
-  f->set_error_message(std::string(status.message()));
-  f->set_rows(rows);
-  f->set_elapsed_s(elapsed_s);
-  if (reference_section_us) f->set_reference_section_us(*reference_section_us);
-  *f->mutable_finished_at() = NowTimestamp();
   return event;
 }
 

@@ -1,0 +1,95 @@
+#include "server/probes/job_events.h"
+
+#include <random>
+
+#include "absl/time/clock.h"
+#include "common/seeded_rng.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace gpuprobe {
+
+google::protobuf::Timestamp NowTimestamp() {
+  return google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(absl::Now()));
+}
+
+v1::TimingMode TimingToProto(TimingMode timing) {
+  return timing == TimingMode::kGraph ? v1::TIMING_MODE_GRAPH : v1::TIMING_MODE_EVENTS;
+}
+
+v1::CacheMode CacheToProto(CacheMode cache) {
+  return cache == CacheMode::kCold ? v1::CACHE_MODE_COLD : v1::CACHE_MODE_WARM;
+}
+
+v1::DeviceDetails DeviceDetailsToProto(const DeviceDetails& d) {
+  v1::DeviceDetails out;
+  out.set_name(d.name);
+  out.set_multiprocessors(d.multiprocessors);
+  out.set_l2_bytes(d.l2_bytes);
+  out.set_memory_bytes(d.memory_bytes);
+  out.set_driver_version(d.driver_version);
+  out.set_runtime_version(d.runtime_version);
+  out.set_calibrated_read_tbps(d.calibrated_read_tbps);
+  out.set_calibration_bytes(d.calibration_bytes);
+  return out;
+}
+
+v1::JobEvent AcceptedEvent(const std::string& job_id, int queue_position) {
+  v1::JobEvent event;
+  event.mutable_accepted()->set_job_id(job_id);
+  event.mutable_accepted()->set_queue_position(queue_position);
+  return event;
+}
+
+v1::JobEvent ProgressEvent(int reps_done, int reps_total, double elapsed_s) {
+  v1::JobEvent event;
+  event.mutable_progress()->set_reps_done(reps_done);
+  event.mutable_progress()->set_reps_total(reps_total);
+  event.mutable_progress()->set_elapsed_s(elapsed_s);
+  return event;
+}
+
+v1::JobEvent FinishedEvent(const absl::Status& status, int rows, double elapsed_s,
+                           std::optional<double> reference_section_us) {
+  v1::JobEvent event;
+  v1::JobFinished* f = event.mutable_finished();
+  f->set_state(status.ok()                                     ? v1::JOB_STATE_SUCCEEDED
+               : status.code() == absl::StatusCode::kCancelled ? v1::JOB_STATE_CANCELLED
+                                                               : v1::JOB_STATE_FAILED);
+  f->set_error_code(static_cast<int>(status.code()));
+  f->set_error_message(std::string(status.message()));
+  f->set_rows(rows);
+  f->set_elapsed_s(elapsed_s);
+  if (reference_section_us) f->set_reference_section_us(*reference_section_us);
+  *f->mutable_finished_at() = NowTimestamp();
+  return event;
+}
+
+uint64_t FreshSeed() {
+  return MixSeed(std::random_device{}(), static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())));
+}
+
+v1::TelemetryReading ReadingToProto(const TelemetrySample& s) {
+  v1::TelemetryReading r;
+  r.set_sm_mhz(static_cast<uint32_t>(s.sm_mhz));
+  r.set_memory_mhz(static_cast<uint32_t>(s.memory_mhz));
+  r.set_clock_event_reasons(s.clock_event_reasons);
+  for (const std::string& name : ThrottleReasonNames(s.clock_event_reasons)) {
+    r.add_throttle_reasons(name);
+  }
+  r.set_power_w(s.power_w);
+  r.set_temperature_c(static_cast<uint32_t>(s.temperature_c));
+  for (const TelemetrySample::Process& p : s.foreign_processes) {
+    v1::ForeignProcess* f = r.add_foreign_processes();
+    f->set_pid(static_cast<uint32_t>(p.pid));
+    f->set_name(p.name);
+  }
+  return r;
+}
+
+v1::JobEvent TelemetryEvent(const TelemetrySample& sample) {
+  v1::JobEvent event;
+  *event.mutable_telemetry() = ReadingToProto(sample);
+  return event;
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,45 @@
+// The moe-union probe's protos and its engine's types (server/probe), both ways: requests in
+// (SweepRequest, CheckRequest), resolved specs (the same messages with every field set) and
+// events out (started, rows, checks).
+//
+//   ASSIGN_OR_RETURN(SweepOptions options, SweepOptionsFromProto(request));
+//   v1::SweepRequest resolved = FilledSweepRequest(spec);
+//   v1::JobEvent event = RowEvent(row);
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gpuprobe/v1/probe.pb.h"
+#include "server/probe/arm_rows.h"
+#include "server/probe/exactness.h"
+#include "server/probe/sweep_spec.h"
+
+namespace gpuprobe {
+
+namespace v1 = ::gpuprobe::v1;
+
+// INVALID_ARGUMENT names a field that holds an enum value this server does not know.
+absl::StatusOr<SweepOptions> SweepOptionsFromProto(const v1::SweepRequest& request);
+
+// An exactness request as sweep options: one t (default 6), all variants unless given.
+absl::StatusOr<SweepOptions> CheckOptionsFromProto(const v1::CheckRequest& request);
+
+// A resolved spec as the request that resolves to it with no default left to apply: what the
+// daemon stores with the job when it accepts it.
+v1::SweepRequest FilledSweepRequest(const SweepSpec& spec);
+v1::CheckRequest FilledCheckRequest(const SweepSpec& spec, bool dump);
+
+v1::ArmOrder OrderToProto(ArmOrder order);
+v1::KernelVariant VariantToProto(KernelVariant variant);
+v1::Verdict VerdictToProto(Verdict verdict);
+
+v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<Arm>& arms);
+v1::Row RowToProto(const ArmRow& row);
+
+v1::JobEvent StartedEvent(const std::string& device, const SweepSpec& spec);
+v1::JobEvent RowEvent(const ArmRow& row);
+v1::JobEvent CheckEvent(const KernelCheckResult& result);
+
+}  // namespace gpuprobe

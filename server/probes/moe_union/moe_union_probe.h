@@ -1,0 +1,34 @@
+// The MoE routed-union cost probe (DESIGN.md, seed/moe_union_probe.rs): at a fixed number of
+// (token, expert) slots, how the routed section's cost moves with the number of distinct experts
+// those slots name. Its parameters are a SweepRequest (a check's a CheckRequest), its resolved
+// spec the same message with every field set; it reports Row events (and KernelCheck events for
+// its exactness check), the messages its clients knew before the probe envelope existed.
+#pragma once
+
+#include "server/probe/sweep_spec.h"
+#include "server/probes/probe.h"
+
+namespace gpuprobe {
+
+class MoeUnionProbe final : public Probe {
+ public:
+  explicit MoeUnionProbe(SweepLimits limits);
+
+  const v1::ProbeInfo& Info() const override { return info_; }
+  absl::StatusOr<google::protobuf::Any> Resolve(const v1::ProbeRequest& request) const override;
+  absl::StatusOr<ProbePlan> Plan(const google::protobuf::Any& resolved, bool check,
+                                 const Backend& device) const override;
+  JobOutcome Run(const ProbeRun& run, Backend& device, const EventPublisher& publish,
+                 const std::atomic<bool>& cancelled) const override;
+
+ private:
+  const SweepLimits limits_;
+  const v1::ProbeInfo info_;
+};
+
+// The engine's spec of a resolved moe-union job (what MoeUnionProbe::Resolve stored): DATA_LOSS
+// when `resolved` holds another message.
+absl::StatusOr<SweepSpec> MoeUnionSpecOf(const google::protobuf::Any& resolved, bool check,
+                                         const SweepLimits& limits);
+
+}  // namespace gpuprobe

@@ -1,0 +1,237 @@
+#include "server/probes/param_text.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/abbreviated.h"
+#include "common/status_macros.h"
+#include "google/protobuf/descriptor.h"
+
+namespace gpuprobe {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::EnumDescriptor;
+using google::protobuf::EnumValueDescriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+// The longest prefix, ending in '_', that every value name of the enum shares.
+std::string CommonPrefix(const EnumDescriptor& e) {
+  std::string prefix = e.value(0)->name();
+  for (int i = 1; i < e.value_count(); ++i) {
+    const std::string& name = e.value(i)->name();
+    size_t n = 0;
+    while (n < prefix.size() && n < name.size() && prefix[n] == name[n]) ++n;
+    prefix.resize(n);
+  }
+  const size_t underscore = prefix.rfind('_');
+  return underscore == std::string::npos ? "" : prefix.substr(0, underscore + 1);
+}
+
+bool IsParameter(const FieldDescriptor& f) {
+  return !f.is_map() && f.cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE;
+}
+
+// Where NAME lives: the field, and the message holding it (`message` or a singular message
+// field of it).
+struct ParamField {
+  const FieldDescriptor* field = nullptr;
+  Message* holder = nullptr;
+};
+
+ParamField FindParam(Message& message, const std::string& name) {
+  const Descriptor& d = *message.GetDescriptor();
+  if (const FieldDescriptor* f = d.FindFieldByName(name); f != nullptr && IsParameter(*f)) {
+    return {f, &message};
+  }
+  for (int i = 0; i < d.field_count(); ++i) {
+    const FieldDescriptor* sub = d.field(i);
+    if (sub->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE || sub->is_repeated()) continue;
+    const FieldDescriptor* f = sub->message_type()->FindFieldByName(name);
+    if (f != nullptr && IsParameter(*f)) {
+      return {f, message.GetReflection()->MutableMessage(&message, sub)};
+    }
+  }
+  return {};
+}
+
+// What one value of the field must be (each item, for a list).
+std::string ValueType(const FieldDescriptor& f) {
+  std::string type;
+  switch (f.cpp_type()) {
+    case FieldDescriptor::CPPTYPE_ENUM: {
+      std::vector<std::string> names;
+      for (int i = 0; i < f.enum_type()->value_count(); ++i) {
+        if (f.enum_type()->value(i)->number() != 0) {
+          names.push_back(EnumValueText(*f.enum_type()->value(i)));
+        }
+      }
+      type = absl::StrCat("one of ", absl::StrJoin(names, "|"));
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_BOOL:
+      type = "true or false";
+      break;
+    case FieldDescriptor::CPPTYPE_STRING:
+      type = "text";
+      break;
+    case FieldDescriptor::CPPTYPE_FLOAT:
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      type = "a number";
+      break;
+    default:
+      type = f.cpp_type() == FieldDescriptor::CPPTYPE_UINT32 ||
+                     f.cpp_type() == FieldDescriptor::CPPTYPE_UINT64
+                 ? "a non-negative integer"
+                 : "an integer";
+  }
+  return type;
+}
+
+absl::Status Bad(const FieldDescriptor& f, absl::string_view text) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("param ", f.name(), ": \"", Abbreviated(text), "\" is not ", ValueType(f),
+                   f.is_repeated() ? " (it takes a comma-separated list of them)" : ""));
+}
+
+// Sets (or, repeated, adds) one value.
+absl::Status SetOne(const FieldDescriptor& f, Message& m, absl::string_view text) {
+  const Reflection& r = *m.GetReflection();
+  const bool rep = f.is_repeated();
+  text = absl::StripAsciiWhitespace(text);
+  switch (f.cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32: {
+      int32_t v;
+      if (!absl::SimpleAtoi(text, &v)) return Bad(f, text);
+      rep ? r.AddInt32(&m, &f, v) : r.SetInt32(&m, &f, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_INT64: {
+      int64_t v;
+      if (!absl::SimpleAtoi(text, &v)) return Bad(f, text);
+      rep ? r.AddInt64(&m, &f, v) : r.SetInt64(&m, &f, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_UINT32: {
+      uint32_t v;
+      if (absl::StartsWith(text, "-") || !absl::SimpleAtoi(text, &v)) return Bad(f, text);
+      rep ? r.AddUInt32(&m, &f, v) : r.SetUInt32(&m, &f, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_UINT64: {
+      uint64_t v;
+      if (absl::StartsWith(text, "-") || !absl::SimpleAtoi(text, &v)) return Bad(f, text);
+      rep ? r.AddUInt64(&m, &f, v) : r.SetUInt64(&m, &f, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+    case FieldDescriptor::CPPTYPE_FLOAT: {
+      double v;
+      if (!absl::SimpleAtod(text, &v)) return Bad(f, text);
+      if (f.cpp_type() == FieldDescriptor::CPPTYPE_FLOAT) {
+        rep ? r.AddFloat(&m, &f, static_cast<float>(v)) : r.SetFloat(&m, &f, static_cast<float>(v));
+      } else {
+        rep ? r.AddDouble(&m, &f, v) : r.SetDouble(&m, &f, v);
+      }
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_BOOL: {
+      bool v;
+      if (!absl::SimpleAtob(text, &v)) return Bad(f, text);
+      rep ? r.AddBool(&m, &f, v) : r.SetBool(&m, &f, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_STRING:
+      rep ? r.AddString(&m, &f, std::string(text)) : r.SetString(&m, &f, std::string(text));
+      break;
+    case FieldDescriptor::CPPTYPE_ENUM: {
+      const EnumDescriptor& e = *f.enum_type();
+      const EnumValueDescriptor* match = nullptr;
+      for (int i = 0; i < e.value_count(); ++i) {
+        if (e.value(i)->number() != 0 &&
+            absl::EqualsIgnoreCase(EnumValueText(*e.value(i)), text)) {
+          match = e.value(i);
+        }
+      }
+      if (match == nullptr) return Bad(f, text);
+      rep ? r.AddEnum(&m, &f, match) : r.SetEnum(&m, &f, match);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_MESSAGE:
+      return Bad(f, text);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string EnumValueText(const EnumValueDescriptor& value) {
+  std::string text = value.name().substr(CommonPrefix(*value.type()).size());
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](char c) { return c == '_' ? '-' : absl::ascii_tolower(c); });
+  return text;
+}
+
+std::vector<std::string> ParamNames(const Descriptor& d) {
+  std::vector<std::string> names;
+  for (int i = 0; i < d.field_count(); ++i) {
+    const FieldDescriptor* f = d.field(i);
+    if (IsParameter(*f)) {
+      names.push_back(f->name());
+    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && !f->is_repeated()) {
+      for (const std::string& name : ParamNames(*f->message_type())) names.push_back(name);
+    }
+  }
+  return names;
+}
+
+absl::Status SetParamsFromText(const google::protobuf::Map<std::string, std::string>& values,
+                               Message& message) {
+  // In name order, so that the first bad parameter named is the same every time.
+  std::vector<std::pair<std::string, std::string>> sorted(values.begin(), values.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& [name, text] : sorted) {
+    const ParamField p = FindParam(message, name);
+    if (p.field == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("param ", Abbreviated(name), ": not a parameter of this probe (it takes ",
+                       absl::StrJoin(ParamNames(*message.GetDescriptor()), ", "), ")"));
+    }
+    if (!p.field->is_repeated()) {
+      RETURN_IF_ERROR(SetOne(*p.field, *p.holder, text));
+      continue;
+    }
+    p.holder->GetReflection()->ClearField(p.holder, p.field);
+    for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+      RETURN_IF_ERROR(SetOne(*p.field, *p.holder, item));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status UnpackParams(const gpuprobe::v1::ProbeRequest& request, Message& message) {
+  message.Clear();
+  const std::string& want = message.GetDescriptor()->full_name();
+  if (request.has_params() && !request.param_values().empty()) {
+    return absl::InvalidArgumentError("params: set params or param_values, not both");
+  }
+  if (!request.has_params()) return SetParamsFromText(request.param_values(), message);
+  if (!request.params().UnpackTo(&message)) {
+    std::string got = request.params().type_url();
+    if (const size_t slash = got.rfind('/'); slash != std::string::npos) got.erase(0, slash + 1);
+    return absl::InvalidArgumentError(absl::StrCat("params: probe \"", request.probe(),
+                                                   "\" takes a ", want, ", not \"",
+                                                   Abbreviated(got), "\""));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,50 @@
+// The one place that lists the daemon's probes. A probe lives in its own folder under
+// server/probes/ and is added here by one line (ProbeRegistry::Builtin) and one line of build.
+//
+//   ProbeRegistry registry = ProbeRegistry::Builtin({.sweep = limits});
+//   const Probe* probe = registry.Find("moe-union");
+#pragma once
+
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gpuprobe/v1/probe.pb.h"
+#include "server/probe/sweep_spec.h"
+#include "server/probes/probe.h"
+
+namespace gpuprobe {
+
+// What the daemon's options say about its probes.
+struct ProbeOptions {
+  SweepLimits sweep;  // moe-union's bounds
+};
+
+class ProbeRegistry {
+ public:
+  // Every probe this build serves.
+  static ProbeRegistry Builtin(const ProbeOptions& options);
+
+  // INVALID_ARGUMENT when a probe of that name is already there.
+  absl::Status Add(std::unique_ptr<Probe> probe);
+  // Null for an unknown name.
+  const Probe* Find(absl::string_view name) const;
+  // The probe a request names; INVALID_ARGUMENT naming `probe` and the served names otherwise.
+  absl::StatusOr<const Probe*> Get(absl::string_view name) const;
+  // Sorted by name.
+  std::vector<const Probe*> All() const;
+
+ private:
+  std::vector<std::unique_ptr<Probe>> probes_;
+};
+
+// A request's work as a probe request: a SweepRequest or CheckRequest becomes the moe-union
+// probe's (their labels the request's). INVALID_ARGUMENT when the request has no work.
+absl::StatusOr<v1::ProbeRequest> ProbeRequestOf(const v1::SubmitRequest& request);
+
+// The name of the probe that serves moe-union's own SweepRequest and CheckRequest.
+inline constexpr char kMoeUnionProbe[] = "moe-union";
+
+}  // namespace gpuprobe

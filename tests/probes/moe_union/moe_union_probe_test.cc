@@ -1,0 +1,148 @@
+#include "server/probes/moe_union/moe_union_probe.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/device/cpu_backend.h"
+#include "server/probes/registry.h"
+
+namespace gpuprobe {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+v1::ProbeRequest Request(const v1::SweepRequest& sweep) {
+  v1::SubmitRequest submit;
+  *submit.mutable_sweep() = sweep;
+  return *ProbeRequestOf(submit);
+}
+
+v1::SweepRequest Resolved(const google::protobuf::Any& any) {
+  v1::SweepRequest out;
+  EXPECT_TRUE(any.UnpackTo(&out));
+  return out;
+}
+
+TEST(MoeUnionProbeTest, ResolveFillsEveryDefaultAndResolvingTheResultChangesNothing) {
+  const MoeUnionProbe probe{SweepLimits{}};
+  absl::StatusOr<google::protobuf::Any> any = probe.Resolve(Request(v1::SweepRequest()));
+  ASSERT_TRUE(any.ok()) << any.status();
+  const v1::SweepRequest r = Resolved(*any);
+  EXPECT_EQ(r.geometry().experts(), 512u);
+  EXPECT_EQ(r.geometry().hidden(), 2560u);
+  EXPECT_EQ(r.geometry().ff(), 640u);
+  EXPECT_EQ(r.geometry().selected(), 10u);
+  EXPECT_THAT(r.t_values(), ElementsAre(1u, 2u, 3u, 4u, 5u, 6u));
+  EXPECT_EQ(r.reps(), 20u);
+  EXPECT_EQ(r.timing(), v1::TIMING_MODE_EVENTS);
+  EXPECT_EQ(r.cache(), v1::CACHE_MODE_WARM);
+  EXPECT_EQ(r.order(), v1::ARM_ORDER_FIXED);
+  EXPECT_THAT(r.variants(), ElementsAre(v1::KERNEL_VARIANT_PER_SLOT));
+  EXPECT_EQ(r.seed(), 1u);
+  // Nothing left to default: the stored spec resolves to itself.
+  absl::StatusOr<google::protobuf::Any> again = probe.Resolve(Request(r));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->SerializeAsString(), any->SerializeAsString());
+}
+
+TEST(MoeUnionProbeTest, TextParametersResolveAsTheMessageDoes) {
+  const MoeUnionProbe probe{SweepLimits{}};
+  v1::SweepRequest sweep;
+  sweep.mutable_geometry()->set_hidden(512);
+  sweep.mutable_geometry()->set_ff(128);
+  sweep.add_t_values(2);
+  sweep.set_timing(v1::TIMING_MODE_GRAPH);
+  v1::ProbeRequest text;
+  text.set_probe("moe-union");
+  (*text.mutable_param_values())["hidden"] = "512";
+  (*text.mutable_param_values())["ff"] = "128";
+  (*text.mutable_param_values())["t_values"] = "2";
+  (*text.mutable_param_values())["timing"] = "graph";
+  absl::StatusOr<google::protobuf::Any> a = probe.Resolve(Request(sweep));
+  absl::StatusOr<google::protobuf::Any> b = probe.Resolve(text);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->SerializeAsString(), b->SerializeAsString());
+}
+
+TEST(MoeUnionProbeTest, BadParametersAreRefusedNamingTheFieldAndLimit) {
+  const MoeUnionProbe probe{SweepLimits{}};
+  v1::SweepRequest sweep;
+  sweep.mutable_geometry()->set_hidden(100);
+  const absl::StatusOr<google::protobuf::Any> r = probe.Resolve(Request(sweep));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("hidden"));
+  v1::ProbeRequest labelled = Request(v1::SweepRequest());
+  v1::SweepRequest inner;
+  (*inner.mutable_labels())["a"] = "b";
+  labelled.mutable_params()->PackFrom(inner);
+  EXPECT_THAT(probe.Resolve(labelled).status().message(), HasSubstr("params.labels"));
+}
+
+TEST(MoeUnionProbeTest, ACheckKeepsItsSeedOrDrawsOneThatIsStored) {
+  const MoeUnionProbe probe{SweepLimits{}};
+  v1::SubmitRequest submit;
+  submit.mutable_check()->set_seed(42);
+  v1::CheckRequest resolved;
+  ASSERT_TRUE(probe.Resolve(*ProbeRequestOf(submit))->UnpackTo(&resolved));
+  EXPECT_EQ(resolved.seed(), 42u);
+  EXPECT_EQ(resolved.t(), 6u);
+  EXPECT_EQ(resolved.variants_size(), 3);
+  submit.mutable_check()->clear_seed();
+  v1::CheckRequest drawn;
+  ASSERT_TRUE(probe.Resolve(*ProbeRequestOf(submit))->UnpackTo(&drawn));
+  EXPECT_TRUE(drawn.has_seed());
+}
+
+TEST(MoeUnionProbeTest, PlanRefusesWhatTheDeviceLacksAndEstimatesTheRest) {
+  const MoeUnionProbe probe{SweepLimits{}};
+  CpuBackend cpu;
+  v1::SweepRequest floor;
+  floor.add_variants(v1::KERNEL_VARIANT_FLOOR);
+  absl::StatusOr<google::protobuf::Any> any = probe.Resolve(Request(floor));
+  ASSERT_TRUE(any.ok());
+  EXPECT_EQ(probe.Plan(*any, false, cpu).status().code(), absl::StatusCode::kUnimplemented);
+
+  v1::SweepRequest small;
+  small.mutable_geometry()->set_experts(16);
+  small.mutable_geometry()->set_hidden(64);
+  small.mutable_geometry()->set_ff(32);
+  small.mutable_geometry()->set_selected(2);
+  small.set_t_max(2);
+  absl::StatusOr<ProbePlan> plan = probe.Plan(*probe.Resolve(Request(small)), false, cpu);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_GT(plan->device_seconds, 0.0);
+  EXPECT_EQ(plan->artifact_bytes, 0);
+  // A resolved spec of another probe's type is damage, not a request error.
+  google::protobuf::Any other;
+  other.PackFrom(v1::CheckRequest());
+  EXPECT_EQ(probe.Plan(other, false, cpu).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(ProbeRegistryTest, AnUnknownProbeIsRefusedNamingTheServedOnes) {
+  const ProbeRegistry registry = ProbeRegistry::Builtin({});
+  const absl::StatusOr<const Probe*> missing = registry.Get("dense-gemv");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(missing.status().message(), HasSubstr("no probe \"dense-gemv\""));
+  EXPECT_THAT(missing.status().message(), HasSubstr("moe-union"));
+  ASSERT_TRUE(registry.Get("moe-union").ok());
+}
+
+TEST(ProbeRequestOfTest, SweepsAndChecksBecomeMoeUnionRequestsWithTheirLabels) {
+  v1::SubmitRequest submit;
+  (*submit.mutable_sweep()->mutable_labels())["commit"] = "abc";
+  absl::StatusOr<v1::ProbeRequest> r = ProbeRequestOf(submit);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->probe(), "moe-union");
+  EXPECT_FALSE(r->check());
+  EXPECT_EQ(r->labels().at("commit"), "abc");
+  v1::SweepRequest params;
+  ASSERT_TRUE(r->params().UnpackTo(&params));
+  EXPECT_TRUE(params.labels().empty());
+  submit.mutable_check();
+  EXPECT_TRUE(ProbeRequestOf(submit)->check());
+  EXPECT_EQ(ProbeRequestOf(v1::SubmitRequest()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace gpuprobe
