@@ -1,6 +1,8 @@
-// The interface between the probe engine and a device. A backend owns the weight banks of one
-// geometry, uploads each arm's routing and activations, and times single kernel launches.
-// The engine calls it from one thread (the device's worker); implementations need no locking.
+// The interface between the probes and a device. A backend gives memory, timers and telemetry:
+// for the moe-union probe it owns the weight banks of one geometry, uploads each arm's routing
+// and activations and times single kernel launches; for the read-bandwidth probe it allocates
+// seeded buffers and times streaming reads of them. The probes call it from one thread (the
+// device's worker); implementations need no locking.
 //
 //   RETURN_IF_ERROR(backend.LoadBanks(geometry, seed));
 //   ASSIGN_OR_RETURN(ArmHandle arm, backend.PrepareArm(inputs));
@@ -44,6 +46,9 @@ struct ArmInputs {
 
 // Identifies an arm prepared since the last ReleaseArms().
 using ArmHandle = int;
+
+// Identifies a read buffer allocated since the last ReleaseReadBuffers().
+using BufferHandle = int;
 
 // What one untimed launch produced, for exactness checks.
 struct LaunchOutput {
@@ -127,6 +132,17 @@ class Backend {
   virtual absl::StatusOr<LaunchOutput> RunOnce(ArmHandle arm, MoeKernel kernel) = 0;
   // Frees every prepared arm (the banks stay).
   virtual void ReleaseArms() = 0;
+
+  // A buffer of `bytes` (a positive multiple of 16) holding ReadBufferWord(seed, i)
+  // (kernels/read_buffer.h): what the read-bandwidth probe streams.
+  virtual absl::StatusOr<BufferHandle> AllocateReadBuffer(int64_t bytes, uint64_t seed);
+  // One sample of a streaming read of the whole buffer, microseconds per read (graph mode: N
+  // reads per sample, time / N).
+  virtual absl::StatusOr<double> TimeRead(BufferHandle buffer, const TimingOptions& options);
+  // The read's checksum of the buffer's words (their wrapping sum), untimed: the check.
+  virtual absl::StatusOr<uint32_t> ReadChecksum(BufferHandle buffer);
+  // Frees every read buffer.
+  virtual void ReleaseReadBuffers() {}
 
   virtual DeviceDetails Details() const = 0;
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "kernels/cuda_status.h"
+#include "kernels/read_buffer_fill.h"
 #include "kernels/slot_groups.h"
 
 namespace gpuprobe {
@@ -65,6 +66,22 @@ struct CudaBackend::Banks {
   DeviceBuffer gate_global, up_global, down_global;
 };
 
+// A captured CUDA graph of N launches of one kernel, with the events that time it: recorded by
+// the graph itself, so that the host's launch of the graph is not timed: a start/stop pair
+// around each launch (cold) or around all of them (warm).
+struct CudaBackend::Graph {
+  cudaGraphExec_t exec = nullptr;
+  std::vector<cudaEvent_t> events;
+
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  ~Graph() {
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+    for (cudaEvent_t e : events) cudaEventDestroy(e);
+  }
+};
+
 // An arm's device buffers, its launch plan and the graphs captured for it.
 struct CudaBackend::Arm {
   KernelVariant variant = KernelVariant::kPerSlot;
@@ -73,20 +90,14 @@ struct CudaBackend::Arm {
   DeviceBuffer group_expert, group_slot_table;
   DeviceSlotGroups groups;
   int floor_blocks = 0;
-  struct Graph {
-    cudaGraphExec_t exec = nullptr;
-    // Recorded by the graph itself, so that the host's launch of the graph is not timed: a
-    // start/stop pair around each launch (cold) or around all of them (warm).
-    std::vector<cudaEvent_t> events;
-  };
   std::map<std::pair<MoeKernel, bool>, Graph> graphs;  // (kernel, cold)
+};
 
-  ~Arm() {
-    for (auto& [key, graph] : graphs) {
-      if (graph.exec != nullptr) cudaGraphExecDestroy(graph.exec);
-      for (cudaEvent_t e : graph.events) cudaEventDestroy(e);
-    }
-  }
+// A read-bandwidth buffer: its words, and what the floor kernel needs to read all of them.
+struct CudaBackend::ReadBuffer {
+  DeviceBuffer words, sel, partials;
+  ReadFloorArgs args;
+  std::map<bool, Graph> graphs;  // by cold
 };
 
 int CudaBackend::VisibleDevices() {
@@ -141,6 +152,7 @@ absl::Status CudaBackend::Init(int device) {
 
 CudaBackend::~CudaBackend() {
   arms_.clear();
+  read_buffers_.clear();
   banks_.reset();
   if (start_ != nullptr) cudaEventDestroy(start_);
   if (stop_ != nullptr) cudaEventDestroy(stop_);
@@ -236,6 +248,8 @@ absl::StatusOr<ArmHandle> CudaBackend::PrepareArm(const ArmInputs& inputs) {
 
 void CudaBackend::ReleaseArms() { arms_.clear(); }
 
+void CudaBackend::ReleaseReadBuffers() { read_buffers_.clear(); }
+
 absl::StatusOr<CudaBackend::Arm*> CudaBackend::Find(ArmHandle handle) {
   if (handle < 0 || handle >= static_cast<int>(arms_.size())) {
     return absl::InvalidArgumentError(absl::StrFormat("no prepared arm %d", handle));
@@ -289,10 +303,10 @@ absl::Status CudaBackend::Flush(cudaStream_t stream) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<double> CudaBackend::TimeEvents(Arm& arm, MoeKernel kernel, bool cold) {
+absl::StatusOr<double> CudaBackend::TimeEvents(LaunchFn launch, bool cold) {
   if (cold) RETURN_IF_ERROR(Flush(stream_));
   CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
-  RETURN_IF_ERROR(Launch(arm, kernel, stream_));
+  RETURN_IF_ERROR(launch(stream_));
   CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
   CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
   float ms = 0;
@@ -300,8 +314,8 @@ absl::StatusOr<double> CudaBackend::TimeEvents(Arm& arm, MoeKernel kernel, bool 
   return ms * 1e3;
 }
 
-absl::StatusOr<double> CudaBackend::TimeGraph(Arm& arm, MoeKernel kernel, bool cold, int launches) {
-  Arm::Graph& graph = arm.graphs[{kernel, cold}];
+absl::StatusOr<double> CudaBackend::TimeGraph(Graph& graph, LaunchFn launch, bool cold,
+                                              int launches) {
   if (graph.exec == nullptr) {
     if (graph.events.empty()) {  // a capture that failed before keeps its events
       graph.events.resize(cold ? 2 * launches : 2);
@@ -318,7 +332,7 @@ absl::StatusOr<double> CudaBackend::TimeGraph(Arm& arm, MoeKernel kernel, bool c
         captured = Flush(stream_);
         if (captured.ok()) captured = record(graph.events[2 * i]);
       }
-      if (captured.ok()) captured = Launch(arm, kernel, stream_);
+      if (captured.ok()) captured = launch(stream_);
       if (captured.ok() && cold) captured = record(graph.events[2 * i + 1]);
     }
     if (captured.ok() && !cold) captured = record(graph.events[1]);
@@ -346,10 +360,72 @@ absl::StatusOr<double> CudaBackend::TimeLaunch(ArmHandle handle, MoeKernel kerne
   CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
   ASSIGN_OR_RETURN(Arm * arm, Find(handle));
   const bool cold = options.cache == CacheMode::kCold;
+  auto launch = [&](cudaStream_t stream) { return Launch(*arm, kernel, stream); };
   if (options.timing == TimingMode::kGraph) {
-    return TimeGraph(*arm, kernel, cold, options.graph_launches);
+    return TimeGraph(arm->graphs[{kernel, cold}], launch, cold, options.graph_launches);
   }
-  return TimeEvents(*arm, kernel, cold);
+  return TimeEvents(launch, cold);
+}
+
+absl::StatusOr<BufferHandle> CudaBackend::AllocateReadBuffer(int64_t bytes, uint64_t seed) {
+  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // the caller's thread may be new
+  if (bytes <= 0 || bytes % 16 != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("size_bytes: %d is not a positive multiple of 16", bytes));
+  }
+  auto buffer = std::make_unique<ReadBuffer>();
+  ASSIGN_OR_RETURN(buffer->words, DeviceBuffer::Allocate(bytes));
+  RETURN_IF_ERROR(LaunchFillReadBuffer(buffer->words.get<uint32_t>(), bytes / 4, seed, stream_));
+  ASSIGN_OR_RETURN(buffer->sel, DeviceBuffer::FromHost(std::vector<int32_t>{0}));
+  const int blocks = kFloorBlocksPerSm * details_.multiprocessors;
+  ASSIGN_OR_RETURN(buffer->partials, DeviceBuffer::Allocate(blocks * sizeof(uint32_t)));
+  buffer->args.regions[0] = {buffer->words.get<uint8_t>(), 0, bytes};
+  buffer->args.sel = buffer->sel.get<int32_t>();
+  buffer->args.slots = 1;
+  buffer->args.blocks = blocks;
+  buffer->args.partials = buffer->partials.get<uint32_t>();
+  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  read_buffers_.push_back(std::move(buffer));
+  return static_cast<BufferHandle>(read_buffers_.size() - 1);
+}
+
+absl::StatusOr<CudaBackend::ReadBuffer*> CudaBackend::FindBuffer(BufferHandle handle) {
+  if (handle < 0 || handle >= static_cast<int>(read_buffers_.size())) {
+    return absl::InvalidArgumentError(absl::StrFormat("no read buffer %d", handle));
+  }
+  return read_buffers_[handle].get();
+}
+
+absl::StatusOr<double> CudaBackend::TimeRead(BufferHandle handle, const TimingOptions& options) {
+  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+  ASSIGN_OR_RETURN(ReadBuffer * buffer, FindBuffer(handle));
+  const bool cold = options.cache == CacheMode::kCold;
+  auto launch = [&](cudaStream_t stream) { return LaunchReadFloor(buffer->args, stream); };
+  if (options.timing == TimingMode::kGraph) {
+    return TimeGraph(buffer->graphs[cold], launch, cold, options.graph_launches);
+  }
+  return TimeEvents(launch, cold);
+}
+
+absl::StatusOr<uint32_t> CudaBackend::ReadChecksum(BufferHandle handle) {
+  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+  ASSIGN_OR_RETURN(ReadBuffer * buffer, FindBuffer(handle));
+  return FloorChecksum(buffer->args);
+}
+
+absl::StatusOr<uint32_t> CudaBackend::FloorChecksum(const ReadFloorArgs& args) {
+  // Poisoned first: a kernel that wrote no partial cannot pass by luck.
+  CUDA_RETURN_IF_ERROR(
+      cudaMemsetAsync(args.partials, 0xFF, args.blocks * sizeof(uint32_t), stream_));
+  RETURN_IF_ERROR(LaunchReadFloor(args, stream_));
+  std::vector<uint32_t> partials(args.blocks);
+  CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(partials.data(), args.partials,
+                                       args.blocks * sizeof(uint32_t), cudaMemcpyDeviceToHost,
+                                       stream_));
+  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  uint32_t checksum = 0;
+  for (uint32_t p : partials) checksum += p;
+  return checksum;
 }
 
 absl::StatusOr<LaunchOutput> CudaBackend::RunOnce(ArmHandle handle, MoeKernel kernel) {
@@ -357,16 +433,7 @@ absl::StatusOr<LaunchOutput> CudaBackend::RunOnce(ArmHandle handle, MoeKernel ke
   ASSIGN_OR_RETURN(Arm * arm, Find(handle));
   LaunchOutput out;
   if (arm->variant == KernelVariant::kFloor) {
-    CUDA_RETURN_IF_ERROR(
-        cudaMemsetAsync(arm->partials.get(), 0xFF, arm->partials.bytes(), stream_));
-    RETURN_IF_ERROR(Launch(*arm, kernel, stream_));
-    std::vector<uint32_t> partials(arm->floor_blocks);
-    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(partials.data(), arm->partials.get(),
-                                         arm->partials.bytes(), cudaMemcpyDeviceToHost, stream_));
-    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
-    uint32_t checksum = 0;
-    for (uint32_t p : partials) checksum += p;
-    out.checksum = checksum;
+    ASSIGN_OR_RETURN(out.checksum, FloorChecksum(FloorArgs(*arm, kernel)));
     return out;
   }
   DeviceBuffer& target = kernel == MoeKernel::kGateUpSilu ? arm->h_out : arm->y;

@@ -20,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "kernels/moe_banks.h"
 #include "kernels/moe_sel_kernels.h"
 #include "kernels/read_floor.h"
@@ -53,13 +54,21 @@ class CudaBackend final : public Backend {
                                     const TimingOptions& options) override;
   absl::StatusOr<LaunchOutput> RunOnce(ArmHandle arm, MoeKernel kernel) override;
   void ReleaseArms() override;
+  absl::StatusOr<BufferHandle> AllocateReadBuffer(int64_t bytes, uint64_t seed) override;
+  absl::StatusOr<double> TimeRead(BufferHandle buffer, const TimingOptions& options) override;
+  absl::StatusOr<uint32_t> ReadChecksum(BufferHandle buffer) override;
+  void ReleaseReadBuffers() override;
   DeviceDetails Details() const override { return details_; }
   // NVML's reading of this device (found by PCI bus id); none without NVML.
   std::optional<TelemetrySample> SampleTelemetry() override;
 
  private:
+  struct Graph;
   struct Arm;
   struct Banks;
+  struct ReadBuffer;
+  // Enqueues one launch of what is being timed on the stream.
+  using LaunchFn = absl::FunctionRef<absl::Status(cudaStream_t)>;
 
   CudaBackend() = default;
   absl::Status Init(int device);
@@ -67,8 +76,12 @@ class CudaBackend final : public Backend {
   absl::StatusOr<Arm*> Find(ArmHandle handle);
   absl::Status Launch(Arm& arm, MoeKernel kernel, cudaStream_t stream);
   absl::Status Flush(cudaStream_t stream);
-  absl::StatusOr<double> TimeEvents(Arm& arm, MoeKernel kernel, bool cold);
-  absl::StatusOr<double> TimeGraph(Arm& arm, MoeKernel kernel, bool cold, int launches);
+  // One sample: one event-timed launch, or a captured graph of `launches` launches (time / N).
+  absl::StatusOr<double> TimeEvents(LaunchFn launch, bool cold);
+  absl::StatusOr<double> TimeGraph(Graph& graph, LaunchFn launch, bool cold, int launches);
+  absl::StatusOr<ReadBuffer*> FindBuffer(BufferHandle handle);
+  // The floor kernel's checksum of what it read, untimed (its partials poisoned first).
+  absl::StatusOr<uint32_t> FloorChecksum(const ReadFloorArgs& args);
   ReadFloorArgs FloorArgs(const Arm& arm, MoeKernel kernel) const;
 
   int device_ = 0;
@@ -82,6 +95,7 @@ class CudaBackend final : public Backend {
   uint8_t flush_value_ = 0;
   std::unique_ptr<Banks> banks_;
   std::vector<std::unique_ptr<Arm>> arms_;
+  std::vector<std::unique_ptr<ReadBuffer>> read_buffers_;
 };
 
 }  // namespace gpuprobe

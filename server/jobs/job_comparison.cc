@@ -14,7 +14,7 @@
 #include "server/probes/moe_union/moe_union_mapping.h"
 #include "server/probes/moe_union/moe_union_probe.h"
 #include "server/probes/registry.h"
-#include "server/probe/comparison.h"
+#include "server/measure/comparison.h"
 
 namespace gpuprobe {
 namespace {

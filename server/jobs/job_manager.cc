@@ -14,6 +14,7 @@
 #include "server/jobs/retry_log.h"
 #include "server/jobs/telemetry_summary.h"
 #include "server/probes/job_events.h"
+#include "server/store/job_record.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuprobe {
@@ -279,7 +280,7 @@ absl::StatusOr<std::vector<v1::JobEvent>> JobManager::Results(const std::string&
   ASSIGN_OR_RETURN(std::vector<v1::JobEvent> events, store_->Events(job_id));
   std::vector<v1::JobEvent> results;
   for (v1::JobEvent& e : events) {
-    if ((e.has_row() || e.has_check()) && e.attempt() == job.attempts()) {
+    if (IsResultEvent(e) && e.attempt() == job.attempts()) {
       results.push_back(std::move(e));
     }
   }
@@ -664,6 +665,7 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   auto publish = [this, &id, device, &d, &failure, &readings, a = attempt](v1::JobEvent event) {
     event.set_attempt(a);
     if (event.has_row()) event.mutable_row()->set_attempt(a);
+    if (event.has_result()) event.mutable_result()->set_attempt(a);
     if (event.has_progress()) {
       absl::MutexLock lock(&mu_);
       running_progress_[device] = event.progress();

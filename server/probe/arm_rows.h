@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "server/probe/comparison.h"
-#include "server/probe/statistics.h"
+#include "server/measure/comparison.h"
+#include "server/measure/statistics.h"
 #include "server/probe/sweep_spec.h"
 
 namespace gpuprobe {

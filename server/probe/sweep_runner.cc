@@ -42,6 +42,13 @@ ArmReadBytes ReadBytes(const MoeGeometry& g, const Arm& arm, const std::vector<i
 
 double Gib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 30); }
 
+// The scheduler's samples as rows take them: gate+up and down per arm.
+std::vector<ArmSamples> SamplesOf(const Interleaved& run) {
+  std::vector<ArmSamples> samples;
+  for (const auto& launches : run.samples) samples.push_back({launches[0], launches[1]});
+  return samples;
+}
+
 }  // namespace
 
 absl::Status CheckFitsBackend(const SweepSpec& spec, const Backend& backend) {
@@ -91,52 +98,32 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
                            .calibrated_read_tbps = backend.Details().calibrated_read_tbps};
   const TimingOptions timing{
       .timing = spec.timing, .cache = spec.cache, .graph_launches = kGraphLaunchesPerSample};
-  std::vector<ArmSamples> samples(arms.size());
-  std::string disturbance;  // the first disturbing reading's account
-  for (int rep = 0; rep < spec.reps; ++rep) {
-    for (const int i : ArmOrderOfRep(spec.order, static_cast<int>(arms.size()), rep, spec.seed)) {
-      if (cancelled.load()) {
-        backend.ReleaseArms();
-        // The reps that completed still make rows (with fewer kept reps); the partial one
-        // is dropped so that every row covers the same reps.
-        if (rep >= 2) {
-          for (ArmSamples& s : samples) {
-            s.gu_us.resize(rep - 1);
-            s.down_us.resize(rep - 1);
-          }
-          for (ArmRow& row : BuildRows(spec, arms, samples, reads, context)) {
-            row.disturbance = disturbance;
-            observer.OnRow(row);
-          }
-        }
-        return absl::CancelledError(
-            absl::StrFormat("cancelled during rep %d of %d; rows of the %d completed reps kept",
-                            rep, spec.reps, std::max(0, rep - 1)));
-      }
-      ASSIGN_OR_RETURN(double gu_us,
-                       backend.TimeLaunch(handles[i], MoeKernel::kGateUpSilu, timing));
-      ASSIGN_OR_RETURN(double down_us, backend.TimeLaunch(handles[i], MoeKernel::kDown, timing));
-      if (rep == 0) continue;  // the warmed throwaway
-      samples[i].gu_us.push_back(gu_us);
-      samples[i].down_us.push_back(down_us);
-    }
-    if (std::optional<TelemetrySample> reading = backend.SampleTelemetry()) {
-      observer.OnTelemetry(*reading);
-      if (disturbance.empty() && Disturbed(*reading)) {
-        disturbance = absl::StrFormat("rep %d: %s", rep, Disturbance(*reading));
-        if (spec.require_clean) {
-          backend.ReleaseArms();
-          return absl::FailedPreconditionError(
-              absl::StrCat("require_clean: the device was not clean during ", disturbance));
-        }
-      }
-    }
-    observer.OnRepDone(rep + 1, spec.reps);
-  }
+  // Each arm's two launches: gate+up, then down.
+  const TimeLaunchFn time = [&](int arm, int launch) {
+    return backend.TimeLaunch(handles[arm], launch == 0 ? MoeKernel::kGateUpSilu : MoeKernel::kDown,
+                              timing);
+  };
+  const InterleavedSpec schedule{.arms = static_cast<int>(arms.size()),
+                                 .launches = 2,
+                                 .reps = spec.reps,
+                                 .order = spec.order,
+                                 .seed = spec.seed,
+                                 .require_clean = spec.require_clean};
+  Interleaved partial;
+  absl::StatusOr<Interleaved> run =
+      RunInterleaved(schedule, time, backend, observer, cancelled, &partial);
   backend.ReleaseArms();
+  if (absl::IsCancelled(run.status()) && partial.kept_reps > 0) {
+    // The reps that completed still make rows (with fewer kept reps).
+    for (ArmRow& row : BuildRows(spec, arms, SamplesOf(partial), reads, context)) {
+      row.disturbance = partial.disturbance;
+      observer.OnRow(row);
+    }
+  }
+  if (!run.ok()) return run.status();
 
-  SweepOutcome outcome{.rows = BuildRows(spec, arms, samples, reads, context)};
-  for (ArmRow& row : outcome.rows) row.disturbance = disturbance;
+  SweepOutcome outcome{.rows = BuildRows(spec, arms, SamplesOf(*run), reads, context)};
+  for (ArmRow& row : outcome.rows) row.disturbance = run->disturbance;
   if (std::optional<int> ref = ReferenceArm(spec, arms)) {
     outcome.reference_section_us = outcome.rows[*ref].section_us;
   }

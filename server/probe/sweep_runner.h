@@ -1,6 +1,6 @@
-// The probe engine: runs a validated sweep on a backend, its arms INTERLEAVED rep by rep
-// (rep r runs every arm once before rep r+1 starts), rep 0 a warmed throwaway for every arm,
-// gate+up and down launches timed separately.
+// The moe-union probe's engine: runs a validated sweep on a backend on the interleaved
+// scheduler (server/measure/interleaved.h: rep r runs every arm once before rep r+1 starts,
+// rep 0 a warmed throwaway for every arm), gate+up and down launches timed separately.
 //
 //   ASSIGN_OR_RETURN(SweepOutcome outcome, RunSweep(spec, backend, observer, cancelled));
 #pragma once
@@ -11,24 +11,18 @@
 
 #include "absl/status/statusor.h"
 #include "server/device/backend.h"
+#include "server/measure/interleaved.h"
 #include "server/probe/arm_rows.h"
 #include "server/probe/sweep_spec.h"
 
 namespace gpuprobe {
 
-// Graph mode: launches behind one sample.
-inline constexpr int kGraphLaunchesPerSample = 10;
-
-// Called on the engine's thread as the sweep advances.
-class SweepObserver {
+// Called on the engine's thread as the sweep advances: after each rep (rep 0 included) with a
+// reading of the device where it has telemetry (RepObserver), and once per arm, in arm order,
+// as soon as its statistics are final.
+class SweepObserver : public RepObserver {
  public:
-  virtual ~SweepObserver() = default;
-  // After each rep, rep 0 included.
-  virtual void OnRepDone(int reps_done, int reps_total) = 0;
-  // Once per arm, in arm order, as soon as its statistics are final.
   virtual void OnRow(const ArmRow& row) = 0;
-  // After each rep, a reading of the device (backends with telemetry).
-  virtual void OnTelemetry(const TelemetrySample&) {}
 };
 
 struct SweepOutcome {

@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/moe_geometry.h"
 #include "server/device/backend.h"
-#include "server/probe/arm_order.h"
+#include "server/measure/arm_order.h"
 
 namespace gpuprobe {
 

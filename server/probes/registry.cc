@@ -6,12 +6,14 @@
 #include "absl/strings/str_join.h"
 #include "common/abbreviated.h"
 #include "server/probes/moe_union/moe_union_probe.h"
+#include "server/probes/read_bandwidth/read_bandwidth_probe.h"
 
 namespace gpuprobe {
 
 ProbeRegistry ProbeRegistry::Builtin(const ProbeOptions& options) {
   ProbeRegistry registry;
   (void)registry.Add(std::make_unique<MoeUnionProbe>(options.sweep));
+  (void)registry.Add(std::make_unique<ReadBandwidthProbe>());
   return registry;
 }
 

@@ -54,6 +54,12 @@ inline constexpr char kCorruptRequest[] =
 // newline and the key. Unscoped keys keep the form schema 2 stored.
 std::string ScopedKey(const std::string& scope, const std::string& key);
 
+// Whether the event is one of a job's results (a row, a check, a generic result), as
+// Job.results counts them.
+inline bool IsResultEvent(const v1::JobEvent& e) {
+  return e.has_row() || e.has_check() || e.has_result();
+}
+
 // The request's labels (a probe request's, a sweep's or a check's).
 const google::protobuf::Map<std::string, std::string>& LabelsOf(const v1::SubmitRequest& r);
 

@@ -366,7 +366,7 @@ absl::Status SqlJobStore::AppendEvent(const std::string& id, const v1::JobEvent&
 }
 
 absl::Status SqlJobStore::AppendEventLocked(const std::string& id, const v1::JobEvent& event) {
-  std::vector<SqlValue> params = {int64_t{event.has_row() || event.has_check() ? 1 : 0}, id};
+  std::vector<SqlValue> params = {int64_t{IsResultEvent(event) ? 1 : 0}, id};
   std::string sql =
       "UPDATE jobs SET next_event = next_event + 1, results = results + ?1 WHERE id = ?2";
   // An attempt's event: only while that attempt runs (a finished event is stored with the

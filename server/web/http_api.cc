@@ -160,14 +160,22 @@ void HttpApi::Route() {
       R"(/api/v1/jobs/([^/]+)/rows)", [this](const httplib::Request& req, httplib::Response& res) {
         absl::StatusOr<std::vector<v1::JobEvent>> results = manager_.Results(req.matches[1]);
         if (!results.ok()) return Fail(res, results.status());
-        std::vector<std::string> rows, checks;
+        std::vector<std::string> rows, checks, generic;
         for (const v1::JobEvent& e : *results) {
           if (e.has_row()) rows.push_back(ProtoJson(e.row()));
           if (e.has_check()) checks.push_back(ProtoJson(e.check()));
+          if (e.has_result()) generic.push_back(ProtoJson(e.result()));
         }
         Reply(res, absl::StrCat("{\"rows\":[", absl::StrJoin(rows, ","), "],\"checks\":[",
-                                absl::StrJoin(checks, ","), "]}"));
+                                absl::StrJoin(checks, ","), "],\"results\":[",
+                                absl::StrJoin(generic, ","), "]}"));
       });
+
+  server_->Get("/api/v1/probes", [this](const httplib::Request&, httplib::Response& res) {
+    v1::ListProbesResponse list;
+    for (const Probe* probe : manager_.probes().All()) *list.add_probes() = probe->Info();
+    Reply(res, ProtoJson(list));
+  });
 
   server_->Get(R"(/api/v1/jobs/([^/]+)/artifacts)", [this](const httplib::Request& req,
                                                            httplib::Response& res) {

@@ -114,5 +114,45 @@ TEST_F(ProbeServiceTest, AnUnknownProbeOrParameterIsRefusedBeforeAnythingIsStore
   EXPECT_EQ(listed.jobs_size(), 0);
 }
 
+TEST_F(ProbeServiceTest, ReadBandwidthRunsAndChecksThroughTheService) {
+  StartDaemon();
+  v1::SubmitRequest submit;
+  v1::ProbeRequest* probe = submit.mutable_probe();
+  probe->set_probe("read-bandwidth");
+  (*probe->mutable_param_values())["sizes_bytes"] = "65536,131072";
+  (*probe->mutable_param_values())["default_sizes"] = "false";
+  (*probe->mutable_param_values())["caches"] = "warm";
+  (*probe->mutable_param_values())["timing"] = "events";
+  (*probe->mutable_param_values())["reps"] = "3";
+  grpc::ClientContext context;
+  v1::Job job;
+  ASSERT_TRUE(stub_->Submit(&context, submit, &job).ok());
+  EXPECT_EQ(job.probe(), "read-bandwidth");
+  std::vector<v1::JobEvent> events;
+  ASSERT_TRUE(WatchAll(job.id(), &events).ok());
+  std::vector<v1::Result> results;
+  for (const v1::JobEvent& e : events) {
+    if (e.has_result()) results.push_back(e.result());
+  }
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[1].axes(0).name(), "size_bytes");
+  EXPECT_EQ(results[1].axes(0).int_value(), 131072);
+  EXPECT_EQ(results[1].attempt(), 1u);
+  EXPECT_EQ(results[1].device(), "cpu (reference kernels)");
+  EXPECT_EQ(Get(job.id()).results(), 2u);
+
+  probe->set_check(true);
+  grpc::ClientContext check_context;
+  v1::Job check;
+  ASSERT_TRUE(stub_->Submit(&check_context, submit, &check).ok());
+  EXPECT_TRUE(check.check());
+  std::vector<v1::JobEvent> checked;
+  ASSERT_TRUE(WatchAll(check.id(), &checked).ok());
+  int passed = 0;
+  for (const v1::JobEvent& e : checked) passed += e.has_check() && e.check().passed() ? 1 : 0;
+  EXPECT_EQ(passed, 2);
+  EXPECT_EQ(Get(check.id()).state(), v1::JOB_STATE_SUCCEEDED);
+}
+
 }  // namespace
 }  // namespace gpuprobe

@@ -1,6 +1,7 @@
 // GPU tests (ctest label `gpu`): every kernel variant of the cuda backend against the float64
 // reference on fresh random inputs, with outputs poisoned first, over several geometries and
-// every union size of their sweeps; and one short timed sweep in each timing and cache mode.
+// every union size of their sweeps; one short timed sweep in each timing and cache mode; and the
+// read-bandwidth buffers (their checksums against the host's, their reads in every mode).
 // Skipped where no CUDA device is visible.
 #include "server/device/cuda_backend.h"
 
@@ -8,6 +9,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
+#include "kernels/read_buffer.h"
 #include "kernels/sel/launch_deals.h"
 #include "server/probe/exactness.h"
 #include "server/probe/sweep_runner.h"
@@ -180,6 +182,47 @@ TEST_F(CudaBackendTest, CalibrationReadsAtLeastTwoGibAndReportsAPlausibleRate) {
   EXPECT_GE(d.calibration_bytes, int64_t{2} << 30);
   EXPECT_GT(d.calibrated_read_tbps, 0.5);
   EXPECT_LT(d.calibrated_read_tbps, 20.0);
+}
+
+// read-bandwidth: the buffers hold the host's words (the read's checksum is the host's sum of
+// them, at sizes that end mid-block), every mode gives positive finite samples, and a large
+// warm graph-timed read runs near the calibrated read.
+class ReadBufferTest : public CudaBackendTest {
+ protected:
+  void TearDown() override {
+    if (backend_ != nullptr) backend_->ReleaseReadBuffers();
+  }
+};
+
+TEST_F(ReadBufferTest, TheReadsChecksumIsTheHostsSumOfTheWordsAtEverySize) {
+  for (const int64_t bytes : {int64_t{4096}, int64_t{(1 << 20) + 16}, int64_t{256} << 20}) {
+    for (const uint64_t seed : {uint64_t{1}, uint64_t{0x9e3779b97f4a7c15}}) {
+      absl::StatusOr<BufferHandle> buffer = backend_->AllocateReadBuffer(bytes, seed);
+      ASSERT_TRUE(buffer.ok()) << buffer.status();
+      absl::StatusOr<uint32_t> read = backend_->ReadChecksum(*buffer);
+      ASSERT_TRUE(read.ok()) << read.status();
+      EXPECT_EQ(*read, ReadBufferChecksum(bytes / 4, seed)) << bytes << " bytes, seed " << seed;
+    }
+  }
+  EXPECT_EQ(backend_->AllocateReadBuffer(4100, 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ReadBufferTest, EveryTimingAndCacheModeGivesPositiveFiniteSamplesNearTheCalibratedRead) {
+  const int64_t bytes = int64_t{1} << 30;
+  absl::StatusOr<BufferHandle> buffer = backend_->AllocateReadBuffer(bytes, 7);
+  ASSERT_TRUE(buffer.ok()) << buffer.status();
+  for (TimingMode timing : {TimingMode::kEvents, TimingMode::kGraph}) {
+    for (CacheMode cache : {CacheMode::kWarm, CacheMode::kCold}) {
+      absl::StatusOr<double> us = backend_->TimeRead(*buffer, {timing, cache, 10});
+      ASSERT_TRUE(us.ok()) << us.status();
+      EXPECT_TRUE(std::isfinite(*us) && *us > 0.0) << *us;
+    }
+  }
+  absl::StatusOr<double> us = backend_->TimeRead(*buffer, {TimingMode::kGraph, CacheMode::kWarm, 10});
+  ASSERT_TRUE(us.ok());
+  const double tbps = static_cast<double>(bytes) / *us / 1e6;
+  EXPECT_GT(tbps, 0.5 * backend_->Details().calibrated_read_tbps) << tbps << " TB/s";
 }
 
 }  // namespace

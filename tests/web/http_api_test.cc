@@ -118,6 +118,15 @@ TEST_F(HttpApiTest, InfoJobsJobAndRowsAreTheProtosInJson) {
   EXPECT_GT(row.gu_us(), 0.0);
 }
 
+TEST_F(HttpApiTest, ProbesAreListedWithTheirDeclarations) {
+  Start();
+  const auto list = Json<v1::ListProbesResponse>("/api/v1/probes");
+  std::vector<std::string> names;
+  for (const v1::ProbeInfo& p : list.probes()) names.push_back(p.name());
+  EXPECT_THAT(names, testing::ElementsAre("moe-union", "read-bandwidth"));
+  EXPECT_EQ(list.probes(1).metrics(0).name(), "read_us");
+}
+
 TEST_F(HttpApiTest, FiltersApplyAndBadParametersAre400UnknownJobs404) {
   Start();
   FinishedJob();

@@ -11,28 +11,10 @@
 #include "server/probes/job_events.h"
 #include "server/probes/moe_union/moe_union_mapping.h"
 #include "server/probes/param_text.h"
+#include "server/probes/results.h"
 
 namespace gpuprobe {
 namespace {
-
-v1::ProbeParam Param(const char* name, const char* type, const char* default_value,
-                     const char* limits, const char* description) {
-  v1::ProbeParam p;
-  p.set_name(name);
-  p.set_type(type);
-  p.set_default_value(default_value);
-  p.set_limits(limits);
-  p.set_description(description);
-  return p;
-}
-
-v1::ProbeQuantity Quantity(const char* name, const char* unit, const char* description) {
-  v1::ProbeQuantity q;
-  q.set_name(name);
-  q.set_unit(unit);
-  q.set_description(description);
-  return q;
-}
 
 v1::ProbeInfo MakeInfo(const SweepLimits& l) {
   v1::ProbeInfo info;
@@ -104,13 +86,6 @@ class PublishingObserver final : public SweepObserver, public CheckObserver {
   const EventPublisher& publish_;
   absl::Time start_;
 };
-
-v1::AxisValue Axis(const char* name, int64_t value) {
-  v1::AxisValue a;
-  a.set_name(name);
-  a.set_int_value(value);
-  return a;
-}
 
 }  // namespace
 
@@ -189,12 +164,10 @@ JobOutcome MoeUnionProbe::Run(const ProbeRun& run, Backend& device, const EventP
   *started.mutable_started()->mutable_resolved() = run.resolved;
   for (const Arm& arm : ExpandArms(*spec)) {
     v1::PlannedArm* planned = started.mutable_started()->add_arms();
-    v1::AxisValue* variant = planned->add_axes();
-    variant->set_name("variant");
-    variant->set_text_value(std::string(VariantName(arm.variant)));
-    *planned->add_axes() = Axis("t", arm.t);
-    *planned->add_axes() = Axis("slots", arm.slots);
-    *planned->add_axes() = Axis("union", arm.union_size);
+    *planned->add_axes() = TextAxis("variant", std::string(VariantName(arm.variant)));
+    *planned->add_axes() = IntAxis("t", arm.t);
+    *planned->add_axes() = IntAxis("slots", arm.slots);
+    *planned->add_axes() = IntAxis("union", arm.union_size);
   }
   publish(std::move(started));
   PublishingObserver observer(publish, absl::Now());

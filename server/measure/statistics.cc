@@ -1,4 +1,4 @@
-#include "server/probe/statistics.h"
+#include "server/measure/statistics.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "server/probe/comparison.h"
+#include "server/measure/comparison.h"
 
 #include "common/seeded_rng.h"
 #include "gtest/gtest.h"

@@ -1,8 +1,10 @@
-// Noise-aware comparison of two measurements of one arm: the ratio of their section times
-// (candidate / base; above 1 is slower) with a percentile-bootstrap interval over both arms'
-// kept reps, and a verdict against a threshold, in the manner of nvbench_compare.
+// Noise-aware comparison of two measurements of one arm: the ratio of a summed median (one
+// metric's, or moe-union's section: gate+up + down) between candidate and base (above 1 is
+// slower) with a percentile-bootstrap interval over both arms' kept reps, and a verdict against
+// a threshold, in the manner of nvbench_compare.
 //
 //   RatioEstimate r = CompareSections(base_samples, candidate_samples, ComparisonOptions{});
+//   RatioEstimate m = CompareSums({base_read_us}, {candidate_read_us}, ComparisonOptions{});
 //   if (r.verdict == Verdict::kSlower) ...
 #pragma once
 
@@ -10,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/probe/statistics.h"
+#include "server/measure/statistics.h"
 
 namespace gpuprobe {
 
@@ -41,10 +43,16 @@ struct RatioEstimate {
   Verdict verdict = Verdict::kUnsure;
 };
 
-// The section of a set of samples is median(gate+up) + median(down), as in a row. The
-// interval resamples each side's gate+up and down samples with replacement. Verdict: slower
-// when the whole interval is above 1 + threshold, faster when below 1 - threshold, same when
-// inside [1 - threshold, 1 + threshold], unsure when it straddles a threshold.
+// Each side is a sum of medians, one per component (its samples): sum(median(base[i])) against
+// sum(median(candidate[i])). The interval resamples every component of each side with
+// replacement. Verdict: slower when the whole interval is above 1 + threshold, faster when below
+// 1 - threshold, same when inside [1 - threshold, 1 + threshold], unsure when it straddles a
+// threshold, too few reps under min_kept_reps samples in any component.
+RatioEstimate CompareSums(const std::vector<std::vector<double>>& base,
+                          const std::vector<std::vector<double>>& candidate,
+                          const ComparisonOptions& options);
+
+// The section of a set of samples is median(gate+up) + median(down), as in a row.
 RatioEstimate CompareSections(const ArmSamples& base, const ArmSamples& candidate,
                               const ComparisonOptions& options);
 

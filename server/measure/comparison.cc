@@ -1,11 +1,12 @@
-#include "server/probe/comparison.h"
+#include "server/measure/comparison.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "common/seeded_rng.h"
-#include "server/probe/statistics.h"
+#include "server/measure/statistics.h"
 
 namespace gpuprobe {
 namespace {
@@ -16,8 +17,10 @@ void Resample(const std::vector<double>& samples, SeededRng& rng, std::vector<do
   for (double& x : out) x = samples[rng.Below(static_cast<uint32_t>(samples.size()))];
 }
 
-double Section(const ArmSamples& s) {
-  return Summarize(s.gu_us).median + Summarize(s.down_us).median;
+double SumOfMedians(const std::vector<std::vector<double>>& components) {
+  double sum = 0.0;
+  for (const std::vector<double>& samples : components) sum += Summarize(samples).median;
+  return sum;
 }
 
 // The confidence interval's bounds of sorted replicates.
@@ -60,30 +63,34 @@ std::string_view VerdictName(Verdict verdict) {
   return "unsure";
 }
 
-RatioEstimate CompareSections(const ArmSamples& base, const ArmSamples& candidate,
-                              const ComparisonOptions& o) {
+RatioEstimate CompareSums(const std::vector<std::vector<double>>& base,
+                          const std::vector<std::vector<double>>& candidate,
+                          const ComparisonOptions& o) {
   RatioEstimate r;
-  const size_t fewest = std::min(
-      {base.gu_us.size(), base.down_us.size(), candidate.gu_us.size(), candidate.down_us.size()});
+  size_t fewest = base.empty() || candidate.empty() ? 0 : SIZE_MAX;
+  for (const auto* side : {&base, &candidate}) {
+    for (const std::vector<double>& samples : *side) fewest = std::min(fewest, samples.size());
+  }
   if (fewest == 0) {
     r.verdict = Verdict::kTooFewReps;
     return r;
   }
-  r.ratio = Section(candidate) / Section(base);
+  r.ratio = SumOfMedians(candidate) / SumOfMedians(base);
   SeededRng rng(o.seed);
   std::vector<double> ratios(static_cast<size_t>(o.resamples));
   std::vector<double> scratch;
   for (double& ratio : ratios) {
-    double sections[2];
+    double sums[2];
     int side = 0;
-    for (const ArmSamples* s : {&base, &candidate}) {
-      Resample(s->gu_us, rng, scratch);
-      double section = MedianInPlace(scratch);
-      Resample(s->down_us, rng, scratch);
-      section += MedianInPlace(scratch);
-      sections[side++] = section;
+    for (const auto* components : {&base, &candidate}) {
+      double sum = 0.0;
+      for (const std::vector<double>& samples : *components) {
+        Resample(samples, rng, scratch);
+        sum += MedianInPlace(scratch);
+      }
+      sums[side++] = sum;
     }
-    ratio = sections[1] / sections[0];
+    ratio = sums[1] / sums[0];
   }
   std::sort(ratios.begin(), ratios.end());
   const Interval interval = Percentiles(ratios, o.confidence);
@@ -101,6 +108,11 @@ RatioEstimate CompareSections(const ArmSamples& base, const ArmSamples& candidat
     r.verdict = Verdict::kUnsure;
   }
   return r;
+}
+
+RatioEstimate CompareSections(const ArmSamples& base, const ArmSamples& candidate,
+                              const ComparisonOptions& o) {
+  return CompareSums({base.gu_us, base.down_us}, {candidate.gu_us, candidate.down_us}, o);
 }
 
 }  // namespace gpuprobe

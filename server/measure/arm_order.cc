@@ -1,4 +1,4 @@
-#include "server/probe/arm_order.h"
+#include "server/measure/arm_order.h"
 
 #include <numeric>
 #include <utility>

@@ -1,0 +1,332 @@
+#include "server/probes/read_bandwidth/read_bandwidth_probe.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "common/status_macros.h"
+#include "kernels/read_buffer.h"
+#include "server/measure/interleaved.h"
+#include "server/probes/job_events.h"
+#include "server/probes/param_text.h"
+#include "server/probes/read_bandwidth/read_bandwidth.pb.h"
+#include "server/probes/results.h"
+
+namespace gpuprobe {
+namespace {
+
+constexpr int64_t kMinBytes = 4096;
+constexpr int64_t kMaxBytes = int64_t{64} << 30;
+constexpr int kMaxSizes = 256;
+constexpr int kMaxReps = 10000;
+constexpr int kDefaultReps = 20;
+constexpr uint64_t kDefaultSeed = 1;
+// The default ladder: 1 MiB to 4 GiB in powers of two.
+constexpr int kDefaultFirstLog2 = 20;
+constexpr int kDefaultLastLog2 = 32;
+// A launch's cost beyond its bytes, for the device-time estimate.
+constexpr double kLaunchSeconds = 10e-6;
+
+v1::ProbeInfo MakeInfo() {
+  v1::ProbeInfo info;
+  info.set_name("read-bandwidth");
+  info.set_description(
+      "streaming read of one device buffer per size, warm and cold: TB/s and the share of "
+      "the calibrated read");
+  info.set_params_type(v1::ReadBandwidthParams::descriptor()->full_name());
+  info.set_has_check(true);
+  for (v1::ProbeParam p : {
+           Param("sizes_bytes", "a comma-separated list of integers", "",
+                 "each a multiple of 16 in 4096..68719476736", "buffer sizes besides the default"),
+           Param("default_sizes", "true or false", "true", "",
+                 "also read 1 MiB, 2 MiB, ..., 4 GiB"),
+           Param("caches", "a comma-separated list of warm|cold", "warm,cold", "",
+                 "cache states, each size read in each"),
+           Param("reps", "an integer", "20", "2..10000", "reps per arm, rep 0 discarded"),
+           Param("timing", "one of events|graph", "graph", "", "how reads are timed"),
+           Param("order", "one of fixed|rotate|shuffle", "fixed", "", "arm order within a rep"),
+           Param("seed", "an integer", "1", "", "seed of the buffers' words"),
+           Param("require_clean", "true or false", "false", "",
+                 "fail at the first disturbed telemetry reading"),
+       }) {
+    *info.add_params() = p;
+  }
+  *info.add_axes() = Quantity("size_bytes", "bytes", "bytes read by one read");
+  *info.add_axes() = Quantity("cache", "", "warm or cold (L2 flushed before each read)");
+  *info.add_metrics() = Quantity("read_us", "us", "one streaming read of the buffer");
+  *info.add_derived() = Quantity("tbps", "TB/s", "size_bytes / read_us");
+  *info.add_derived() =
+      Quantity("pct_of_read", "%", "tbps as a percentage of the device's calibrated read");
+  return info;
+}
+
+absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+// The params completed: every default filled in, every field checked.
+absl::StatusOr<v1::ReadBandwidthParams> Complete(v1::ReadBandwidthParams p) {
+  std::set<uint64_t> sizes(p.sizes_bytes().begin(), p.sizes_bytes().end());
+  for (const uint64_t bytes : sizes) {
+    if (bytes % 16 != 0 || bytes < kMinBytes || bytes > static_cast<uint64_t>(kMaxBytes)) {
+      return Invalid(absl::StrFormat(
+          "sizes_bytes: %d is not a multiple of 16 in [%d, %d] (4 KiB to 64 GiB)", bytes,
+          kMinBytes, kMaxBytes));
+    }
+  }
+  if (!p.has_default_sizes() || p.default_sizes()) {
+    for (int log2 = kDefaultFirstLog2; log2 <= kDefaultLastLog2; ++log2) {
+      sizes.insert(uint64_t{1} << log2);
+    }
+  }
+  if (sizes.empty()) return Invalid("sizes_bytes: none, and default_sizes is false");
+  if (static_cast<int>(sizes.size()) > kMaxSizes) {
+    return Invalid(absl::StrFormat("sizes_bytes: %d sizes; at most %d", sizes.size(), kMaxSizes));
+  }
+  p.clear_sizes_bytes();
+  for (const uint64_t bytes : sizes) p.add_sizes_bytes(bytes);
+  p.set_default_sizes(false);
+  std::vector<int> caches;
+  for (const int c : p.caches()) {
+    if (c != v1::CACHE_MODE_WARM && c != v1::CACHE_MODE_COLD) {
+      return Invalid(absl::StrFormat("caches: %d is neither warm nor cold", c));
+    }
+    if (std::find(caches.begin(), caches.end(), c) == caches.end()) caches.push_back(c);
+  }
+  if (caches.empty()) caches = {v1::CACHE_MODE_WARM, v1::CACHE_MODE_COLD};
+  p.clear_caches();
+  for (const int c : caches) p.add_caches(static_cast<v1::CacheMode>(c));
+  if (!p.has_reps()) p.set_reps(kDefaultReps);
+  if (p.reps() < 2 || p.reps() > static_cast<uint32_t>(kMaxReps)) {
+    return Invalid(absl::StrFormat("reps: %d is outside [2, %d]", p.reps(), kMaxReps));
+  }
+  if (p.timing() == v1::TIMING_MODE_UNSPECIFIED) p.set_timing(v1::TIMING_MODE_GRAPH);
+  if (!v1::TimingMode_IsValid(p.timing())) {
+    return Invalid(absl::StrFormat("timing: unknown value %d", p.timing()));
+  }
+  if (p.order() == v1::ARM_ORDER_UNSPECIFIED) p.set_order(v1::ARM_ORDER_FIXED);
+  if (!v1::ArmOrder_IsValid(p.order())) {
+    return Invalid(absl::StrFormat("order: unknown value %d", p.order()));
+  }
+  if (!p.has_seed()) p.set_seed(kDefaultSeed);
+  return p;
+}
+
+absl::StatusOr<v1::ReadBandwidthParams> Unpack(const google::protobuf::Any& resolved) {
+  v1::ReadBandwidthParams p;
+  if (!resolved.UnpackTo(&p)) {
+    return absl::DataLossError("resolved: not the read-bandwidth probe's ReadBandwidthParams");
+  }
+  return p;
+}
+
+// The arms, in run order: sizes ascending, each in every cache state.
+struct ReadArm {
+  int64_t bytes = 0;
+  v1::CacheMode cache = v1::CACHE_MODE_WARM;
+};
+
+std::vector<ReadArm> Arms(const v1::ReadBandwidthParams& p) {
+  std::vector<ReadArm> arms;
+  for (const uint64_t bytes : p.sizes_bytes()) {
+    for (const int cache : p.caches()) {
+      arms.push_back({static_cast<int64_t>(bytes), static_cast<v1::CacheMode>(cache)});
+    }
+  }
+  return arms;
+}
+
+int64_t TotalBytes(const v1::ReadBandwidthParams& p) {
+  int64_t total = 0;
+  for (const uint64_t bytes : p.sizes_bytes()) total += static_cast<int64_t>(bytes);
+  return total;
+}
+
+CacheMode CacheOf(v1::CacheMode cache) {
+  return cache == v1::CACHE_MODE_COLD ? CacheMode::kCold : CacheMode::kWarm;
+}
+
+ArmOrder OrderOf(v1::ArmOrder order) {
+  return order == v1::ARM_ORDER_ROTATE    ? ArmOrder::kRotate
+         : order == v1::ARM_ORDER_SHUFFLE ? ArmOrder::kShuffle
+                                          : ArmOrder::kFixed;
+}
+
+class PublishingObserver final : public RepObserver {
+ public:
+  PublishingObserver(const EventPublisher& publish, absl::Time start)
+      : publish_(publish), start_(start) {}
+  void OnRepDone(int reps_done, int reps_total) override {
+    publish_(ProgressEvent(reps_done, reps_total, absl::ToDoubleSeconds(absl::Now() - start_)));
+  }
+  void OnTelemetry(const TelemetrySample& sample) override { publish_(TelemetryEvent(sample)); }
+
+ private:
+  const EventPublisher& publish_;
+  absl::Time start_;
+};
+
+v1::PlannedArm Planned(const ReadArm& arm) {
+  v1::PlannedArm planned;
+  *planned.add_axes() = IntAxis("size_bytes", arm.bytes);
+  *planned.add_axes() = TextAxis("cache", std::string(CacheName(CacheOf(arm.cache))));
+  return planned;
+}
+
+// One read of each size, its checksum against the host's sum of the words it had to read.
+JobOutcome Check(const v1::ReadBandwidthParams& p, Backend& device, const EventPublisher& publish,
+                 const std::atomic<bool>& cancelled) {
+  JobOutcome outcome;
+  int failed = 0;
+  for (const uint64_t size : p.sizes_bytes()) {
+    if (cancelled.load()) {
+      outcome.status = absl::CancelledError("cancelled between sizes");
+      return outcome;
+    }
+    const int64_t bytes = static_cast<int64_t>(size);
+    absl::StatusOr<BufferHandle> buffer = device.AllocateReadBuffer(bytes, p.seed());
+    absl::StatusOr<uint32_t> read =
+        buffer.ok() ? device.ReadChecksum(*buffer) : buffer.status();
+    device.ReleaseReadBuffers();
+    if (!read.ok()) {
+      outcome.status = read.status();
+      return outcome;
+    }
+    const uint32_t want = ReadBufferChecksum(bytes / 4, p.seed());
+    v1::JobEvent event;
+    v1::KernelCheck* c = event.mutable_check();
+    c->set_kernel("read");
+    *c->add_axes() = IntAxis("size_bytes", bytes);
+    c->set_passed(*read == want);
+    c->set_detail(absl::StrFormat("checksum 0x%08x, expected 0x%08x", *read, want));
+    failed += c->passed() ? 0 : 1;
+    publish(std::move(event));
+    ++outcome.results;
+  }
+  if (failed > 0) {
+    outcome.status = absl::DataLossError(absl::StrFormat(
+        "%d of %d reads returned another checksum than the buffer's", failed, outcome.results));
+  }
+  return outcome;
+}
+
+}  // namespace
+
+ReadBandwidthProbe::ReadBandwidthProbe() : info_(MakeInfo()) {}
+
+absl::StatusOr<google::protobuf::Any> ReadBandwidthProbe::Resolve(
+    const v1::ProbeRequest& request) const {
+  v1::ReadBandwidthParams params;
+  RETURN_IF_ERROR(UnpackParams(request, params));
+  ASSIGN_OR_RETURN(const v1::ReadBandwidthParams complete, Complete(std::move(params)));
+  const int64_t arms = static_cast<int64_t>(Arms(complete).size());
+  if (arms * complete.reps() > 1'000'000) {
+    return Invalid(absl::StrFormat("reps: %d arms x %d reps is more than 1000000 launches", arms,
+                                   complete.reps()));
+  }
+  google::protobuf::Any resolved;
+  resolved.PackFrom(complete);
+  return resolved;
+}
+
+absl::StatusOr<ProbePlan> ReadBandwidthProbe::Plan(const google::protobuf::Any& resolved,
+                                                   bool check, const Backend& device) const {
+  ASSIGN_OR_RETURN(const v1::ReadBandwidthParams p, Unpack(resolved));
+  // A check allocates one buffer at a time, a timed job every size at once (its arms interleave).
+  int64_t need = 0;
+  for (const uint64_t bytes : p.sizes_bytes()) {
+    need = check ? std::max(need, static_cast<int64_t>(bytes)) : need + static_cast<int64_t>(bytes);
+  }
+  if (need > device.MemoryCapacityBytes()) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "sizes_bytes: the buffers take %.2f GiB, more than the %.2f GiB the %s device offers",
+        static_cast<double>(need) / (1 << 30),
+        static_cast<double>(device.MemoryCapacityBytes()) / (1 << 30), device.Name()));
+  }
+  const double tbps = device.Details().calibrated_read_tbps;
+  const double bytes_per_s = tbps > 0.0 ? tbps * 1e12 : 1e9;
+  if (check) {
+    // The host sums every word it expects, at about 1 GB/s.
+    return ProbePlan{.device_seconds = static_cast<double>(TotalBytes(p)) * (1 / bytes_per_s + 1e-9)};
+  }
+  const int launches = p.timing() == v1::TIMING_MODE_GRAPH ? kGraphLaunchesPerSample : 1;
+  const double flush_bytes = 2.0 * static_cast<double>(device.Details().l2_bytes);
+  double seconds = 0.0;
+  for (const ReadArm& arm : Arms(p)) {
+    const double read = static_cast<double>(arm.bytes) +
+                        (arm.cache == v1::CACHE_MODE_COLD ? flush_bytes : 0.0);
+    seconds += kLaunchSeconds + read / bytes_per_s;
+  }
+  return ProbePlan{.device_seconds = seconds * p.reps() * launches};
+}
+
+JobOutcome ReadBandwidthProbe::Run(const ProbeRun& run, Backend& device,
+                                   const EventPublisher& publish,
+                                   const std::atomic<bool>& cancelled) const {
+  absl::StatusOr<v1::ReadBandwidthParams> params = Unpack(run.resolved);
+  if (!params.ok()) return JobOutcome{.status = params.status()};
+  const v1::ReadBandwidthParams& p = *params;
+  const std::vector<ReadArm> arms = Arms(p);
+  v1::JobEvent started;
+  started.mutable_started()->set_device(device.Description());
+  *started.mutable_started()->mutable_started_at() = NowTimestamp();
+  started.mutable_started()->set_probe(Name());
+  *started.mutable_started()->mutable_resolved() = run.resolved;
+  for (const ReadArm& arm : arms) *started.mutable_started()->add_arms() = Planned(arm);
+  publish(std::move(started));
+  if (run.check) return Check(p, device, publish, cancelled);
+
+  std::vector<BufferHandle> buffers;  // by size, in sizes_bytes order
+  for (const uint64_t bytes : p.sizes_bytes()) {
+    absl::StatusOr<BufferHandle> buffer =
+        device.AllocateReadBuffer(static_cast<int64_t>(bytes), p.seed());
+    if (!buffer.ok()) {
+      device.ReleaseReadBuffers();
+      return JobOutcome{.status = buffer.status()};
+    }
+    buffers.push_back(*buffer);
+  }
+  const TimingMode timing =
+      p.timing() == v1::TIMING_MODE_GRAPH ? TimingMode::kGraph : TimingMode::kEvents;
+  const int caches = p.caches_size();
+  const TimeLaunchFn time = [&](int arm, int) {
+    return device.TimeRead(buffers[arm / caches],
+                           {.timing = timing,
+                            .cache = CacheOf(arms[arm].cache),
+                            .graph_launches = kGraphLaunchesPerSample});
+  };
+  PublishingObserver observer(publish, absl::Now());
+  Interleaved partial;
+  absl::StatusOr<Interleaved> timed = RunInterleaved(
+      {.arms = static_cast<int>(arms.size()),
+       .reps = static_cast<int>(p.reps()),
+       .order = OrderOf(p.order()),
+       .seed = p.seed(),
+       .require_clean = p.require_clean()},
+      time, device, observer, cancelled, &partial);
+  device.ReleaseReadBuffers();
+  const Interleaved& measured = timed.ok() ? *timed : partial;
+  JobOutcome outcome{.status = timed.status()};
+  if (!timed.ok() && !(absl::IsCancelled(timed.status()) && partial.kept_reps > 0)) {
+    return outcome;
+  }
+  const double calibrated = device.Details().calibrated_read_tbps;
+  for (size_t i = 0; i < arms.size(); ++i) {
+    const std::vector<double>& samples = measured.samples[i][0];
+    v1::JobEvent event;
+    v1::Result* r = event.mutable_result();
+    r->set_arm_index(static_cast<uint32_t>(i));
+    *r->mutable_axes() = Planned(arms[i]).axes();
+    *r->add_metrics() = MetricOf("read_us", "us", samples);
+    const double tbps = static_cast<double>(arms[i].bytes) / r->metrics(0).median() / 1e6;
+    *r->add_derived() = Derived("tbps", "TB/s", tbps);
+    if (calibrated > 0.0) *r->add_derived() = Derived("pct_of_read", "%", 100.0 * tbps / calibrated);
+    r->set_disturbance(measured.disturbance);
+    r->set_device(device.Description());
+    publish(std::move(event));
+    ++outcome.results;
+  }
+  return outcome;
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,26 @@
+// The read-bandwidth probe: the time of a streaming read of one device buffer per size (the
+// floor kernel on cuda, a host loop on cpu), warm and cold, and what it makes in TB/s and as a
+// share of the device's calibrated read. Its check reads each buffer once and compares the
+// read's checksum with the host's sum of the words it had to read.
+#pragma once
+
+#include "server/probes/probe.h"
+
+namespace gpuprobe {
+
+class ReadBandwidthProbe final : public Probe {
+ public:
+  ReadBandwidthProbe();
+
+  const v1::ProbeInfo& Info() const override { return info_; }
+  absl::StatusOr<google::protobuf::Any> Resolve(const v1::ProbeRequest& request) const override;
+  absl::StatusOr<ProbePlan> Plan(const google::protobuf::Any& resolved, bool check,
+                                 const Backend& device) const override;
+  JobOutcome Run(const ProbeRun& run, Backend& device, const EventPublisher& publish,
+                 const std::atomic<bool>& cancelled) const override;
+
+ private:
+  const v1::ProbeInfo info_;
+};
+
+}  // namespace gpuprobe
