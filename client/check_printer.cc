@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/csv.h"
 #include "client/proto_names.h"
 #include "common/proto_json.h"
 
@@ -27,7 +28,14 @@ void CheckPrinter::Cells(const std::vector<std::string>& cells) {
 }
 
 void CheckPrinter::Started(const v1::JobStarted& started) {
+  generic_ = !started.probe().empty() && started.probe() != "moe-union";
   if (format_ == "json") return;
+  if (generic_) {
+    if (format_ == "table") {
+      out_ << absl::StrFormat("%s check on %s\n", started.probe(), started.device());
+    }
+    return;
+  }
   const v1::ResolvedSweep& s = started.sweep();
   if (format_ == "table") {
     out_ << absl::StrFormat(
@@ -42,6 +50,23 @@ void CheckPrinter::Started(const v1::JobStarted& started) {
 void CheckPrinter::Check(const v1::KernelCheck& c) {
   if (format_ == "json") {
     out_ << ProtoJson(c) << "\n" << std::flush;
+    return;
+  }
+  if (generic_) {
+    std::vector<std::string> header = {"kernel"}, cells = {c.kernel()};
+    for (const v1::AxisValue& a : c.axes()) {
+      header.push_back(a.name());
+      cells.push_back(a.has_int_value() ? absl::StrCat(a.int_value()) : a.text_value());
+    }
+    header.insert(header.end(), {"result", "detail"});
+    cells.insert(cells.end(), {c.passed() ? "pass" : "FAIL", c.detail()});
+    if (format_ == "csv") {
+      for (std::string& cell : cells) cell = CsvField(cell);
+    }
+    const std::string sep = format_ == "csv" ? "," : format_ == "tsv" ? "\t" : "  ";
+    if (!generic_header_printed_) out_ << absl::StrJoin(header, sep) << "\n";
+    generic_header_printed_ = true;
+    out_ << absl::StrJoin(cells, sep) << "\n" << std::flush;
     return;
   }
   if (format_ == "table" && !criteria_printed_) {

@@ -1,4 +1,5 @@
-// Prints an exactness job's results as they arrive: one line per (variant, union, kernel).
+// Prints an exactness job's results as they arrive: one line per (variant, union, kernel) of a
+// moe-union check, per kernel and arm (its axes, e.g. size_bytes) of another probe's.
 // `json` prints protobuf's JSON mapping of gpuprobe.v1.KernelCheck, one object per line;
 // `tsv` and `csv` delimited columns with a header; `table` aligned columns for people.
 //
@@ -27,6 +28,8 @@ class CheckPrinter {
   std::string format_;
   std::ostream& out_;
   bool criteria_printed_ = false;
+  bool generic_ = false;  // another probe's check: kernel, axes, result, detail
+  bool generic_header_printed_ = false;
 };
 
 // INVALID_ARGUMENT for an unknown format name.

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gpuprobe/v1/probe.grpc.pb.h"
 #include "grpcpp/channel.h"
@@ -16,6 +17,7 @@ struct ClientContext {
   std::string format;  // table, tsv, csv, json
   std::string token;   // bearer token; empty: none
   std::shared_ptr<grpc::Channel> channel;
+  std::vector<std::string> params;  // the --param NAME=VALUE arguments, in order
 
   // Every call carries the token, when there is one.
   void Prepare(grpc::ClientContext& rpc) const {
@@ -31,8 +33,9 @@ int SweepCommand(const ClientContext& context);
 int CheckCommand(const ClientContext& context);
 
 // Job commands; JOB is the positional argument after the command.
-// submit: queues a sweep (the sweep flags, --priority, --idempotency-key); prints the job id
-//   on the last line of stdout; with --wait then waits as `wait` does.
+// submit: queues a sweep (the sweep flags), or with --probe NAME a job of any probe (--param
+//   NAME=VALUE, --check); --priority, --idempotency-key; prints the job id on the last line of
+//   stdout; with --wait then waits as `wait` does.
 int SubmitCommand(const ClientContext& context);
 // wait JOB [--timeout 10m]: blocks until JOB ends; exit 0 succeeded, 1 failed, 3 cancelled,
 //   5 timed out, 4 unreachable.

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "client/commands.h"
+#include "client/csv.h"
 #include "client/exit_codes.h"
 #include "client/job_stream.h"
 #include "client/proto_names.h"
@@ -30,9 +31,54 @@ absl::StatusOr<double> ParseThreshold(absl::string_view text) {
   return percent ? value / 100.0 : value;
 }
 
+// A comparison of another probe's generic results: the arms' axes, then the compared quantity.
+void PrintGeneric(const std::string& format, const v1::CompareJobsResponse& r) {
+  const std::string quantity = r.arms(0).quantity();
+  std::vector<std::string> header;
+  for (const v1::AxisValue& a : r.arms(0).axes()) header.push_back(a.name());
+  for (const std::string& h : {"base_" + quantity, "cand_" + quantity, std::string("ratio"),
+                               std::string("ratio_low"), std::string("ratio_high"),
+                               std::string("verdict")}) {
+    header.push_back(h);
+  }
+  const std::string sep = format == "csv" ? "," : format == "tsv" ? "\t" : "  ";
+  if (format == "table") {
+    std::cout << absl::StrFormat(
+        "%s (base) -> %s (candidate), threshold %.1f%%, %.0f%% intervals\n", r.base_job_id(),
+        r.candidate_job_id(), 100 * r.threshold(), 100 * r.confidence());
+  }
+  std::cout << absl::StrJoin(header, sep) << "\n";
+  for (const v1::ArmComparison& a : r.arms()) {
+    std::vector<std::string> cells;
+    for (const v1::AxisValue& axis : a.axes()) {
+      cells.push_back(axis.has_int_value() ? absl::StrCat(axis.int_value()) : axis.text_value());
+    }
+    for (const std::string& c :
+         {absl::StrFormat("%.6g", a.base_section_us()),
+          absl::StrFormat("%.6g", a.candidate_section_us()), absl::StrFormat("%.4f", a.ratio()),
+          absl::StrFormat("%.4f", a.ratio_low()), absl::StrFormat("%.4f", a.ratio_high()),
+          VerdictName(a.verdict())}) {
+      cells.push_back(c);
+    }
+    if (format == "csv") {
+      for (std::string& c : cells) c = CsvField(c);
+    }
+    std::cout << absl::StrJoin(cells, sep) << "\n";
+  }
+  if (format == "table") {
+    std::cout << absl::StrFormat("%d faster, %d slower, %d same, %d unsure, %d too few reps\n",
+                                 r.faster(), r.slower(), r.same(), r.unsure(), r.too_few_reps());
+  }
+}
+
 void Print(const std::string& format, const v1::CompareJobsResponse& r) {
   if (format == "json") {  // the whole comparison as one object on one line
     std::cout << ProtoJson(r) << "\n";
+    return;
+  }
+  if (!r.arms().empty() && !r.arms(0).quantity().empty() &&
+      r.arms(0).quantity() != "section_us") {
+    PrintGeneric(format, r);
     return;
   }
   const std::vector<std::string> header = {

@@ -1,6 +1,8 @@
 // What `gpuprobe` exits with, so that scripts and CI can tell failures apart.
 #pragma once
 
+#include "gpuprobe/v1/probe.pb.h"
+
 namespace gpuprobe {
 
 inline constexpr int kExitOk = 0;
@@ -10,5 +12,17 @@ inline constexpr int kExitCancelled = 3;    // the job was cancelled
 inline constexpr int kExitUnreachable = 4;  // no gpuprobed answered at --server
 inline constexpr int kExitTimedOut = 5;     // `wait --timeout` ran out before the job ended
 inline constexpr int kExitRegression = 6;   // `compare --fail-on` found what it was told to
+
+// How a job's end reads as an exit code: 0 succeeded, 3 cancelled, 1 otherwise.
+inline int ExitCodeOf(gpuprobe::v1::JobState state) {
+  switch (state) {
+    case gpuprobe::v1::JOB_STATE_SUCCEEDED:
+      return kExitOk;
+    case gpuprobe::v1::JOB_STATE_CANCELLED:
+      return kExitCancelled;
+    default:
+      return kExitJobFailed;
+  }
+}
 
 }  // namespace gpuprobe

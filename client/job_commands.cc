@@ -14,16 +14,19 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "client/check_printer.h"
 #include "client/commands.h"
 #include "client/exit_codes.h"
 #include "client/job_stream.h"
-#include "client/sweep_printer.h"
+#include "client/job_printers.h"
+#include "client/probe_commands.h"
 #include "client/sweep_request_flags.h"
 #include "common/proto_json.h"
 
 ABSL_DECLARE_FLAG(std::vector<std::string>, label);
 
+ABSL_FLAG(std::string, probe, "",
+          "submit: the probe (gpuprobe probes lists them); default: a moe-union sweep from the "
+          "sweep flags");
 ABSL_FLAG(int32_t, priority, 0, "submit: higher runs first; equal priorities in order");
 ABSL_FLAG(std::string, idempotency_key, "",
           "submit: a retried submit with the same key returns the first job");
@@ -49,17 +52,6 @@ namespace {
 std::string StateName(v1::JobState state) {
   std::string name = v1::JobState_Name(state);
   return absl::AsciiStrToLower(name.substr(std::string("JOB_STATE_").size()));
-}
-
-int ExitCodeOf(v1::JobState state) {
-  switch (state) {
-    case v1::JOB_STATE_SUCCEEDED:
-      return kExitOk;
-    case v1::JOB_STATE_CANCELLED:
-      return kExitCancelled;
-    default:
-      return kExitJobFailed;
-  }
 }
 
 std::string When(const google::protobuf::Timestamp& t) {
@@ -105,10 +97,16 @@ grpc::Status FetchJob(const ClientContext& context, v1::ProbeService::Stub& stub
 }  // namespace
 
 int SubmitCommand(const ClientContext& context) {
-  absl::StatusOr<v1::SweepRequest> sweep = SweepRequestFromFlags(ProcessEnv());
-  if (!sweep.ok()) return UsageError(sweep.status());
   v1::SubmitRequest request;
-  *request.mutable_sweep() = *sweep;
+  if (const std::string probe = absl::GetFlag(FLAGS_probe); !probe.empty()) {
+    absl::StatusOr<v1::ProbeRequest> job = ProbeRequestFromFlags(probe, context.params);
+    if (!job.ok()) return UsageError(job.status());
+    *request.mutable_probe() = *std::move(job);
+  } else {
+    absl::StatusOr<v1::SweepRequest> sweep = SweepRequestFromFlags(ProcessEnv());
+    if (!sweep.ok()) return UsageError(sweep.status());
+    *request.mutable_sweep() = *std::move(sweep);
+  }
   request.set_priority(absl::GetFlag(FLAGS_priority));
   request.set_idempotency_key(absl::GetFlag(FLAGS_idempotency_key));
   if (std::optional<int32_t> device = absl::GetFlag(FLAGS_device)) {
@@ -172,22 +170,11 @@ int WatchCommand(const ClientContext& context, const std::string& job_id) {
   v1::WatchRequest request;
   request.set_job_id(job_id);
   request.set_all_attempts(absl::GetFlag(FLAGS_all_attempts));
-  if (job.request().has_check()) {
-    absl::StatusOr<std::unique_ptr<CheckPrinter>> p = MakeCheckPrinter(context.format, std::cout);
-    if (!p.ok()) return UsageError(p.status());
-    std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Watch(&rpc, request);
-    return StreamJob(context, *stream,
-                     {.started = [&](const v1::JobStarted& e) { (*p)->Started(e); },
-                      .check = [&](const v1::KernelCheck& e) { (*p)->Check(e); },
-                      .finished = [&](const v1::JobFinished& e) { (*p)->Finished(e); }});
-  }
-  absl::StatusOr<std::unique_ptr<SweepPrinter>> p = MakeSweepPrinter(context.format, std::cout);
-  if (!p.ok()) return UsageError(p.status());
+  absl::StatusOr<JobPrinter> printer =
+      JobPrinter::For(context.format, std::cout, job.probe(), job.check());
+  if (!printer.ok()) return UsageError(printer.status());
   std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Watch(&rpc, request);
-  return StreamJob(context, *stream,
-                   {.started = [&](const v1::JobStarted& e) { (*p)->Started(e); },
-                    .row = [&](const v1::Row& e) { (*p)->Row(e); },
-                    .finished = [&](const v1::JobFinished& e) { (*p)->Finished(e); }});
+  return StreamJob(context, *stream, printer->Handlers());
 }
 
 // One CSV field, quoted, its quotes doubled.
@@ -257,18 +244,12 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
   (void)stream->Finish();
   std::ostringstream csv;
   std::ostream& out = context.format == "csv" ? csv : std::cout;
-  absl::StatusOr<std::unique_ptr<SweepPrinter>> rows = MakeSweepPrinter(context.format, out);
-  if (!rows.ok()) return UsageError(rows.status());
-  absl::StatusOr<std::unique_ptr<CheckPrinter>> checks = MakeCheckPrinter(context.format, out);
-  if (!checks.ok()) return UsageError(checks.status());
+  absl::StatusOr<JobPrinter> printer =
+      JobPrinter::For(context.format, out, job.probe(), job.check());
+  if (!printer.ok()) return UsageError(printer.status());
   for (const v1::JobEvent& e : events) {
     if (e.attempt() != last_attempt && !e.has_finished()) continue;
-    if (e.has_started() && job.request().has_sweep()) (*rows)->Started(e.started());
-    if (e.has_started() && job.request().has_check()) (*checks)->Started(e.started());
-    if (e.has_row()) (*rows)->Row(e.row());
-    if (e.has_check()) (*checks)->Check(e.check());
-    if (e.has_finished() && job.request().has_sweep()) (*rows)->Finished(e.finished());
-    if (e.has_finished() && job.request().has_check()) (*checks)->Finished(e.finished());
+    printer->Print(e);
   }
   if (context.format == "csv") PrintCsvWithRecord(job, csv.str());
   return ExitCodeOf(job.state());

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <optional>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "client/exit_codes.h"
 
@@ -49,6 +51,7 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
   ProgressLine progress;
   int arms = 0, results = 0;
   std::string job_id;
+  std::optional<v1::JobFinished> finished;
   v1::JobEvent event;
   while (stream.Read(&event)) {
     switch (event.event_case()) {
@@ -85,6 +88,7 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
         break;
       case v1::JobEvent::kFinished:
         progress.Clear();
+        finished = event.finished();
         on.finished(event.finished());
         break;
       case v1::JobEvent::kTelemetry:  // `show` tells the job's summary
@@ -94,7 +98,15 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
   }
   progress.Clear();
   const grpc::Status status = stream.Finish();
-  return status.ok() ? kExitOk : ReportRpcError(context, status);
+  if (!status.ok()) return ReportRpcError(context, status);
+  // A watched job's stream ends OK whatever the job did: its finished event tells.
+  if (!finished.has_value()) return kExitOk;
+  if (finished->state() != v1::JOB_STATE_SUCCEEDED) {
+    std::cerr << "gpuprobe: job " << job_id << " "
+              << absl::AsciiStrToLower(v1::JobState_Name(finished->state()).substr(10)) << ": "
+              << finished->error_message() << "\n";
+  }
+  return ExitCodeOf(finished->state());
 }
 
 int UsageError(const absl::Status& status) {

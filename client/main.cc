@@ -15,6 +15,7 @@
 #include "absl/flags/usage.h"
 #include "client/commands.h"
 #include "client/exit_codes.h"
+#include "client/probe_commands.h"
 #include "common/flag_names.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -50,7 +51,12 @@ constexpr char kUsage[] =
     "              and a verdict (faster, slower, same, unsure); BASE: a job id or\n"
     "              label:KEY=VALUE (the newest succeeded sweep so labelled); --threshold 2%,\n"
     "              --fail-on slower|unsure: exit 6 when found\n"
-    "  info   describe the server and its device\n";
+    "  info   describe the server and its device\n"
+    "  probes the probes the daemon serves, with their parameters, axes and metrics\n"
+    "  run PROBE  submit a job of any probe and print its results as they arrive:\n"
+    "         --param NAME=VALUE (repeatable), --check, --label k=v\n"
+    "  show, watch, wait, cancel and compare work for every probe's jobs; submit takes\n"
+    "  --probe NAME --param NAME=VALUE for any probe\n";
 
 // `gpuprobe --help`: the usage, then every flag of the client with its help and default
 // (Abseil's own --help lists only flags defined in main.cc).
@@ -82,6 +88,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   std::vector<std::string> storage;
   std::vector<char*> args = gpuprobe::DashesToUnderscores(argc, argv, storage);
+  // Before the flags are parsed: a value may hold commas, which a list flag would split.
+  std::vector<std::string> params = gpuprobe::TakeParamArguments(args);
   for (const char* arg : args) {
     if (std::string(arg) == "--help" || std::string(arg) == "-h") {
       PrintHelp();
@@ -99,6 +107,7 @@ int main(int argc, char** argv) {
     return gpuprobe::kExitUsage;
   }
   gpuprobe::ClientContext context;
+  context.params = std::move(params);
   context.server = absl::GetFlag(FLAGS_server);
   if (context.server.empty()) context.server = FlagOrEnv("", "GPUPROBE_SERVER");
   if (context.server.empty()) context.server = "127.0.0.1:7070";
@@ -139,6 +148,17 @@ int main(int argc, char** argv) {
     return gpuprobe::kExitUsage;
   }
   const std::string job = positional.size() == 3 ? positional[2] : "";
+  if (command == "run") {
+    if (job.empty()) {
+      std::cerr << "gpuprobe: run needs a PROBE (gpuprobe probes lists them)\nusage: " << kUsage;
+      return gpuprobe::kExitUsage;
+    }
+    return gpuprobe::RunCommand(context, job);
+  }
+  if (!context.params.empty() && command != "submit") {
+    std::cerr << "gpuprobe: --param belongs to run and submit --probe, not " << command << "\n";
+    return gpuprobe::kExitUsage;
+  }
   const bool wants_job =
       command == "wait" || command == "watch" || command == "show" || command == "cancel";
   if (wants_job != !job.empty()) {
@@ -155,6 +175,7 @@ int main(int argc, char** argv) {
   if (command == "show") return gpuprobe::ShowCommand(context, job);
   if (command == "cancel") return gpuprobe::CancelCommand(context, job);
   if (command == "info") return gpuprobe::InfoCommand(context);
+  if (command == "probes") return gpuprobe::ProbesCommand(context);
   std::cerr << "gpuprobe: unknown command \"" << command << "\"\nusage: " << kUsage;
   return gpuprobe::kExitUsage;
 }

@@ -129,8 +129,9 @@ absl::Status SetGeometry(v1::Geometry* g, const EnvLookup& env) {
       env);
 }
 
-// --label k=v,k2=v2 into `labels`.
-absl::Status SetLabels(google::protobuf::Map<std::string, std::string>& labels) {
+}  // namespace
+
+absl::Status LabelsFromFlags(google::protobuf::Map<std::string, std::string>& labels) {
   for (const std::string& label : absl::GetFlag(FLAGS_label)) {
     std::pair<std::string, std::string> kv = absl::StrSplit(label, absl::MaxSplits('=', 1));
     if (kv.first.empty() || label.find('=') == std::string::npos) {
@@ -140,8 +141,6 @@ absl::Status SetLabels(google::protobuf::Map<std::string, std::string>& labels) 
   }
   return absl::OkStatus();
 }
-
-}  // namespace
 
 EnvLookup ProcessEnv() {
   return [](const char* name) -> std::optional<std::string> {
@@ -162,7 +161,7 @@ absl::StatusOr<v1::CheckRequest> CheckRequestFromFlags(const EnvLookup& env) {
   if (std::optional<uint64_t> seed = absl::GetFlag(FLAGS_seed)) request.set_seed(*seed);
   // The daemon keeps the dump as the job's artifacts; the CLI fetches them into --dump DIR.
   request.set_dump(!absl::GetFlag(FLAGS_dump).empty());
-  RETURN_IF_ERROR(SetLabels(*request.mutable_labels()));
+  RETURN_IF_ERROR(LabelsFromFlags(*request.mutable_labels()));
   return request;
 }
 
@@ -205,7 +204,7 @@ absl::StatusOr<v1::SweepRequest> SweepRequestFromFlags(const EnvLookup& env) {
   request.set_require_clean(absl::GetFlag(FLAGS_require_clean));
   RETURN_IF_ERROR(SetVariants(absl::GetFlag(FLAGS_variant), request));
   if (std::optional<uint64_t> seed = absl::GetFlag(FLAGS_seed)) request.set_seed(*seed);
-  RETURN_IF_ERROR(SetLabels(*request.mutable_labels()));
+  RETURN_IF_ERROR(LabelsFromFlags(*request.mutable_labels()));
   return request;
 }
 

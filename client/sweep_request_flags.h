@@ -22,6 +22,9 @@ EnvLookup ProcessEnv();
 // INVALID_ARGUMENT names the flag (or variable) and what is wrong with its value.
 absl::StatusOr<gpuprobe::v1::SweepRequest> SweepRequestFromFlags(const EnvLookup& env);
 
+// --label k=v,k2=v2 into `labels`; INVALID_ARGUMENT names a label not of the form key=value.
+absl::Status LabelsFromFlags(google::protobuf::Map<std::string, std::string>& labels);
+
 // `gpuprobe check`: the same geometry flags and variables, --t as the chunk's token count,
 // --unions, --variant (default all), --seed (default fresh), --dump DIR.
 absl::StatusOr<gpuprobe::v1::CheckRequest> CheckRequestFromFlags(const EnvLookup& env);

@@ -1,6 +1,9 @@
 #include "server/jobs/job_comparison.h"
 
+#include <algorithm>
+#include <functional>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <vector>
 
@@ -8,12 +11,16 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/abbreviated.h"
 #include "common/status_macros.h"
 #include "server/probes/moe_union/moe_union_mapping.h"
 #include "server/probes/moe_union/moe_union_probe.h"
 #include "server/probes/registry.h"
+#include "server/probes/results.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/dynamic_message.h"
 #include "server/measure/comparison.h"
 
 namespace gpuprobe {
@@ -56,10 +63,12 @@ std::string Mismatch(const SweepSpec& a, const SweepSpec& b) {
   return "";
 }
 
-// "label:KEY=VALUE": the newest succeeded sweep with that label, the candidate's geometry,
-// timing and cache, other than the candidate itself.
+// "label:KEY=VALUE": the newest succeeded job with that label, other than the candidate, that
+// `matches` (its probe, and what it measured, are the candidate's). NOT_FOUND names `what`.
 absl::StatusOr<v1::Job> BaseByLabel(JobManager& manager, const std::string& base,
-                                    const v1::Job& candidate, const SweepSpec& wanted) {
+                                    const v1::Job& candidate,
+                                    const std::function<bool(const v1::Job&)>& matches,
+                                    const std::string& what) {
   const std::string label = base.substr(6);
   const size_t eq = label.find('=');
   if (eq == std::string::npos || eq == 0) {
@@ -73,16 +82,13 @@ absl::StatusOr<v1::Job> BaseByLabel(JobManager& manager, const std::string& base
   for (int page = 0; page < 100; ++page) {
     ASSIGN_OR_RETURN(v1::ListJobsResponse jobs, manager.List(list));
     for (const v1::Job& job : jobs.jobs()) {
-      if (job.id() == candidate.id() || !IsSweep(job)) continue;
-      absl::StatusOr<SweepSpec> spec = SweepOf(job);
-      if (spec.ok() && Mismatch(*spec, wanted).empty()) return job;
+      if (job.id() != candidate.id() && matches(job)) return job;
     }
     if (jobs.next_page_token().empty()) break;
     list.set_page_token(jobs.next_page_token());
   }
-  return absl::NotFoundError(absl::StrFormat(
-      "base: no succeeded sweep labelled %s with the candidate's geometry, timing and cache",
-      Abbreviated(label)));
+  return absl::NotFoundError(
+      absl::StrFormat("base: no succeeded %s labelled %s", what, Abbreviated(label)));
 }
 
 // The rows of a job's last attempt, by (variant, t, union).
@@ -103,6 +109,188 @@ ArmSamples SamplesOf(const v1::Row& row) {
           std::vector<double>(row.down_samples_us().begin(), row.down_samples_us().end())};
 }
 
+// A resolved spec without the fields that change how a job was sampled, not what it measured.
+google::protobuf::Any Comparable(const google::protobuf::Any& resolved,
+                                 const google::protobuf::Message& prototype) {
+  std::unique_ptr<google::protobuf::Message> spec(prototype.New());
+  if (!resolved.UnpackTo(spec.get())) return resolved;
+  const google::protobuf::Descriptor& d = *spec->GetDescriptor();
+  for (const char* field : {"reps", "seed", "order", "require_clean"}) {
+    if (const google::protobuf::FieldDescriptor* f = d.FindFieldByName(field)) {
+      spec->GetReflection()->ClearField(spec.get(), f);
+    }
+  }
+  google::protobuf::Any out;
+  out.PackFrom(*spec);
+  return out;
+}
+
+// The first field in which two resolved specs of one probe differ beyond sampling; empty when
+// none.
+std::string SpecMismatch(const v1::Job& a, const v1::Job& b) {
+  const google::protobuf::Message* prototype =
+      google::protobuf::MessageFactory::generated_factory()->GetPrototype(
+          google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName(
+              a.resolved().type_url().substr(a.resolved().type_url().rfind('/') + 1)));
+  if (prototype == nullptr) return "resolved";
+  std::unique_ptr<google::protobuf::Message> x(prototype->New()), y(prototype->New());
+  if (!Comparable(a.resolved(), *prototype).UnpackTo(x.get()) ||
+      !Comparable(b.resolved(), *prototype).UnpackTo(y.get())) {
+    return "resolved";
+  }
+  const google::protobuf::Descriptor& d = *x->GetDescriptor();
+  for (int i = 0; i < d.field_count(); ++i) {
+    std::unique_ptr<google::protobuf::Message> xf(prototype->New()), yf(prototype->New());
+    xf->CopyFrom(*x);
+    yf->CopyFrom(*y);
+    for (int j = 0; j < d.field_count(); ++j) {
+      if (j == i) continue;
+      xf->GetReflection()->ClearField(xf.get(), d.field(j));
+      yf->GetReflection()->ClearField(yf.get(), d.field(j));
+    }
+    if (xf->SerializeAsString() != yf->SerializeAsString()) return d.field(i)->name();
+  }
+  return "";
+}
+
+// An arm's identity: its axes, serialized.
+std::string AxesKey(const v1::Result& r) {
+  std::string key;
+  for (const v1::AxisValue& a : r.axes()) key += a.SerializeAsString() + '\n';
+  return key;
+}
+
+// Generic results of a job's last attempt, by their axes.
+absl::StatusOr<std::map<std::string, v1::Result>> ResultsByAxes(JobManager& manager,
+                                                               const std::string& id) {
+  ASSIGN_OR_RETURN(std::vector<v1::JobEvent> results, manager.Results(id));
+  std::map<std::string, v1::Result> by_axes;
+  for (const v1::JobEvent& e : results) {
+    if (e.has_result()) by_axes[AxesKey(e.result())] = e.result();
+  }
+  return by_axes;
+}
+
+std::vector<std::vector<double>> MetricSamples(const v1::Result& r) {
+  std::vector<std::vector<double>> samples;
+  for (const v1::MetricStats& m : r.metrics()) {
+    samples.emplace_back(m.samples().begin(), m.samples().end());
+  }
+  return samples;
+}
+
+double SumOfMedians(const v1::Result& r) {
+  double sum = 0.0;
+  for (const v1::MetricStats& m : r.metrics()) sum += m.median();
+  return sum;
+}
+
+void Tally(Verdict verdict, v1::CompareJobsResponse& response) {
+  switch (verdict) {
+    case Verdict::kFaster:
+      response.set_faster(response.faster() + 1);
+      break;
+    case Verdict::kSlower:
+      response.set_slower(response.slower() + 1);
+      break;
+    case Verdict::kSame:
+      response.set_same(response.same() + 1);
+      break;
+    case Verdict::kUnsure:
+      response.set_unsure(response.unsure() + 1);
+      break;
+    case Verdict::kTooFewReps:
+      response.set_too_few_reps(response.too_few_reps() + 1);
+      break;
+  }
+}
+
+void SetEstimate(const RatioEstimate& r, v1::ArmComparison& arm,
+                 v1::CompareJobsResponse& response) {
+  arm.set_ratio(r.ratio);
+  arm.set_ratio_low(r.low);
+  arm.set_ratio_high(r.high);
+  arm.set_verdict(VerdictToProto(r.verdict));
+  Tally(r.verdict, response);
+}
+
+}  // namespace
+
+namespace {
+
+// Two jobs of a probe with generic results: arm by arm (matched by their axes), the sum of the
+// metrics' medians, when both ran the same spec but for how they were sampled.
+absl::StatusOr<v1::CompareJobsResponse> CompareResults(JobManager& manager,
+                                                       const v1::CompareJobsRequest& request,
+                                                       const v1::Job& candidate,
+                                                       const ComparisonOptions& options) {
+  auto succeeded = [](const char* field, const v1::Job& job) -> absl::Status {
+    if (job.check() || job.state() != v1::JOB_STATE_SUCCEEDED) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s: %s is a %s%s %s; compare succeeded timed jobs", field, job.id(), job.probe(),
+          job.check() ? " check" : "",
+          absl::AsciiStrToLower(v1::JobState_Name(job.state()).substr(10))));
+    }
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(succeeded("candidate", candidate));
+  v1::Job base;
+  if (absl::StartsWith(request.base(), "label:")) {
+    ASSIGN_OR_RETURN(
+        base, BaseByLabel(
+                  manager, request.base(), candidate,
+                  [&](const v1::Job& job) {
+                    return job.probe() == candidate.probe() && !job.check() &&
+                           SpecMismatch(job, candidate).empty();
+                  },
+                  absl::StrCat(candidate.probe(), " job with the candidate's parameters")));
+  } else {
+    ASSIGN_OR_RETURN(base, manager.Get(request.base()));
+  }
+  RETURN_IF_ERROR(succeeded("base", base));
+  if (base.probe() != candidate.probe()) {
+    return absl::InvalidArgumentError(absl::StrFormat("probe: %s ran %s, %s ran %s", base.id(),
+                                                      base.probe(), candidate.id(),
+                                                      candidate.probe()));
+  }
+  if (Model(base) != Model(candidate)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("device: %s ran on %s, %s on %s; compare jobs of one device model",
+                        base.id(), Model(base), candidate.id(), Model(candidate)));
+  }
+  if (const std::string field = SpecMismatch(base, candidate); !field.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s and %s differ in %s; compare jobs that measured the same", field, base.id(),
+        candidate.id(), field));
+  }
+  ASSIGN_OR_RETURN(auto base_results, ResultsByAxes(manager, base.id()));
+  ASSIGN_OR_RETURN(auto candidate_results, ResultsByAxes(manager, candidate.id()));
+  v1::CompareJobsResponse response;
+  response.set_base_job_id(base.id());
+  response.set_candidate_job_id(candidate.id());
+  response.set_threshold(options.threshold);
+  response.set_confidence(options.confidence);
+  std::vector<const v1::Result*> ordered;
+  for (const auto& [key, cand] : candidate_results) ordered.push_back(&cand);
+  std::sort(ordered.begin(), ordered.end(), [](const v1::Result* a, const v1::Result* b) {
+    return a->arm_index() < b->arm_index();
+  });
+  for (const v1::Result* cand : ordered) {
+    auto found = base_results.find(AxesKey(*cand));
+    if (found == base_results.end()) continue;
+    v1::ArmComparison* arm = response.add_arms();
+    *arm->mutable_axes() = cand->axes();
+    std::vector<std::string> metrics;
+    for (const v1::MetricStats& m : cand->metrics()) metrics.push_back(m.name());
+    arm->set_quantity(absl::StrJoin(metrics, "+"));
+    arm->set_base_section_us(SumOfMedians(found->second));
+    arm->set_candidate_section_us(SumOfMedians(*cand));
+    SetEstimate(CompareSums(MetricSamples(found->second), MetricSamples(*cand), options), *arm,
+                response);
+  }
+  return response;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::CompareJobsResponse> CompareJobs(JobManager& manager,
@@ -114,10 +302,20 @@ absl::StatusOr<v1::CompareJobsResponse> CompareJobs(JobManager& manager,
         absl::StrFormat("threshold: %g is outside (0, 1)", request.threshold()));
   }
   ASSIGN_OR_RETURN(v1::Job candidate, manager.Get(request.candidate()));
+  if (candidate.probe() != kMoeUnionProbe) {
+    return CompareResults(manager, request, candidate, options);
+  }
   ASSIGN_OR_RETURN(SweepSpec candidate_spec, SucceededSweep("candidate", candidate));
   v1::Job base;
   if (absl::StartsWith(request.base(), "label:")) {
-    ASSIGN_OR_RETURN(base, BaseByLabel(manager, request.base(), candidate, candidate_spec));
+    ASSIGN_OR_RETURN(base, BaseByLabel(
+                               manager, request.base(), candidate,
+                               [&](const v1::Job& job) {
+                                 if (!IsSweep(job)) return false;
+                                 absl::StatusOr<SweepSpec> spec = SweepOf(job);
+                                 return spec.ok() && Mismatch(*spec, candidate_spec).empty();
+                               },
+                               "sweep with the candidate's geometry, timing and cache"));
   } else {
     ASSIGN_OR_RETURN(base, manager.Get(request.base()));
   }
@@ -142,32 +340,14 @@ absl::StatusOr<v1::CompareJobsResponse> CompareJobs(JobManager& manager,
   for (const auto& [key, cand] : candidate_rows) {
     auto found = base_rows.find(key);
     if (found == base_rows.end()) continue;
-    const RatioEstimate r = CompareSections(SamplesOf(found->second), SamplesOf(cand), options);
     v1::ArmComparison* arm = response.add_arms();
     *arm->mutable_arm() = cand.arm();
+    for (const v1::AxisValue& axis : ArmAxes(cand.arm())) *arm->add_axes() = axis;
+    arm->set_quantity("section_us");
     arm->set_base_section_us(found->second.section_us());
     arm->set_candidate_section_us(cand.section_us());
-    arm->set_ratio(r.ratio);
-    arm->set_ratio_low(r.low);
-    arm->set_ratio_high(r.high);
-    arm->set_verdict(VerdictToProto(r.verdict));
-    switch (r.verdict) {
-      case Verdict::kFaster:
-        response.set_faster(response.faster() + 1);
-        break;
-      case Verdict::kSlower:
-        response.set_slower(response.slower() + 1);
-        break;
-      case Verdict::kSame:
-        response.set_same(response.same() + 1);
-        break;
-      case Verdict::kUnsure:
-        response.set_unsure(response.unsure() + 1);
-        break;
-      case Verdict::kTooFewReps:
-        response.set_too_few_reps(response.too_few_reps() + 1);
-        break;
-    }
+    SetEstimate(CompareSections(SamplesOf(found->second), SamplesOf(cand), options), *arm,
+                response);
   }
   return response;
 }

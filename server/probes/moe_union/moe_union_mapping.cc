@@ -3,6 +3,8 @@
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "server/probes/job_events.h"
+#include "server/probes/param_text.h"
+#include "server/probes/results.h"
 
 namespace gpuprobe {
 namespace {
@@ -169,6 +171,14 @@ v1::KernelVariant VariantToProto(KernelVariant variant) {
       return v1::KERNEL_VARIANT_FLOOR;
   }
   return v1::KERNEL_VARIANT_UNSPECIFIED;
+}
+
+std::vector<v1::AxisValue> ArmAxes(const v1::Arm& arm) {
+  const google::protobuf::EnumValueDescriptor* variant =
+      v1::KernelVariant_descriptor()->FindValueByNumber(arm.variant());
+  return {TextAxis("variant", variant != nullptr ? EnumValueText(*variant) : "per-slot"),
+          IntAxis("t", arm.t()), IntAxis("slots", arm.slots()),
+          IntAxis("union", arm.union_size())};
 }
 
 v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<Arm>& arms) {

@@ -35,6 +35,9 @@ v1::ArmOrder OrderToProto(ArmOrder order);
 v1::KernelVariant VariantToProto(KernelVariant variant);
 v1::Verdict VerdictToProto(Verdict verdict);
 
+// An arm's axes, as moe-union's ProbeInfo declares them: variant, t, slots, union.
+std::vector<v1::AxisValue> ArmAxes(const v1::Arm& arm);
+
 v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<Arm>& arms);
 v1::Row RowToProto(const ArmRow& row);
 

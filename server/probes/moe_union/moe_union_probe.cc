@@ -162,12 +162,9 @@ JobOutcome MoeUnionProbe::Run(const ProbeRun& run, Backend& device, const EventP
   v1::JobEvent started = StartedEvent(device.Description(), *spec);
   started.mutable_started()->set_probe(Name());
   *started.mutable_started()->mutable_resolved() = run.resolved;
-  for (const Arm& arm : ExpandArms(*spec)) {
+  for (const v1::Arm& arm : started.started().sweep().arms()) {
     v1::PlannedArm* planned = started.mutable_started()->add_arms();
-    *planned->add_axes() = TextAxis("variant", std::string(VariantName(arm.variant)));
-    *planned->add_axes() = IntAxis("t", arm.t);
-    *planned->add_axes() = IntAxis("slots", arm.slots);
-    *planned->add_axes() = IntAxis("union", arm.union_size);
+    for (const v1::AxisValue& axis : ArmAxes(arm)) *planned->add_axes() = axis;
   }
   publish(std::move(started));
   PublishingObserver observer(publish, absl::Now());

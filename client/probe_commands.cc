@@ -1,0 +1,138 @@
+#include "client/probe_commands.h"
+
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/exit_codes.h"
+#include "client/job_printers.h"
+#include "client/job_stream.h"
+#include "client/sweep_request_flags.h"
+#include "common/abbreviated.h"
+#include "common/proto_json.h"
+
+ABSL_FLAG(bool, check, false, "run, submit --probe: the probe's exactness check instead of timing");
+
+namespace gpuprobe {
+namespace {
+
+void PrintQuantities(const char* title,
+                     const google::protobuf::RepeatedPtrField<v1::ProbeQuantity>& quantities) {
+  std::vector<std::string> names;
+  for (const v1::ProbeQuantity& q : quantities) {
+    names.push_back(q.unit().empty() ? q.name() : absl::StrFormat("%s (%s)", q.name(), q.unit()));
+  }
+  if (!names.empty()) std::cout << absl::StrFormat("  %-9s %s\n", title, absl::StrJoin(names, ", "));
+}
+
+}  // namespace
+
+std::vector<std::string> TakeParamArguments(std::vector<char*>& args) {
+  std::vector<std::string> params;
+  std::vector<char*> kept;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string arg = args[i];
+    if (arg == "--param" && i + 1 < args.size()) {
+      params.push_back(args[++i]);
+    } else if (absl::StartsWith(arg, "--param=")) {
+      params.push_back(arg.substr(8));
+    } else {
+      kept.push_back(args[i]);
+    }
+  }
+  args = std::move(kept);
+  return params;
+}
+
+absl::StatusOr<v1::ProbeRequest> ProbeRequestFromFlags(const std::string& probe,
+                                                       const std::vector<std::string>& params) {
+  v1::ProbeRequest request;
+  request.set_probe(probe);
+  request.set_check(absl::GetFlag(FLAGS_check));
+  for (const std::string& param : params) {
+    const size_t eq = param.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--param: \"%s\" is not of the form NAME=VALUE", Abbreviated(param)));
+    }
+    (*request.mutable_param_values())[param.substr(0, eq)] = param.substr(eq + 1);
+  }
+  if (absl::Status s = LabelsFromFlags(*request.mutable_labels()); !s.ok()) return s;
+  return request;
+}
+
+int ProbesCommand(const ClientContext& context) {
+  auto stub = v1::ProbeService::NewStub(context.channel);
+  grpc::ClientContext rpc;
+  context.Prepare(rpc);
+  rpc.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::ListProbesResponse list;
+  if (grpc::Status s = stub->ListProbes(&rpc, v1::ListProbesRequest(), &list); !s.ok()) {
+    return ReportRpcError(context, s);
+  }
+  if (context.format == "json") {
+    std::cout << ProtoJson(list) << "\n";
+    return kExitOk;
+  }
+  if (context.format == "csv" || context.format == "tsv") {
+    const std::string sep = context.format == "csv" ? "," : "\t";
+    std::cout << absl::StrJoin({"probe", "param", "type", "default", "limits"}, sep) << "\n";
+    for (const v1::ProbeInfo& probe : list.probes()) {
+      for (const v1::ProbeParam& p : probe.params()) {
+        std::vector<std::string> cells = {probe.name(), p.name(), p.type(), p.default_value(),
+                                          p.limits()};
+        if (context.format == "csv") {
+          for (std::string& c : cells) c = "\"" + c + "\"";
+        }
+        std::cout << absl::StrJoin(cells, sep) << "\n";
+      }
+    }
+    return kExitOk;
+  }
+  for (const v1::ProbeInfo& probe : list.probes()) {
+    std::cout << absl::StrFormat("%s: %s%s\n", probe.name(), probe.description(),
+                                 probe.has_check() ? " (has a check: --check)" : "");
+    for (const v1::ProbeParam& p : probe.params()) {
+      std::cout << absl::StrFormat(
+          "  --param %s=...  %s; %s%s%s\n", p.name(), p.description(), p.type(),
+          p.default_value().empty() ? "" : ", default " + p.default_value(),
+          p.limits().empty() ? "" : ", " + p.limits());
+    }
+    PrintQuantities("axes", probe.axes());
+    PrintQuantities("metrics", probe.metrics());
+    PrintQuantities("derived", probe.derived());
+  }
+  return kExitOk;
+}
+
+int RunCommand(const ClientContext& context, const std::string& probe) {
+  absl::StatusOr<v1::ProbeRequest> request = ProbeRequestFromFlags(probe, context.params);
+  if (!request.ok()) return UsageError(request.status());
+  absl::StatusOr<JobPrinter> printer =
+      JobPrinter::For(context.format, std::cout, probe, request->check());
+  if (!printer.ok()) return UsageError(printer.status());
+  auto stub = v1::ProbeService::NewStub(context.channel);
+  v1::SubmitRequest submit;
+  *submit.mutable_probe() = *std::move(request);
+  v1::Job job;
+  {
+    grpc::ClientContext rpc;
+    context.Prepare(rpc);
+    rpc.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    if (grpc::Status s = stub->Submit(&rpc, submit, &job); !s.ok()) {
+      return ReportRpcError(context, s);
+    }
+  }
+  std::cerr << absl::StrFormat("job %s (%s%s) queued, %d ahead\n", job.id(), job.probe(),
+                               job.check() ? " check" : "", job.queue_position());
+  grpc::ClientContext rpc;
+  context.Prepare(rpc);
+  v1::WatchRequest watch;
+  watch.set_job_id(job.id());
+  std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Watch(&rpc, watch);
+  return StreamJob(context, *stream, printer->Handlers());
+}
+
+}  // namespace gpuprobe

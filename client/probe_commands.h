@@ -1,0 +1,34 @@
+// The commands of any probe: `probes` lists what the daemon serves; `run PROBE` submits a job
+// of any probe (parameters as --param NAME=VALUE) and prints its results as they arrive.
+//
+//   gpuprobe probes
+//   gpuprobe run read-bandwidth --param sizes_bytes=1048576 --param caches=warm
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "client/commands.h"
+#include "gpuprobe/v1/probe.pb.h"
+
+namespace gpuprobe {
+
+// probes: each probe with its parameters (type, default, limits), axes and metrics; json: the
+// ListProbesResponse on one line.
+int ProbesCommand(const ClientContext& context);
+
+// run PROBE [--param NAME=VALUE]... [--check] [--label k=v]: submits the job, tells its id on
+// stderr, then prints its results (moe-union: its rows, as `sweep` does) or checks.
+int RunCommand(const ClientContext& context, const std::string& probe);
+
+// A probe request from the command line: the probe, its --param NAME=VALUE arguments (in
+// `params`), --check and --label. INVALID_ARGUMENT names a --param not of the form NAME=VALUE.
+absl::StatusOr<v1::ProbeRequest> ProbeRequestFromFlags(const std::string& probe,
+                                                       const std::vector<std::string>& params);
+
+// Takes every `--param NAME=VALUE` (and `--param=NAME=VALUE`) out of `args`, in order: values
+// may hold commas, which a list flag would split.
+std::vector<std::string> TakeParamArguments(std::vector<char*>& args);
+
+}  // namespace gpuprobe

@@ -1,0 +1,119 @@
+#include "client/result_printer.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/csv.h"
+#include "common/proto_json.h"
+
+namespace gpuprobe {
+namespace {
+
+std::string AxisCell(const v1::AxisValue& a) {
+  return a.has_int_value() ? absl::StrCat(a.int_value()) : a.text_value();
+}
+
+std::string Number(double v) { return absl::StrFormat("%.6g", v); }
+
+std::string WithUnit(const std::string& name, const std::string& unit) {
+  return unit.empty() ? name : absl::StrCat(name, " (", unit, ")");
+}
+
+std::vector<std::string> Header(const v1::Result& r, bool csv) {
+  std::vector<std::string> cells;
+  for (const v1::AxisValue& a : r.axes()) cells.push_back(a.name());
+  for (const v1::MetricStats& m : r.metrics()) {
+    if (csv) {
+      for (const char* part : {"", "_min", "_max", "_spread", "_low", "_high", "_kept"}) {
+        cells.push_back(absl::StrCat(m.name(), part));
+      }
+    } else {
+      cells.push_back(WithUnit(m.name(), m.unit()));
+      cells.push_back(absl::StrCat(m.name(), "_spread"));
+    }
+  }
+  for (const v1::DerivedValue& d : r.derived()) {
+    cells.push_back(csv ? d.name() : WithUnit(d.name(), d.unit()));
+  }
+  cells.push_back("disturbance");
+  return cells;
+}
+
+std::vector<std::string> Cells(const v1::Result& r, bool csv) {
+  std::vector<std::string> cells;
+  for (const v1::AxisValue& a : r.axes()) cells.push_back(AxisCell(a));
+  for (const v1::MetricStats& m : r.metrics()) {
+    cells.push_back(Number(m.median()));
+    if (csv) {
+      cells.push_back(Number(m.min()));
+      cells.push_back(Number(m.max()));
+    }
+    cells.push_back(absl::StrFormat("%.4f", m.spread()));
+    if (csv) {
+      cells.push_back(Number(m.low()));
+      cells.push_back(Number(m.high()));
+      cells.push_back(absl::StrCat(m.kept()));
+    }
+  }
+  for (const v1::DerivedValue& d : r.derived()) cells.push_back(Number(d.value()));
+  cells.push_back(r.disturbance().empty() && !csv ? "-" : r.disturbance());
+  return cells;
+}
+
+}  // namespace
+
+void ResultPrinter::Line(const std::vector<std::string>& cells) {
+  if (format_ == "csv") {
+    std::vector<std::string> quoted;
+    for (const std::string& c : cells) quoted.push_back(CsvField(c));
+    out_ << absl::StrJoin(quoted, ",") << "\n" << std::flush;
+    return;
+  }
+  if (format_ == "tsv") {
+    out_ << absl::StrJoin(cells, "\t") << "\n" << std::flush;
+    return;
+  }
+  if (widths_.empty()) {
+    for (const std::string& c : cells) widths_.push_back(std::max<size_t>(c.size(), 10));
+  }
+  std::string line;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const size_t width = i < widths_.size() ? widths_[i] : cells[i].size();
+    absl::StrAppend(&line, i == 0 ? "" : "  ", absl::StrFormat("%*s", width, cells[i]));
+  }
+  out_ << line << "\n" << std::flush;
+}
+
+void ResultPrinter::Started(const v1::JobStarted& started) {
+  if (format_ == "table") {
+    out_ << absl::StrFormat("%s on %s\n", started.probe(), started.device()) << std::flush;
+  } else if (format_ == "tsv") {
+    out_ << absl::StrFormat("# %s on %s\n", started.probe(), started.device()) << std::flush;
+  }
+}
+
+void ResultPrinter::Result(const v1::Result& result) {
+  if (format_ == "json") {
+    out_ << ProtoJson(result) << "\n" << std::flush;
+    return;
+  }
+  const bool csv = format_ == "csv";
+  if (!header_printed_) {
+    Line(Header(result, csv));
+    header_printed_ = true;
+  }
+  Line(Cells(result, csv));
+}
+
+void ResultPrinter::Finished(const v1::JobFinished& f) {
+  if (format_ != "table" && format_ != "tsv") return;
+  const std::string end =
+      f.state() == v1::JOB_STATE_SUCCEEDED
+          ? absl::StrFormat("%d results in %.1f s", f.rows(), f.elapsed_s())
+          : absl::StrFormat("%s: %s", v1::JobState_Name(f.state()), f.error_message());
+  out_ << (format_ == "tsv" ? "# " : "") << end << "\n" << std::flush;
+}
+
+}  // namespace gpuprobe

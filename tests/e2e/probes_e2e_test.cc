@@ -1,0 +1,170 @@
+// End to end: the probes through the real daemon (cpu backend, port 0) and the gpuprobe CLI:
+// `probes`, `run` in every format, `submit --probe`, `show`, `watch` and `compare` of a probe
+// other than moe-union, and clear errors for bad probe requests.
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "gpuprobe/v1/probe.pb.h"
+#include "gtest/gtest.h"
+#include "tests/e2e/subprocess.h"
+
+namespace gpuprobe {
+namespace {
+
+using testing::HasSubstr;
+using testing_support::ChildProcess;
+using testing_support::CommandResult;
+using testing_support::RunCommand;
+
+// Two sizes, warm, event-timed, 12 reps: seconds on the cpu backend.
+const std::vector<std::string> kReadParams = {
+    "--param", "sizes_bytes=65536,131072", "--param", "default_sizes=false",
+    "--param", "caches=warm",              "--param", "timing=events",
+    "--param", "reps=12"};
+
+class ProbesEndToEndTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string tmpl = ::testing::TempDir() + "gpuprobe_probes_e2e_XXXXXX";
+    dir_ = new std::string(mkdtemp(tmpl.data()));
+    absl::StatusOr<ChildProcess> daemon =
+        ChildProcess::Start({GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu",
+                             "--http", "", "--data-dir", *dir_ + "/data"},
+                            *dir_ + "/daemon.log");
+    ASSERT_TRUE(daemon.ok()) << daemon.status();
+    daemon_ = new ChildProcess(*std::move(daemon));
+    absl::StatusOr<std::string> port =
+        daemon_->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
+    ASSERT_TRUE(port.ok()) << port.status();
+    server_ = new std::string("127.0.0.1:" + *port);
+  }
+  void SetUp() override { ASSERT_NE(server_, nullptr) << "gpuprobed did not start"; }
+  static void TearDownTestSuite() {
+    delete daemon_;
+    delete server_;
+    if (dir_ != nullptr) std::filesystem::remove_all(*dir_);
+    delete dir_;
+  }
+
+  static CommandResult Cli(std::vector<std::string> args) {
+    args.insert(args.begin(), {GPUPROBE_PATH, "--server", *server_});
+    absl::StatusOr<CommandResult> r = RunCommand(args, {}, *dir_);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : CommandResult{};
+  }
+  static CommandResult RunRead(const std::string& format, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--format", format, "run", "read-bandwidth"};
+    args.insert(args.end(), kReadParams.begin(), kReadParams.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Cli(args);
+  }
+
+  static inline std::string* dir_ = nullptr;
+  static inline std::string* server_ = nullptr;
+  static inline ChildProcess* daemon_ = nullptr;
+};
+
+TEST_F(ProbesEndToEndTest, ProbesListsEveryProbeWithItsParameters) {
+  const CommandResult table = Cli({"probes"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("moe-union: MoE routed-union cost"));
+  EXPECT_THAT(table.out, HasSubstr("read-bandwidth: streaming read"));
+  EXPECT_THAT(table.out, HasSubstr("--param sizes_bytes=..."));
+  const CommandResult json = Cli({"--format", "json", "probes"});
+  v1::ListProbesResponse list;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.out, &list).ok()) << json.out;
+  EXPECT_EQ(list.probes_size(), 2);
+}
+
+TEST_F(ProbesEndToEndTest, RunPrintsEachFormatAsOneParseableStream) {
+  const CommandResult tsv = RunRead("tsv");
+  ASSERT_EQ(tsv.exit_code, 0) << tsv.err;
+  EXPECT_THAT(tsv.err, HasSubstr("(read-bandwidth) queued"));
+  std::vector<std::string> rows;
+  for (absl::string_view line : absl::StrSplit(tsv.out, '\n', absl::SkipEmpty())) {
+    if (!absl::StartsWith(line, "#")) rows.emplace_back(line);
+  }
+  ASSERT_EQ(rows.size(), 3u) << tsv.out;
+  EXPECT_THAT(rows[0], HasSubstr("size_bytes\tcache\tread_us (us)"));
+  EXPECT_THAT(rows[2], testing::StartsWith("131072\twarm\t"));
+
+  const CommandResult csv = RunRead("csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const std::vector<std::string> lines = absl::StrSplit(csv.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << csv.out;
+  EXPECT_EQ(lines[0],
+            "size_bytes,cache,read_us,read_us_min,read_us_max,read_us_spread,read_us_low,"
+            "read_us_high,read_us_kept,tbps,disturbance");
+  EXPECT_THAT(lines[1], HasSubstr(",11,"));  // 12 reps, rep 0 dropped
+
+  const CommandResult json = RunRead("json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  int results = 0;
+  for (absl::string_view line : absl::StrSplit(json.out, '\n', absl::SkipEmpty())) {
+    v1::Result r;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(std::string(line), &r).ok()) << line;
+    EXPECT_EQ(r.metrics(0).name(), "read_us");
+    EXPECT_GT(r.derived(0).value(), 0.0);
+    ++results;
+  }
+  EXPECT_EQ(results, 2);
+}
+
+TEST_F(ProbesEndToEndTest, SubmitShowWatchAndCompareWorkForAProbeJob) {
+  std::vector<std::string> submit = {"submit", "--probe", "read-bandwidth", "--label",
+                                     "branch=main", "--wait"};
+  submit.insert(submit.end(), kReadParams.begin(), kReadParams.end());
+  const CommandResult base = Cli(submit);
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  const std::string base_id = std::string(absl::StripTrailingAsciiWhitespace(base.out));
+  submit[4] = "branch=feature";
+  const CommandResult cand = Cli(submit);
+  ASSERT_EQ(cand.exit_code, 0) << cand.err;
+  const std::string cand_id = std::string(absl::StripTrailingAsciiWhitespace(cand.out));
+
+  const CommandResult show = Cli({"--format", "csv", "show", cand_id});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("job,job_state"));
+  EXPECT_THAT(show.out, HasSubstr(",size_bytes,cache,read_us,"));
+  const CommandResult watch = Cli({"--format", "tsv", "watch", cand_id});
+  ASSERT_EQ(watch.exit_code, 0) << watch.err;
+  EXPECT_THAT(watch.out, HasSubstr("65536\twarm\t"));
+
+  const CommandResult compare = Cli({"--format", "csv", "compare", "label:branch=main", cand_id});
+  ASSERT_EQ(compare.exit_code, 0) << compare.err;
+  const std::vector<std::string> lines = absl::StrSplit(compare.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << compare.out;
+  EXPECT_EQ(lines[0],
+            "size_bytes,cache,base_read_us,cand_read_us,ratio,ratio_low,ratio_high,verdict");
+  // A moe-union sweep is another probe: refused, naming it.
+  const CommandResult sweep = Cli({"submit", "--experts", "16", "--hidden", "64", "--ff", "32",
+                                   "--selected", "2", "--t", "1", "--reps", "3", "--wait"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  const std::string sweep_id = std::string(absl::StripTrailingAsciiWhitespace(sweep.out));
+  const CommandResult mixed = Cli({"compare", base_id, sweep_id});
+  EXPECT_EQ(mixed.exit_code, 1);
+  EXPECT_THAT(mixed.err, HasSubstr("moe-union"));
+}
+
+TEST_F(ProbesEndToEndTest, BadProbeRequestsAreRefusedNamingTheProblem) {
+  const CommandResult unknown = Cli({"run", "dense-gemv"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("probe: no probe \"dense-gemv\""));
+  const CommandResult bad = Cli({"run", "read-bandwidth", "--param", "sizes_bytes=100"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("sizes_bytes: 100 is not a multiple of 16"));
+  const CommandResult form = Cli({"run", "read-bandwidth", "--param", "sizes_bytes"});
+  EXPECT_EQ(form.exit_code, 2);
+  EXPECT_THAT(form.err, HasSubstr("--param: \"sizes_bytes\" is not of the form NAME=VALUE"));
+  const CommandResult stray = Cli({"jobs", "--param", "a=b"});
+  EXPECT_EQ(stray.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace gpuprobe
