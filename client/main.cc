@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> storage;
   std::vector<char*> args = gpuprobe::DashesToUnderscores(argc, argv, storage);
   // Before the flags are parsed: a value may hold commas, which a list flag would split.
-  std::vector<std::string> params = gpuprobe::TakeParamArguments(args);
+  std::vector<std::string> params = gpuprobe::TakeRepeatedFlag(args, "param");
   for (const char* arg : args) {
     if (std::string(arg) == "--help" || std::string(arg) == "-h") {
       PrintHelp();

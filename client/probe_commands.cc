@@ -3,7 +3,6 @@
 #include <iostream>
 
 #include "absl/flags/flag.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/exit_codes.h"
@@ -28,23 +27,6 @@ void PrintQuantities(const char* title,
 }
 
 }  // namespace
-
-std::vector<std::string> TakeParamArguments(std::vector<char*>& args) {
-  std::vector<std::string> params;
-  std::vector<char*> kept;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string arg = args[i];
-    if (arg == "--param" && i + 1 < args.size()) {
-      params.push_back(args[++i]);
-    } else if (absl::StartsWith(arg, "--param=")) {
-      params.push_back(arg.substr(8));
-    } else {
-      kept.push_back(args[i]);
-    }
-  }
-  args = std::move(kept);
-  return params;
-}
 
 absl::StatusOr<v1::ProbeRequest> ProbeRequestFromFlags(const std::string& probe,
                                                        const std::vector<std::string>& params) {

@@ -27,8 +27,5 @@ int RunCommand(const ClientContext& context, const std::string& probe);
 absl::StatusOr<v1::ProbeRequest> ProbeRequestFromFlags(const std::string& probe,
                                                        const std::vector<std::string>& params);
 
-// Takes every `--param NAME=VALUE` (and `--param=NAME=VALUE`) out of `args`, in order: values
-// may hold commas, which a list flag would split.
-std::vector<std::string> TakeParamArguments(std::vector<char*>& args);
 
 }  // namespace gpuprobe

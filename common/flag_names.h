@@ -35,6 +35,28 @@ inline std::vector<char*> DashesToUnderscores(int argc, char** argv,
   return out;
 }
 
+// Takes every "--NAME VALUE" and "--NAME=VALUE" of a rewritten command line out of `args`, in
+// order, and returns the values: for flags that may be given many times, whose values may hold
+// commas (an Abseil list flag would split them, and keep only the last occurrence).
+inline std::vector<std::string> TakeRepeatedFlag(std::vector<char*>& args,
+                                                 const std::string& name) {
+  const std::string bare = "--" + name, with_value = bare + "=";
+  std::vector<std::string> values;
+  std::vector<char*> kept;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string arg = args[i];
+    if (arg == bare && i + 1 < args.size()) {
+      values.push_back(args[++i]);
+    } else if (arg.rfind(with_value, 0) == 0) {
+      values.push_back(arg.substr(with_value.size()));
+    } else {
+      kept.push_back(args[i]);
+    }
+  }
+  args = std::move(kept);
+  return values;
+}
+
 // Checks every "--name[=value]" (or "--name value") of a rewritten command line against the
 // program's flags before Abseil parses it: Abseil exits with status 1 on a bad flag, where the
 // programs promise 2 for a bad command line. INVALID_ARGUMENT names the flag.

@@ -33,6 +33,7 @@
 #include "server/jobs/data_dir_lock.h"
 #include "server/jobs/worker_main.h"
 #include "server/jobs/worker_process.h"
+#include "server/probes/command/command_registrations.h"
 #include "server/probes/registry.h"
 #include "server/service_notify.h"
 #include "server/store/store_url.h"
@@ -86,6 +87,9 @@ ABSL_FLAG(std::string, host_name, "",
 ABSL_FLAG(double, lease_seconds, absl::ToDoubleSeconds(gpuprobe::FleetOptions{}.lease),
           "a running job's lease: when its daemon stops heartbeating for this long, another "
           "daemon of the fleet runs it again (attempt 2)");
+ABSL_FLAG(std::string, probe_commands, "",
+          "a JSON file of commands the command probe may run, with their parameters, axes and "
+          "bounds (README: registering a command probe)");
 ABSL_FLAG(int, worker_fd, -1, "internal: run as the device worker on this socket");
 ABSL_FLAG(int, device, 0, "internal: the device a worker serves");
 
@@ -164,9 +168,20 @@ absl::StatusOr<std::optional<std::vector<int>>> RequestedDevices() {
   return devices;
 }
 
-// The probes this daemon (and each of its workers) serves.
-std::shared_ptr<const gpuprobe::ProbeRegistry> Probes() {
-  return std::make_shared<const gpuprobe::ProbeRegistry>(gpuprobe::ProbeRegistry::Builtin({}));
+// --probe-command NAME=PATH, as often as it is given (taken out before the flags are parsed).
+std::vector<std::string>& ProbeCommandFlags() {
+  static std::vector<std::string> flags;
+  return flags;
+}
+
+// The probes this daemon (and each of its workers) serves; INVALID_ARGUMENT names a bad
+// --probe-command or --probe-commands.
+absl::StatusOr<std::shared_ptr<const gpuprobe::ProbeRegistry>> Probes() {
+  ASSIGN_OR_RETURN(
+      std::vector<gpuprobe::v1::CommandRegistration> commands,
+      gpuprobe::LoadCommandRegistrations(ProbeCommandFlags(), absl::GetFlag(FLAGS_probe_commands)));
+  return std::make_shared<const gpuprobe::ProbeRegistry>(
+      gpuprobe::ProbeRegistry::Builtin({.commands = std::move(commands)}));
 }
 
 absl::StatusOr<std::unique_ptr<gpuprobe::DeviceExecutor>> MakeExecutor(
@@ -178,12 +193,15 @@ absl::StatusOr<std::unique_ptr<gpuprobe::DeviceExecutor>> MakeExecutor(
     return std::unique_ptr<gpuprobe::DeviceExecutor>(std::make_unique<gpuprobe::InProcessExecutor>(
         std::move(in_process), probes));
   }
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<gpuprobe::WorkerProcessExecutor> worker,
-      gpuprobe::WorkerProcessExecutor::Start(
-          "/proc/self/exe", {"--backend=" + backend, absl::StrCat("--device=", device),
-                             absl::StrCat("--cpu_repeat=", absl::GetFlag(FLAGS_cpu_repeat)),
-                             "--log_level=" + absl::GetFlag(FLAGS_log_level)}));
+  std::vector<std::string> args = {"--backend=" + backend, absl::StrCat("--device=", device),
+                                   absl::StrCat("--cpu_repeat=", absl::GetFlag(FLAGS_cpu_repeat)),
+                                   "--log_level=" + absl::GetFlag(FLAGS_log_level),
+                                   "--probe_commands=" + absl::GetFlag(FLAGS_probe_commands)};
+  for (const std::string& command : ProbeCommandFlags()) {
+    args.push_back("--probe_command=" + command);
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<gpuprobe::WorkerProcessExecutor> worker,
+                   gpuprobe::WorkerProcessExecutor::Start("/proc/self/exe", std::move(args)));
   return std::unique_ptr<gpuprobe::DeviceExecutor>(std::move(worker));
 }
 
@@ -292,6 +310,7 @@ int main(int argc, char** argv) {
       "gpuprobed --listen HOST:PORT --backend auto|cuda|cpu --data-dir DIR");
   std::vector<std::string> storage;
   std::vector<char*> args = gpuprobe::DashesToUnderscores(argc, argv, storage);
+  ProbeCommandFlags() = gpuprobe::TakeRepeatedFlag(args, "probe_command");
   if (absl::Status flags = gpuprobe::CheckFlagArguments(args); !flags.ok()) {
     spdlog::error("{}", std::string(flags.message()));
     return 2;
@@ -306,8 +325,12 @@ int main(int argc, char** argv) {
       spdlog::error("worker: {}", backend.status().ToString());
       return 2;
     }
-    return gpuprobe::RunWorker(fd, *std::move(backend), gpuprobe::VisibleDevices(name),
-                               *Probes());
+    absl::StatusOr<std::shared_ptr<const gpuprobe::ProbeRegistry>> probes = Probes();
+    if (!probes.ok()) {
+      spdlog::error("worker: {}", probes.status().ToString());
+      return 2;
+    }
+    return gpuprobe::RunWorker(fd, *std::move(backend), gpuprobe::VisibleDevices(name), **probes);
   }
   const sigset_t signals = BlockShutdownSignals();
   if (absl::Status flags = CheckFlags(); !flags.ok()) {
@@ -345,7 +368,12 @@ int main(int argc, char** argv) {
     }
   }
 
-  const std::shared_ptr<const gpuprobe::ProbeRegistry> probes = Probes();
+  absl::StatusOr<std::shared_ptr<const gpuprobe::ProbeRegistry>> registry = Probes();
+  if (!registry.ok()) {
+    spdlog::error("{}", registry.status().ToString());
+    return 2;
+  }
+  const std::shared_ptr<const gpuprobe::ProbeRegistry> probes = *std::move(registry);
   absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> executors =
       MakeExecutors(probes);
   if (!executors.ok()) {

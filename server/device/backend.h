@@ -108,6 +108,8 @@ class Backend {
 
   // "cpu" or "cuda".
   virtual std::string Name() const = 0;
+  // The device's CUDA ordinal (what CUDA_VISIBLE_DEVICES names); 0 for the cpu.
+  virtual int Ordinal() const { return 0; }
   // The device as every row names it, e.g. "cpu (reference kernels)".
   virtual std::string Description() const = 0;
   // Bytes a sweep's banks and buffers may take on this device.
@@ -148,6 +150,9 @@ class Backend {
 
   // A reading of the device now; none where the backend has no telemetry (cpu, or no NVML).
   virtual std::optional<TelemetrySample> SampleTelemetry() { return std::nullopt; }
+  // Processes of this process group (0: none) are the probe's own, never foreign (the command
+  // probe's executable and its children).
+  virtual void SetOwnProcessGroup(int) {}
 };
 
 }  // namespace gpuprobe

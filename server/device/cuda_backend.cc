@@ -190,7 +190,7 @@ absl::Status CudaBackend::CheckVariant(KernelVariant) const { return absl::OkSta
 
 std::optional<TelemetrySample> CudaBackend::SampleTelemetry() {
   if (telemetry_ == nullptr) return std::nullopt;
-  return telemetry_->Sample(static_cast<int>(getpid()));
+  return telemetry_->Sample(static_cast<int>(getpid()), own_group_);
 }
 
 absl::Status CudaBackend::CheckCudaGeometry(const MoeGeometry& geometry, KernelVariant variant) {

@@ -39,6 +39,7 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override;
 
   std::string Name() const override { return "cuda"; }
+  int Ordinal() const override { return device_; }
   std::string Description() const override { return description_; }
   int64_t MemoryCapacityBytes() const override { return capacity_bytes_; }
   absl::Status CheckVariant(KernelVariant variant) const override;
@@ -61,6 +62,7 @@ class CudaBackend final : public Backend {
   DeviceDetails Details() const override { return details_; }
   // NVML's reading of this device (found by PCI bus id); none without NVML.
   std::optional<TelemetrySample> SampleTelemetry() override;
+  void SetOwnProcessGroup(int group) override { own_group_ = group; }
 
  private:
   struct Graph;
@@ -87,6 +89,7 @@ class CudaBackend final : public Backend {
   int device_ = 0;
   std::string description_;
   std::unique_ptr<NvmlTelemetry> telemetry_;  // null: no NVML here
+  int own_group_ = 0;                         // SetOwnProcessGroup
   DeviceDetails details_;
   int64_t capacity_bytes_ = 0;
   cudaStream_t stream_ = nullptr;

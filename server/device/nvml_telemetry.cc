@@ -1,5 +1,7 @@
 #include "server/device/nvml_telemetry.h"
 
+#include <unistd.h>
+
 #include <dlfcn.h>
 
 #include <mutex>
@@ -82,7 +84,7 @@ NvmlTelemetry::NvmlTelemetry(std::unique_ptr<Api> api, void* device)
 
 NvmlTelemetry::~NvmlTelemetry() = default;
 
-TelemetrySample NvmlTelemetry::Sample(int own_pid) const {
+TelemetrySample NvmlTelemetry::Sample(int own_pid, int own_group) const {
   TelemetrySample s;
   unsigned value = 0;
   if (api_->clock(device_, kNvmlClockSm, &value) == kNvmlSuccess) s.sm_mhz = value;
@@ -105,7 +107,8 @@ TelemetrySample NvmlTelemetry::Sample(int own_pid) const {
   }
   if (r == kNvmlSuccess) {
     for (unsigned i = 0; i < count; ++i) {
-      if (static_cast<int>(processes[i].pid) == own_pid) continue;
+      const int pid = static_cast<int>(processes[i].pid);
+      if (pid == own_pid || (own_group > 0 && getpgid(pid) == own_group)) continue;
       char name[256] = {};
       api_->process_name(processes[i].pid, name, sizeof(name));
       s.foreign_processes.push_back({static_cast<int>(processes[i].pid), name});

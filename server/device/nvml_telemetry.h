@@ -22,8 +22,9 @@ class NvmlTelemetry {
   ~NvmlTelemetry();
 
   // Clocks, clock-event reasons, power, temperature and the compute processes on the device
-  // other than `own_pid`. Fields NVML could not read stay 0.
-  TelemetrySample Sample(int own_pid) const;
+  // other than `own_pid` and the processes of process group `own_group` (0: none). Fields NVML
+  // could not read stay 0.
+  TelemetrySample Sample(int own_pid, int own_group = 0) const;
 
  private:
   struct Api;

@@ -1,13 +1,8 @@
 #include "server/probe/npy_writer.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/probe/new_file.h"
 
 namespace gpuprobe {
 namespace {
@@ -26,36 +21,13 @@ absl::Status Write(const std::string& path, const char* dtype, const void* data,
   const size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header.push_back('\n');
-  // A new file only: never through a symbolic link, never over an existing file.
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot create ", path, ": ", std::strerror(errno)));
-  }
   const uint16_t header_len = static_cast<uint16_t>(header.size());
   std::string prefix("\x93NUMPY\x01\x00", 8);
   prefix.push_back(static_cast<char>(header_len & 0xFF));
   prefix.push_back(static_cast<char>(header_len >> 8));
   prefix += header;
-  auto write_all = [fd](const char* bytes, size_t size) {
-    while (size > 0) {
-      const ssize_t n = write(fd, bytes, size);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      bytes += n;
-      size -= static_cast<size_t>(n);
-    }
-    return true;
-  };
-  const bool written =
-      write_all(prefix.data(), prefix.size()) &&
-      write_all(static_cast<const char*>(data), static_cast<size_t>(count) * element_bytes);
-  const int error = errno;
-  if (close(fd) != 0 || !written) {
-    return absl::DataLossError(
-        absl::StrCat("cannot write ", path, ": ", std::strerror(written ? errno : error)));
-  }
-  return absl::OkStatus();
+  return WriteNewFile(path, {prefix, absl::string_view(static_cast<const char*>(data),
+                                                       static_cast<size_t>(count) * element_bytes)});
 }
 
 }  // namespace

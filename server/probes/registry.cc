@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/abbreviated.h"
+#include "server/probes/command/command_probe.h"
 #include "server/probes/moe_union/moe_union_probe.h"
 #include "server/probes/read_bandwidth/read_bandwidth_probe.h"
 
@@ -14,6 +15,7 @@ ProbeRegistry ProbeRegistry::Builtin(const ProbeOptions& options) {
   ProbeRegistry registry;
   (void)registry.Add(std::make_unique<MoeUnionProbe>(options.sweep));
   (void)registry.Add(std::make_unique<ReadBandwidthProbe>());
+  (void)registry.Add(std::make_unique<CommandProbe>(options.commands));
   return registry;
 }
 

@@ -13,13 +13,15 @@
 #include "absl/status/statusor.h"
 #include "gpuprobe/v1/probe.pb.h"
 #include "server/probe/sweep_spec.h"
+#include "server/probes/command/command_probe.pb.h"
 #include "server/probes/probe.h"
 
 namespace gpuprobe {
 
 // What the daemon's options say about its probes.
 struct ProbeOptions {
-  SweepLimits sweep;  // moe-union's bounds
+  SweepLimits sweep;                              // moe-union's bounds
+  std::vector<v1::CommandRegistration> commands;  // the command probe's (its registrations)
 };
 
 class ProbeRegistry {

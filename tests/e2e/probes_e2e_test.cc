@@ -3,7 +3,11 @@
 // other than moe-union, and clear errors for bad probe requests.
 #include <stdlib.h>
 
+#include <signal.h>
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
@@ -33,10 +37,15 @@ class ProbesEndToEndTest : public testing::Test {
   static void SetUpTestSuite() {
     std::string tmpl = ::testing::TempDir() + "gpuprobe_probes_e2e_XXXXXX";
     dir_ = new std::string(mkdtemp(tmpl.data()));
-    absl::StatusOr<ChildProcess> daemon =
-        ChildProcess::Start({GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu",
-                             "--http", "", "--data-dir", *dir_ + "/data"},
-                            *dir_ + "/daemon.log");
+    // Two operator commands: a seed-like table, and one that hangs until it is stopped.
+    WriteScript("table.sh", R"(echo "# CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"
+printf 't\tunion\tgu_us\n1\t10\t8.5\n2\t20\t9.5\n')");
+    WriteScript("hang.sh", "echo $$ > " + *dir_ + "/hang.pid; sleep 600");
+    absl::StatusOr<ChildProcess> daemon = ChildProcess::Start(
+        {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--http", "",
+         "--data-dir", *dir_ + "/data", "--probe-command", "table=" + *dir_ + "/table.sh",
+         "--probe-command", "hang=" + *dir_ + "/hang.sh"},
+        *dir_ + "/daemon.log");
     ASSERT_TRUE(daemon.ok()) << daemon.status();
     daemon_ = new ChildProcess(*std::move(daemon));
     absl::StatusOr<std::string> port =
@@ -45,6 +54,11 @@ class ProbesEndToEndTest : public testing::Test {
     server_ = new std::string("127.0.0.1:" + *port);
   }
   void SetUp() override { ASSERT_NE(server_, nullptr) << "gpuprobed did not start"; }
+  static void WriteScript(const std::string& name, const std::string& body) {
+    const std::string path = *dir_ + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    chmod(path.c_str(), 0755);
+  }
   static void TearDownTestSuite() {
     delete daemon_;
     delete server_;
@@ -79,7 +93,8 @@ TEST_F(ProbesEndToEndTest, ProbesListsEveryProbeWithItsParameters) {
   const CommandResult json = Cli({"--format", "json", "probes"});
   v1::ListProbesResponse list;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.out, &list).ok()) << json.out;
-  EXPECT_EQ(list.probes_size(), 2);
+  EXPECT_EQ(list.probes_size(), 3);
+  EXPECT_THAT(table.out, HasSubstr("--param command=...  the registered command; one of table|hang"));
 }
 
 TEST_F(ProbesEndToEndTest, RunPrintsEachFormatAsOneParseableStream) {
@@ -164,6 +179,42 @@ TEST_F(ProbesEndToEndTest, BadProbeRequestsAreRefusedNamingTheProblem) {
   EXPECT_THAT(form.err, HasSubstr("--param: \"sizes_bytes\" is not of the form NAME=VALUE"));
   const CommandResult stray = Cli({"jobs", "--param", "a=b"});
   EXPECT_EQ(stray.exit_code, 2);
+}
+
+TEST_F(ProbesEndToEndTest, AnOperatorsCommandRunsThroughTheDaemonAndItsOutputIsKept) {
+  const CommandResult submitted =
+      Cli({"submit", "--probe", "command", "--param", "command=table", "--wait"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string id = std::string(absl::StripTrailingAsciiWhitespace(submitted.out));
+  const CommandResult tsv = Cli({"--format", "tsv", "show", id});
+  ASSERT_EQ(tsv.exit_code, 0) << tsv.err;
+  // Registered as NAME=PATH: its first column is its axis, its other numeric columns metrics.
+  EXPECT_THAT(tsv.out, HasSubstr("t\tunion\tunion_spread\tgu_us\tgu_us_spread"));
+  EXPECT_THAT(tsv.out, HasSubstr("2\t20\t0.0000\t9.5\t"));
+  // Its whole stdout is an artifact of the job, where the daemon keeps artifacts.
+  std::ifstream out(*dir_ + "/data/artifacts/" + id + "/stdout.txt");
+  const std::string text((std::istreambuf_iterator<char>(out)), {});
+  EXPECT_THAT(text, HasSubstr("# CUDA_VISIBLE_DEVICES=0"));
+}
+
+TEST_F(ProbesEndToEndTest, CancellingACommandJobKillsItsProcessGroup) {
+  const CommandResult submitted =
+      Cli({"submit", "--probe", "command", "--param", "command=hang"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string id = std::string(absl::StripTrailingAsciiWhitespace(submitted.out));
+  // Running once its script wrote its pid.
+  const std::string pid_file = *dir_ + "/hang.pid";
+  pid_t pid = 0;
+  for (int i = 0; i < 500 && pid == 0; ++i) {
+    std::ifstream(pid_file) >> pid;
+    if (pid == 0) absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_NE(pid, 0) << "the command never started";
+  EXPECT_EQ(Cli({"cancel", id}).exit_code, 0);
+  const CommandResult waited = Cli({"wait", id, "--timeout", "60s"});
+  EXPECT_EQ(waited.exit_code, 3) << waited.err;  // cancelled
+  for (int i = 0; i < 100 && kill(pid, 0) == 0; ++i) absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_NE(kill(pid, 0), 0) << "the command's process " << pid << " outlived its job";
 }
 
 }  // namespace

@@ -123,8 +123,8 @@ TEST_F(HttpApiTest, ProbesAreListedWithTheirDeclarations) {
   const auto list = Json<v1::ListProbesResponse>("/api/v1/probes");
   std::vector<std::string> names;
   for (const v1::ProbeInfo& p : list.probes()) names.push_back(p.name());
-  EXPECT_THAT(names, testing::ElementsAre("moe-union", "read-bandwidth"));
-  EXPECT_EQ(list.probes(1).metrics(0).name(), "read_us");
+  EXPECT_THAT(names, testing::ElementsAre("command", "moe-union", "read-bandwidth"));
+  EXPECT_EQ(list.probes(2).metrics(0).name(), "read_us");
 }
 
 TEST_F(HttpApiTest, FiltersApplyAndBadParametersAre400UnknownJobs404) {

@@ -1,0 +1,77 @@
+#include "server/probes/command/result_table.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/abbreviated.h"
+#include "server/probes/results.h"
+
+namespace gpuprobe {
+namespace {
+
+bool Number(absl::string_view cell, double* value) {
+  cell = absl::StripAsciiWhitespace(cell);
+  if (absl::SimpleAtod(cell, value)) return true;
+  return (absl::ConsumeSuffix(&cell, "x") || absl::ConsumeSuffix(&cell, "%")) &&
+         absl::SimpleAtod(cell, value);
+}
+
+absl::Status Bad(int line, const std::string& what) {
+  return absl::DataLossError(absl::StrFormat("stdout line %d: %s", line, what));
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<v1::Result>> ParseResultTable(const std::string& text,
+                                                         const std::vector<std::string>& axes) {
+  std::vector<std::string> header;
+  std::vector<bool> is_axis;
+  std::vector<v1::Result> results;
+  int number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++number;
+    line = absl::StripTrailingAsciiWhitespace(line);
+    if (line.empty() || absl::StartsWith(line, "#")) continue;
+    const std::vector<std::string> cells = absl::StrSplit(line, '\t');
+    if (header.empty()) {
+      header = cells;
+      is_axis.assign(header.size(), false);
+      if (axes.empty()) is_axis[0] = true;
+      for (const std::string& axis : axes) {
+        auto it = std::find(header.begin(), header.end(), axis);
+        if (it == header.end()) {
+          return Bad(number, absl::StrFormat("the header has no column \"%s\", a declared axis "
+                                             "(its columns: %s)",
+                                             Abbreviated(axis), Abbreviated(absl::StrJoin(header, ", "))));
+        }
+        is_axis[it - header.begin()] = true;
+      }
+      continue;
+    }
+    if (cells.size() != header.size()) {
+      return Bad(number, absl::StrFormat("%d cells, where the header has %d", cells.size(),
+                                         header.size()));
+    }
+    v1::Result& r = results.emplace_back();
+    r.set_arm_index(static_cast<uint32_t>(results.size() - 1));
+    for (size_t i = 0; i < cells.size(); ++i) {
+      int64_t integer = 0;
+      double value = 0;
+      if (is_axis[i]) {
+        *r.add_axes() = absl::SimpleAtoi(cells[i], &integer) ? IntAxis(header[i], integer)
+                                                             : TextAxis(header[i], cells[i]);
+      } else if (Number(cells[i], &value)) {
+        *r.add_metrics() = MetricOf(header[i], "", {value});
+      }
+    }
+  }
+  if (header.empty()) return Bad(number, "no table: every line is empty or a # comment");
+  return results;
+}
+
+}  // namespace gpuprobe
