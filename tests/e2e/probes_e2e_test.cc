@@ -16,6 +16,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gpuprobe/v1/probe.pb.h"
 #include "gtest/gtest.h"
+#include "tests/e2e/chromium.h"
 #include "tests/e2e/subprocess.h"
 
 namespace gpuprobe {
@@ -42,7 +43,7 @@ class ProbesEndToEndTest : public testing::Test {
 printf 't\tunion\tgu_us\n1\t10\t8.5\n2\t20\t9.5\n')");
     WriteScript("hang.sh", "echo $$ > " + *dir_ + "/hang.pid; sleep 600");
     absl::StatusOr<ChildProcess> daemon = ChildProcess::Start(
-        {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--http", "",
+        {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--http", "127.0.0.1:0",
          "--data-dir", *dir_ + "/data", "--probe-command", "table=" + *dir_ + "/table.sh",
          "--probe-command", "hang=" + *dir_ + "/hang.sh"},
         *dir_ + "/daemon.log");
@@ -52,6 +53,10 @@ printf 't\tunion\tgu_us\n1\t10\t8.5\n2\t20\t9.5\n')");
         daemon_->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
     ASSERT_TRUE(port.ok()) << port.status();
     server_ = new std::string("127.0.0.1:" + *port);
+    absl::StatusOr<std::string> http_port =
+        daemon_->AwaitLog("http listening on 127.0.0.1:", absl::Seconds(5));
+    ASSERT_TRUE(http_port.ok()) << http_port.status();
+    http_ = new std::string("127.0.0.1:" + *http_port);
   }
   void SetUp() override { ASSERT_NE(server_, nullptr) << "gpuprobed did not start"; }
   static void WriteScript(const std::string& name, const std::string& body) {
@@ -62,6 +67,7 @@ printf 't\tunion\tgu_us\n1\t10\t8.5\n2\t20\t9.5\n')");
   static void TearDownTestSuite() {
     delete daemon_;
     delete server_;
+    delete http_;
     if (dir_ != nullptr) std::filesystem::remove_all(*dir_);
     delete dir_;
   }
@@ -81,6 +87,7 @@ printf 't\tunion\tgu_us\n1\t10\t8.5\n2\t20\t9.5\n')");
 
   static inline std::string* dir_ = nullptr;
   static inline std::string* server_ = nullptr;
+  static inline std::string* http_ = nullptr;
   static inline ChildProcess* daemon_ = nullptr;
 };
 
@@ -157,6 +164,12 @@ TEST_F(ProbesEndToEndTest, SubmitShowWatchAndCompareWorkForAProbeJob) {
   ASSERT_EQ(lines.size(), 3u) << compare.out;
   EXPECT_EQ(lines[0],
             "size_bytes,cache,base_read_us,cand_read_us,ratio,ratio_low,ratio_high,verdict");
+  // The page shows the job's results and plots its metric against its numeric axis.
+  const CommandResult dom = testing_support::Chromium(
+      *dir_, {"--dump-dom"}, "http://" + *http_ + "/#/jobs/" + cand_id);
+  EXPECT_THAT(dom.out, HasSubstr("read_us against size_bytes"));
+  EXPECT_THAT(dom.out, HasSubstr("<h2>Results</h2>"));
+  EXPECT_THAT(dom.out, HasSubstr("131072"));
   // A moe-union sweep is another probe: refused, naming it.
   const CommandResult sweep = Cli({"submit", "--experts", "16", "--hidden", "64", "--ff", "32",
                                    "--selected", "2", "--t", "1", "--reps", "3", "--wait"});

@@ -169,9 +169,59 @@ function isReference(r, tMax) {
   return variant(r.arm.variant) === 'per-slot' && r.arm.t === tMax && r.arm.union_size === r.arm.slots;
 }
 
+const axisValue = (a) => (a.int_value !== undefined ? Number(a.int_value) : a.text_value);
+
+// Another probe's generic results: a table of their axes, metrics (median, spread, 95%) and
+// derived values, and a plot of the first metric against the first numeric axis, one series
+// per value of the other axes.
+function genericResults(results) {
+  const first = results[0];
+  const axes = first.axes.map((a) => a.name), metrics = first.metrics.map((m) => m), derived = (first.derived || []).map((d) => d);
+  const table = `<table><tr>${axes.map((a) => `<th class="text">${esc(a)}</th>`).join('')}` +
+    metrics.map((m) => `<th>${esc(m.name)} (${esc(m.unit || '-')})</th><th>spread</th><th class="text">95%</th>`).join('') +
+    derived.map((d) => `<th>${esc(d.name)}${d.unit ? ` (${esc(d.unit)})` : ''}</th>`).join('') + '<th class="text">disturbance</th></tr>' +
+    results.map((r) => `<tr class="row">${r.axes.map((a) => `<td class="text">${esc(axisValue(a))}</td>`).join('')}` +
+      r.metrics.map((m) => `<td>${fixed(m.median, 3)}</td><td>${fixed(m.spread, 4)}</td><td class="text">[${fixed(m.low, 3)}, ${fixed(m.high, 3)}]</td>`).join('') +
+      (r.derived || []).map((d) => `<td>${+Number(d.value).toPrecision(4)}</td>`).join('') +
+      `<td class="text">${r.disturbance ? `<span class="disturbed" title="${esc(r.disturbance)}">disturbed</span>` : '-'}</td></tr>`).join('') + '</table>';
+  const xIndex = first.axes.findIndex((a) => a.int_value !== undefined);
+  let chart = '<p class="muted">No plot: the results have no numeric axis.</p>';
+  if (xIndex >= 0 && metrics.length) {
+    // An axis spanning a factor of 16 or more (buffer sizes) is drawn on a log2 scale.
+    const values = [...new Set(results.map((r) => axisValue(r.axes[xIndex])))].sort((a, b) => a - b);
+    const log = values[0] > 0 && values[values.length - 1] / values[0] >= 16;
+    const bytes = axes[xIndex].endsWith('_bytes');
+    const label = (v) => (bytes && v >= 1024
+      ? (v >= 2 ** 30 ? `${+(v / 2 ** 30).toPrecision(3)} GiB` : v >= 2 ** 20 ? `${+(v / 2 ** 20).toPrecision(3)} MiB` : `${+(v / 1024).toPrecision(3)} KiB`)
+      : String(v));
+    const at = (v) => (log ? Math.log2(v) : v);
+    const groups = new Map();
+    for (const r of results) {
+      const name = r.axes.filter((_, i) => i !== xIndex).map((a) => `${a.name}=${axisValue(a)}`).join(' ') || metrics[0].name;
+      if (!groups.has(name)) groups.set(name, {name, points: []});
+      const m = r.metrics[0];
+      groups.get(name).points.push({x: at(axisValue(r.axes[xIndex])), y: m.median, lo: m.min, hi: m.max});
+    }
+    chart = plot({title: `${metrics[0].name} against ${axes[xIndex]} (median; bars: min-max)`,
+      xLabel: `${axes[xIndex]}${log ? ' (log scale)' : ''}`, yLabel: `${metrics[0].name} (${metrics[0].unit || '-'})`,
+      series: [...groups.values()], xTicks: values.map((v) => ({x: at(v), label: label(v)}))});
+  }
+  return {table, chart};
+}
+
 async function renderJob(id) {
   const view = document.getElementById('view');
   const [job, results] = await Promise.all([api(`/api/v1/jobs/${id}`), api(`/api/v1/jobs/${id}/rows`)]);
+  if ((results.results || []).length) {
+    const {table, chart} = genericResults(results.results);
+    view.innerHTML = `<section><h2>Job ${esc(job.id)} · ${esc(job.probe)} · <span class="state-${state(job.state)}">${state(job.state)}</span></h2>
+        <div class="muted">${labels(job)} · submitted ${when(job.created_at)} by ${esc(job.submitter)} ·
+        ${esc(job.device)} · attempts ${job.attempts || 0}${job.error_message ? ' · ' + esc(job.error_message) : ''}</div>
+        ${job.telemetry ? `<div class="muted" id="telemetry">telemetry: ${telemetry(job.telemetry)}</div>` : ''}</section>
+      <section class="plots"><div id="plot-results">${chart}</div></section>
+      <section><h2>Results</h2>${table}</section>`;
+    return !TERMINAL.includes(job.state);
+  }
   const rows = results.rows || [];
   const tMax = Math.max(0, ...rows.map((r) => r.arm.t));
   const table = rows.length ? `<table><tr><th class="text">variant</th><th>t</th><th>slots</th><th>union</th>
@@ -216,16 +266,23 @@ async function renderCompare(base, cand) {
   const view = document.getElementById('view');
   const c = await api(`/api/v1/compare?base=${encodeURIComponent(base)}&cand=${encodeURIComponent(cand)}`);
   const arms = c.arms || [];
+  const generic = arms.length && arms[0].quantity && arms[0].quantity !== 'section_us';
+  const head = generic
+    ? arms[0].axes.map((a) => `<th class="text">${esc(a.name)}</th>`).join('') +
+      `<th>base ${esc(arms[0].quantity)}</th><th>candidate ${esc(arms[0].quantity)}</th>`
+    : '<th class="text">variant</th><th>t</th><th>union</th><th>base section_us</th><th>candidate section_us</th>';
+  const cells = (a) => generic
+    ? a.axes.map((x) => `<td class="text">${esc(axisValue(x))}</td>`).join('') +
+      `<td>${fixed(a.base_section_us, 3)}</td><td>${fixed(a.candidate_section_us, 3)}</td>`
+    : `<td class="text">${variant(a.arm.variant)}</td><td>${a.arm.t}</td><td>${a.arm.union_size}</td>
+      <td>${fixed(a.base_section_us, 1)}</td><td>${fixed(a.candidate_section_us, 1)}</td>`;
   view.innerHTML = `<section><h2>Compare <a href="#/jobs/${esc(c.base_job_id)}">${esc(c.base_job_id)}</a> →
       <a href="#/jobs/${esc(c.candidate_job_id)}">${esc(c.candidate_job_id)}</a></h2>
       <div class="muted" id="compare-summary">${c.faster || 0} faster · ${c.slower || 0} slower · ${c.same || 0} same ·
       ${c.unsure || 0} unsure · ${c.too_few_reps || 0} too few reps (threshold ${fixed(100 * c.threshold, 1)}%,
       ${fixed(100 * c.confidence, 0)}% intervals)</div></section>
-    <section><table><tr><th class="text">variant</th><th>t</th><th>union</th><th>base section_us</th>
-      <th>candidate section_us</th><th>ratio</th><th class="text">95%</th><th class="text">verdict</th></tr>` +
-    arms.map((a) => `<tr class="arm verdict-${verdict(a.verdict).replace(/ /g, '-')}"><td class="text">${variant(a.arm.variant)}</td>
-      <td>${a.arm.t}</td><td>${a.arm.union_size}</td><td>${fixed(a.base_section_us, 1)}</td>
-      <td>${fixed(a.candidate_section_us, 1)}</td><td>${fixed(a.ratio, 4)}</td>
+    <section><table><tr>${head}<th>ratio</th><th class="text">95%</th><th class="text">verdict</th></tr>` +
+    arms.map((a) => `<tr class="arm verdict-${verdict(a.verdict).replace(/ /g, '-')}">${cells(a)}<td>${fixed(a.ratio, 4)}</td>
       <td class="text">[${fixed(a.ratio_low, 4)}, ${fixed(a.ratio_high, 4)}]</td>
       <td class="text">${verdict(a.verdict)}</td></tr>`).join('') + '</table></section>';
   return false;
