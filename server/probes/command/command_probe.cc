@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "common/abbreviated.h"
 #include "common/status_macros.h"
@@ -95,12 +96,14 @@ class Telemetry {
 };
 
 // The last line of a text, for error messages.
-std::string LastLine(const std::string& text) {
-  std::string trimmed = text;
-  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == '\r')) trimmed.pop_back();
-  return Abbreviated(trimmed.substr(trimmed.rfind('\n') == std::string::npos
-                                        ? 0
-                                        : trimmed.rfind('\n') + 1));
+// The last line of a command's stderr, for its job's error: at most its last kStderrTailBytes.
+constexpr size_t kStderrTailBytes = 300;
+std::string LastLine(absl::string_view text) {
+  const absl::string_view trimmed = absl::StripTrailingAsciiWhitespace(text);
+  const size_t newline = trimmed.rfind('\n');
+  const absl::string_view line = newline == absl::string_view::npos ? trimmed : trimmed.substr(newline + 1);
+  if (line.size() <= kStderrTailBytes) return std::string(line);
+  return absl::StrCat("...", line.substr(line.size() - kStderrTailBytes));
 }
 
 }  // namespace

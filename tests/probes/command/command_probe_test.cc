@@ -20,6 +20,7 @@
 namespace gpuprobe {
 namespace {
 
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 
 class CommandProbeTest : public ::testing::Test {
@@ -142,6 +143,14 @@ TEST_F(CommandProbeTest, ANonZeroExitFailsTheJobWithItsStatusAndLastStderrLine) 
               HasSubstr("command fails exited with status 3; its stderr ends: cannot open "
                         "/dev/nvidia0"));
   EXPECT_THAT(Artifact("fails", "stderr.txt"), HasSubstr("starting"));
+  ExpectNothingLeft(ran.group);
+}
+
+TEST_F(CommandProbeTest, ALongLastStderrLineIsQuotedByItsEnd) {
+  const Ran ran = Run("long", "printf 'x%.0s' $(seq 1000) >&2; echo ' the cause' >&2; exit 1");
+  EXPECT_THAT(ran.outcome.status.message(), HasSubstr("its stderr ends: ...xxx"));
+  EXPECT_THAT(std::string(ran.outcome.status.message()), EndsWith("xxx the cause"));
+  EXPECT_LT(ran.outcome.status.message().size(), 400u);
   ExpectNothingLeft(ran.group);
 }
 
