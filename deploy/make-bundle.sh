@@ -2,7 +2,8 @@
 # Makes a relocatable bundle for GPU hosts that have the NVIDIA driver but no gRPC packages:
 #   bundle/bin/{gpuprobed,gpuprobe}     RPATH $ORIGIN/../lib
 #   bundle/lib/*.so*                    every shared library they load beyond glibc and the driver
-#   bundle/tests/                       the GPU test binary and the offline dump verifier
+#   bundle/tests/                       the GPU test binary, the offline dump verifier and an
+#                                       example command probe (copy_bandwidth_probe)
 # usage: deploy/make-bundle.sh [OUT_DIR]   (default: bundle/; builds first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,7 @@ rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/tests"
 cp build/server/gpuprobed build/client/gpuprobe "$out/bin/"
 [[ -f build/tests/cuda_backend_test ]] && cp build/tests/cuda_backend_test "$out/tests/"
+[[ -f build/bench/copy_bandwidth_probe ]] && cp build/bench/copy_bandwidth_probe "$out/tests/"
 cp tests/offline/verify_dump.py "$out/tests/"
 
 # glibc's own libraries and the driver's come from the host.
