@@ -50,10 +50,13 @@ std::vector<std::string> Cells(const v1::Result& r, bool csv) {
       cells.push_back(Number(m.min()));
       cells.push_back(Number(m.max()));
     }
-    cells.push_back(absl::StrFormat("%.4f", m.spread()));
+    // One sample (a command's table cell) has no spread and no interval.
+    const bool spread = m.kept() >= 2;
+    const std::string none = csv ? "" : "-";
+    cells.push_back(spread ? absl::StrFormat("%.4f", m.spread()) : none);
     if (csv) {
-      cells.push_back(Number(m.low()));
-      cells.push_back(Number(m.high()));
+      cells.push_back(spread ? Number(m.low()) : none);
+      cells.push_back(spread ? Number(m.high()) : none);
       cells.push_back(absl::StrCat(m.kept()));
     }
   }

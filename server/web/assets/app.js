@@ -181,7 +181,9 @@ function genericResults(results) {
     metrics.map((m) => `<th>${esc(m.name)} (${esc(m.unit || '-')})</th><th>spread</th><th class="text">95%</th>`).join('') +
     derived.map((d) => `<th>${esc(d.name)}${d.unit ? ` (${esc(d.unit)})` : ''}</th>`).join('') + '<th class="text">disturbance</th></tr>' +
     results.map((r) => `<tr class="row">${r.axes.map((a) => `<td class="text">${esc(axisValue(a))}</td>`).join('')}` +
-      r.metrics.map((m) => `<td>${fixed(m.median, 3)}</td><td>${fixed(m.spread, 4)}</td><td class="text">[${fixed(m.low, 3)}, ${fixed(m.high, 3)}]</td>`).join('') +
+      r.metrics.map((m) => `<td>${fixed(m.median, 3)}</td>` + (m.kept >= 2
+        ? `<td>${fixed(m.spread, 4)}</td><td class="text">[${fixed(m.low, 3)}, ${fixed(m.high, 3)}]</td>`
+        : '<td>-</td><td class="text">-</td>')).join('') +  // one sample: no spread, no interval
       (r.derived || []).map((d) => `<td>${+Number(d.value).toPrecision(4)}</td>`).join('') +
       `<td class="text">${r.disturbance ? `<span class="disturbed" title="${esc(r.disturbance)}">disturbed</span>` : '-'}</td></tr>`).join('') + '</table>';
   const xIndex = first.axes.findIndex((a) => a.int_value !== undefined);
