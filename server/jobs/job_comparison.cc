@@ -171,17 +171,28 @@ absl::StatusOr<std::map<std::string, v1::Result>> ResultsByAxes(JobManager& mana
   return by_axes;
 }
 
+// The metrics an arm's comparison sums: its times (unit "us"), or, where it declares none (an
+// operator's command, whose columns carry no unit), its first metric, read as a time.
+std::vector<const v1::MetricStats*> ComparedMetrics(const v1::Result& r) {
+  std::vector<const v1::MetricStats*> metrics;
+  for (const v1::MetricStats& m : r.metrics()) {
+    if (m.unit() == "us") metrics.push_back(&m);
+  }
+  if (metrics.empty() && r.metrics_size() > 0) metrics.push_back(&r.metrics(0));
+  return metrics;
+}
+
 std::vector<std::vector<double>> MetricSamples(const v1::Result& r) {
   std::vector<std::vector<double>> samples;
-  for (const v1::MetricStats& m : r.metrics()) {
-    samples.emplace_back(m.samples().begin(), m.samples().end());
+  for (const v1::MetricStats* m : ComparedMetrics(r)) {
+    samples.emplace_back(m->samples().begin(), m->samples().end());
   }
   return samples;
 }
 
 double SumOfMedians(const v1::Result& r) {
   double sum = 0.0;
-  for (const v1::MetricStats& m : r.metrics()) sum += m.median();
+  for (const v1::MetricStats* m : ComparedMetrics(r)) sum += m->median();
   return sum;
 }
 
@@ -281,7 +292,7 @@ absl::StatusOr<v1::CompareJobsResponse> CompareResults(JobManager& manager,
     v1::ArmComparison* arm = response.add_arms();
     *arm->mutable_axes() = cand->axes();
     std::vector<std::string> metrics;
-    for (const v1::MetricStats& m : cand->metrics()) metrics.push_back(m.name());
+    for (const v1::MetricStats* m : ComparedMetrics(*cand)) metrics.push_back(m->name());
     arm->set_quantity(absl::StrJoin(metrics, "+"));
     arm->set_base_section_us(SumOfMedians(found->second));
     arm->set_candidate_section_us(SumOfMedians(*cand));

@@ -208,6 +208,18 @@ TEST_F(ProbesEndToEndTest, AnOperatorsCommandRunsThroughTheDaemonAndItsOutputIsK
   std::ifstream out(*dir_ + "/data/artifacts/" + id + "/stdout.txt");
   const std::string text((std::istreambuf_iterator<char>(out)), {});
   EXPECT_THAT(text, HasSubstr("# CUDA_VISIBLE_DEVICES=0"));
+
+  // Compare reads a command's first metric column as its time (its columns carry no unit); one
+  // sample a cell is too few for a verdict.
+  const CommandResult again =
+      Cli({"submit", "--probe", "command", "--param", "command=table", "--wait"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const CommandResult compare = Cli(
+      {"--format", "csv", "compare", id, std::string(absl::StripTrailingAsciiWhitespace(again.out))});
+  ASSERT_EQ(compare.exit_code, 0) << compare.err;
+  EXPECT_THAT(compare.out, HasSubstr("t,base_union,cand_union,ratio,ratio_low,ratio_high,verdict\n"
+                                     "1,10,10,1.0000,"));
+  EXPECT_THAT(compare.out, HasSubstr("too few reps"));
 }
 
 TEST_F(ProbesEndToEndTest, CancellingACommandJobKillsItsProcessGroup) {
