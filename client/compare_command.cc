@@ -36,9 +36,9 @@ void PrintGeneric(const std::string& format, const v1::CompareJobsResponse& r) {
   const std::string quantity = r.arms(0).quantity();
   std::vector<std::string> header;
   for (const v1::AxisValue& a : r.arms(0).axes()) header.push_back(a.name());
-  for (const std::string& h : {"base_" + quantity, "cand_" + quantity, std::string("ratio"),
-                               std::string("ratio_low"), std::string("ratio_high"),
-                               std::string("verdict")}) {
+  for (const std::string& h :
+       {"base_" + quantity, "cand_" + quantity, std::string("ratio"), std::string("ratio_low"),
+        std::string("ratio_high"), std::string("verdict")}) {
     header.push_back(h);
   }
   const std::string sep = format == "csv" ? "," : format == "tsv" ? "\t" : "  ";
@@ -76,8 +76,7 @@ void Print(const std::string& format, const v1::CompareJobsResponse& r) {
     std::cout << ProtoJson(r) << "\n";
     return;
   }
-  if (!r.arms().empty() && !r.arms(0).quantity().empty() &&
-      r.arms(0).quantity() != "section_us") {
+  if (!r.arms().empty() && !r.arms(0).quantity().empty() && r.arms(0).quantity() != "section_us") {
     PrintGeneric(format, r);
     return;
   }

@@ -23,7 +23,8 @@ void PrintQuantities(const char* title,
   for (const v1::ProbeQuantity& q : quantities) {
     names.push_back(q.unit().empty() ? q.name() : absl::StrFormat("%s (%s)", q.name(), q.unit()));
   }
-  if (!names.empty()) std::cout << absl::StrFormat("  %-9s %s\n", title, absl::StrJoin(names, ", "));
+  if (!names.empty())
+    std::cout << absl::StrFormat("  %-9s %s\n", title, absl::StrJoin(names, ", "));
 }
 
 }  // namespace
@@ -36,8 +37,8 @@ absl::StatusOr<v1::ProbeRequest> ProbeRequestFromFlags(const std::string& probe,
   for (const std::string& param : params) {
     const size_t eq = param.find('=');
     if (eq == std::string::npos || eq == 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--param: \"%s\" is not of the form NAME=VALUE", Abbreviated(param)));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--param: \"%s\" is not of the form NAME=VALUE", Abbreviated(param)));
     }
     (*request.mutable_param_values())[param.substr(0, eq)] = param.substr(eq + 1);
   }

@@ -27,5 +27,4 @@ int RunCommand(const ClientContext& context, const std::string& probe);
 absl::StatusOr<v1::ProbeRequest> ProbeRequestFromFlags(const std::string& probe,
                                                        const std::vector<std::string>& params);
 
-
 }  // namespace gpuprobe

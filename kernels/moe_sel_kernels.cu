@@ -202,22 +202,22 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
   }
   const int ff = a.gate_up.rows / 2;
   const sel::SelParams p{.codes = a.gate_up.codes,
-                    .scales = a.gate_up.scales,
-                    .expert_code_bytes = int64_t{a.gate_up.rows} * a.gate_up.cols / 2,
-                    .expert_scale_bytes = int64_t{a.gate_up.rows} * a.gate_up.cols / 16,
-                    .cols = a.gate_up.cols,
-                    .out_rows = ff,
-                    .tiles_per_group = ff / 8,
-                    .staged_cols = a.groups.max_group_slots,
-                    .in = a.x,
-                    .in_row_div = a.selected,
-                    .global_a = a.gate_global,
-                    .global_b = a.up_global,
-                    .group_expert = a.groups.expert,
-                    .group_slot_table = a.groups.slot_table,
-                    .out = a.h};
+                         .scales = a.gate_up.scales,
+                         .expert_code_bytes = int64_t{a.gate_up.rows} * a.gate_up.cols / 2,
+                         .expert_scale_bytes = int64_t{a.gate_up.rows} * a.gate_up.cols / 16,
+                         .cols = a.gate_up.cols,
+                         .out_rows = ff,
+                         .tiles_per_group = ff / 8,
+                         .staged_cols = a.groups.max_group_slots,
+                         .in = a.x,
+                         .in_row_div = a.selected,
+                         .global_a = a.gate_global,
+                         .global_b = a.up_global,
+                         .group_expert = a.groups.expert,
+                         .group_slot_table = a.groups.slot_table,
+                         .out = a.h};
   return sel::LaunchEither<true>(p, a.groups, (a.groups.slots_total + a.selected - 1) / a.selected,
-                            stream);
+                                 stream);
 }
 
 absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
@@ -228,20 +228,20 @@ absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
         "sel_down: rows (hidden) must be a multiple of 16 and every pointer set");
   }
   const sel::SelParams p{.codes = a.down.codes,
-                    .scales = a.down.scales,
-                    .expert_code_bytes = int64_t{a.down.rows} * a.down.cols / 2,
-                    .expert_scale_bytes = int64_t{a.down.rows} * a.down.cols / 16,
-                    .cols = a.down.cols,
-                    .out_rows = a.down.rows,
-                    .tiles_per_group = a.down.rows / 16,
-                    .staged_cols = a.groups.max_group_slots,
-                    .in = a.h,
-                    .in_row_div = 1,
-                    .global_a = a.down_global,
-                    .global_b = nullptr,
-                    .group_expert = a.groups.expert,
-                    .group_slot_table = a.groups.slot_table,
-                    .out = a.y};
+                         .scales = a.down.scales,
+                         .expert_code_bytes = int64_t{a.down.rows} * a.down.cols / 2,
+                         .expert_scale_bytes = int64_t{a.down.rows} * a.down.cols / 16,
+                         .cols = a.down.cols,
+                         .out_rows = a.down.rows,
+                         .tiles_per_group = a.down.rows / 16,
+                         .staged_cols = a.groups.max_group_slots,
+                         .in = a.h,
+                         .in_row_div = 1,
+                         .global_a = a.down_global,
+                         .global_b = nullptr,
+                         .group_expert = a.groups.expert,
+                         .group_slot_table = a.groups.slot_table,
+                         .out = a.y};
   return sel::LaunchEither<false>(p, a.groups, a.groups.slots_total, stream);
 }
 

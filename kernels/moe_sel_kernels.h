@@ -9,8 +9,8 @@
 // per-row power-of-two scaling; each 16-element block's sum is scaled by its e4m3 block scale
 // in f32, so the result carries fp32-level error, not f16's. The grid is sized to the card:
 // one persistent block per SM streams a balanced range of 16-row tiles; where measured to pay
-// (kernels/sel/launch_deals.h) the per-slot gate+up interleaves a token's experts in that range, and
-// the union kernels' blocks split K in clusters of two.
+// (kernels/sel/launch_deals.h) the per-slot gate+up interleaves a token's experts in that range,
+// and the union kernels' blocks split K in clusters of two.
 //
 //   RETURN_IF_ERROR(CanImplementSelKernels(geometry, plan.max_group_slots));
 //   RETURN_IF_ERROR(LaunchSelGuSilu(args, stream));

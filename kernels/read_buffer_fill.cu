@@ -1,9 +1,8 @@
-#include "kernels/read_buffer_fill.h"
-
 #include <cuda_runtime.h>
 
 #include "kernels/cuda_status.h"
 #include "kernels/read_buffer.h"
+#include "kernels/read_buffer_fill.h"
 
 namespace gpuprobe {
 namespace {

@@ -190,8 +190,8 @@ absl::StatusOr<std::unique_ptr<gpuprobe::DeviceExecutor>> MakeExecutor(
   if (absl::GetFlag(FLAGS_isolation) == "none") {
     ASSIGN_OR_RETURN(std::unique_ptr<gpuprobe::Backend> in_process,
                      gpuprobe::MakeBackend(backend, device, absl::GetFlag(FLAGS_cpu_repeat)));
-    return std::unique_ptr<gpuprobe::DeviceExecutor>(std::make_unique<gpuprobe::InProcessExecutor>(
-        std::move(in_process), probes));
+    return std::unique_ptr<gpuprobe::DeviceExecutor>(
+        std::make_unique<gpuprobe::InProcessExecutor>(std::move(in_process), probes));
   }
   std::vector<std::string> args = {"--backend=" + backend, absl::StrCat("--device=", device),
                                    absl::StrCat("--cpu_repeat=", absl::GetFlag(FLAGS_cpu_repeat)),

@@ -37,7 +37,8 @@ int main() {
   for (size_t bytes = size_t{1} << 20; bytes <= size_t{1} << 30; bytes <<= 2) {
     void* from = nullptr;
     void* to = nullptr;
-    if (!Check(cudaMalloc(&from, bytes), "cudaMalloc") || !Check(cudaMalloc(&to, bytes), "cudaMalloc") ||
+    if (!Check(cudaMalloc(&from, bytes), "cudaMalloc") ||
+        !Check(cudaMalloc(&to, bytes), "cudaMalloc") ||
         !Check(cudaMemset(from, 0x5A, bytes), "cudaMemset")) {
       return 1;
     }

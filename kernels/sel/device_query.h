@@ -16,8 +16,8 @@ inline absl::StatusOr<SelDevice> QuerySelDevice(int device) {
   int sms = 0, l2_bytes = 0, max_smem_bytes = 0;
   CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-  CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&max_smem_bytes,
-                                              cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  CUDA_RETURN_IF_ERROR(
+      cudaDeviceGetAttribute(&max_smem_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   return SelDevice{.sms = sms, .l2_bytes = l2_bytes, .max_smem_bytes = max_smem_bytes};
 }
 

@@ -29,8 +29,8 @@ int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block
 
 absl::StatusOr<LaunchPlan> PlanLaunch(const SelWork& work, const SelDevice& device,
                                       int window_groups) {
-  const auto [one_slot, tiles, tiles_per_group, cols, per_thread, stages, staged_cols,
-              input_rows] = work;
+  const auto [one_slot, tiles, tiles_per_group, cols, per_thread, stages, staged_cols, input_rows] =
+      work;
   const int sms = device.sms;
   const int chunks = cols / kChunkElements;
   const int chunks_per_pass = 4 * per_thread;
@@ -77,8 +77,8 @@ absl::StatusOr<LaunchPlan> PlanLaunch(const SelWork& work, const SelDevice& devi
 }
 
 std::optional<LaunchPlan> PlanClusterHalves(const SelWork& work, const SelDevice& device) {
-  const auto [one_slot, tiles, tiles_per_group, cols, per_thread, stages, staged_cols,
-              input_rows] = work;
+  const auto [one_slot, tiles, tiles_per_group, cols, per_thread, stages, staged_cols, input_rows] =
+      work;
   const int sms = device.sms;
   const int chunks_per_pass = 4 * per_thread;
   const int passes = (cols / kChunkElements + chunks_per_pass - 1) / chunks_per_pass;

@@ -16,9 +16,9 @@ namespace gpuprobe::sel {
 
 // What the planner needs of the card, read from the device (cudaDeviceGetAttribute).
 struct SelDevice {
-  int sms = 0;                 // cudaDevAttrMultiProcessorCount
-  int64_t l2_bytes = 0;        // cudaDevAttrL2CacheSize
-  int max_smem_bytes = 0;      // cudaDevAttrMaxSharedMemoryPerBlockOptin
+  int sms = 0;             // cudaDevAttrMultiProcessorCount
+  int64_t l2_bytes = 0;    // cudaDevAttrL2CacheSize
+  int max_smem_bytes = 0;  // cudaDevAttrMaxSharedMemoryPerBlockOptin
 };
 
 // How a launch splits its work: tiles of 16 weight rows of one group, `splits` warps per tile
@@ -37,14 +37,14 @@ struct LaunchPlan {
 
 // One launch's work, as the launcher sees it before planning.
 struct SelWork {
-  bool one_slot = false;   // every group one slot (the per-slot plans)
-  int tiles = 0;           // groups x tiles_per_group
+  bool one_slot = false;  // every group one slot (the per-slot plans)
+  int tiles = 0;          // groups x tiles_per_group
   int tiles_per_group = 0;
-  int cols = 0;            // K: inputs per weight row
-  int per_thread = 0;      // chunks per thread per pass (Tuning::kChunksPerThread)
-  int stages = 0;          // ring depth in passes (Tuning::kStages)
-  int staged_cols = 0;     // the plan's widest group
-  int input_rows = 0;      // distinct input rows of the launch
+  int cols = 0;         // K: inputs per weight row
+  int per_thread = 0;   // chunks per thread per pass (Tuning::kChunksPerThread)
+  int stages = 0;       // ring depth in passes (Tuning::kStages)
+  int staged_cols = 0;  // the plan's widest group
+  int input_rows = 0;   // distinct input rows of the launch
 };
 
 // Bytes of shared memory a block of this shape takes (SmemCarve's carve plus the rings).

@@ -163,8 +163,8 @@ __device__ __forceinline__ PassData<kChunks> ReadPass(const uint8_t* stage, int 
 
 // Multiplies one pass's chunks with the staged inputs and adds them into acc. Tensor-core f32
 // accumulation truncates, so every chain into one accumulator is short (one 16-element block
-// per-slot, one chunk otherwise) and chains are summed with ordinary f32 adds (H200, 2026-11-30: one
-// chain per row left gate+up 1.07e-5 off in norm at K = 2560; short chains 2.7e-7).
+// per-slot, one chunk otherwise) and chains are summed with ordinary f32 adds (H200, 2026-11-30:
+// one chain per row left gate+up 1.07e-5 off in norm at K = 2560; short chains 2.7e-7).
 //
 // kOneSlot: B columns 2c and 2c + 1 hold the hi and lo parts of the input at the K positions
 // of column thread c and are zero elsewhere, so column c's two D values are the hi and lo sums
@@ -279,7 +279,10 @@ __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const 
     if constexpr (kOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal>) {
       const int local = group - bt.first_group;
       const int slot = bg.slot[local * p.staged_cols];
-      return {index, item.chunk_begin, item.chunk_end, b,
+      return {index,
+              item.chunk_begin,
+              item.chunk_end,
+              b,
               p.out + int64_t{slot} * p.out_rows + out_row,
               out_scale[staged_row] * bg.global_a[local]};
     }

@@ -112,9 +112,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   constexpr bool kRefillAfterCompute = kDeal != Deal::kClusterKHalves && (kGateUpSilu || !kOneSlot);
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (warp < items) {
-    ComputeCursor at =
-        StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, warp, staged, zero,
-                                                            out_scale, g, c);
+    ComputeCursor at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, warp, staged,
+                                                                           zero, out_scale, g, c);
     if (kRefillAfterCompute) issue_next(kStages - 1);  // the ring's last stage, still free
     for (int stage = 0;; stage = stage + 1 == kStages ? 0 : stage + 1) {
       if (!kRefillAfterCompute) {

@@ -74,8 +74,8 @@ GPUPROBE_HD inline int ExchangeBarrierOffset(int warps, int staged_rows) {
 }
 
 GPUPROBE_HD inline SmemCarve CarveSmem(bool one_slot, bool cluster_halves, int staged_rows,
-                                               int groups_per_block, int staged_cols, int warps,
-                                               int splits, const StagedLayout& layout) {
+                                       int groups_per_block, int staged_cols, int warps, int splits,
+                                       const StagedLayout& layout) {
   const int partials = (3 * staged_rows + BlockGroupsWords(groups_per_block, staged_cols) + 3) / 4;
   const int partial_vectors = cluster_halves ? ExchangeBarrierOffset(warps, staged_rows) + 1
                                              : (splits > 1 ? warps * kPartialFloatsPerWarp / 4 : 0);

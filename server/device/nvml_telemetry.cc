@@ -1,8 +1,7 @@
 #include "server/device/nvml_telemetry.h"
 
-#include <unistd.h>
-
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <mutex>
 #include <vector>

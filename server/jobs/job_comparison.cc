@@ -15,13 +15,13 @@
 #include "absl/strings/str_split.h"
 #include "common/abbreviated.h"
 #include "common/status_macros.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/dynamic_message.h"
+#include "server/measure/comparison.h"
 #include "server/probes/moe_union/moe_union_mapping.h"
 #include "server/probes/moe_union/moe_union_probe.h"
 #include "server/probes/registry.h"
 #include "server/probes/results.h"
-#include "google/protobuf/descriptor.h"
-#include "google/protobuf/dynamic_message.h"
-#include "server/measure/comparison.h"
 
 namespace gpuprobe {
 namespace {
@@ -44,10 +44,10 @@ absl::StatusOr<SweepSpec> SweepOf(const v1::Job& job) {
 
 absl::StatusOr<SweepSpec> SucceededSweep(const char* field, const v1::Job& job) {
   if (!IsSweep(job) || job.state() != v1::JOB_STATE_SUCCEEDED) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s: %s is a %s %s; compare succeeded moe-union sweeps", field, job.id(),
-        job.check() ? absl::StrCat(job.probe(), " check") : job.probe(),
-        absl::AsciiStrToLower(v1::JobState_Name(job.state()).substr(10))));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: %s is a %s %s; compare succeeded moe-union sweeps", field, job.id(),
+                        job.check() ? absl::StrCat(job.probe(), " check") : job.probe(),
+                        absl::AsciiStrToLower(v1::JobState_Name(job.state()).substr(10))));
   }
   return SweepOf(job);
 }
@@ -162,7 +162,7 @@ std::string AxesKey(const v1::Result& r) {
 
 // Generic results of a job's last attempt, by their axes.
 absl::StatusOr<std::map<std::string, v1::Result>> ResultsByAxes(JobManager& manager,
-                                                               const std::string& id) {
+                                                                const std::string& id) {
   ASSIGN_OR_RETURN(std::vector<v1::JobEvent> results, manager.Results(id));
   std::map<std::string, v1::Result> by_axes;
   for (const v1::JobEvent& e : results) {
@@ -237,32 +237,31 @@ absl::StatusOr<v1::CompareJobsResponse> CompareResults(JobManager& manager,
                                                        const ComparisonOptions& options) {
   auto succeeded = [](const char* field, const v1::Job& job) -> absl::Status {
     if (job.check() || job.state() != v1::JOB_STATE_SUCCEEDED) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "%s: %s is a %s%s %s; compare succeeded timed jobs", field, job.id(), job.probe(),
-          job.check() ? " check" : "",
-          absl::AsciiStrToLower(v1::JobState_Name(job.state()).substr(10))));
+      return absl::FailedPreconditionError(
+          absl::StrFormat("%s: %s is a %s%s %s; compare succeeded timed jobs", field, job.id(),
+                          job.probe(), job.check() ? " check" : "",
+                          absl::AsciiStrToLower(v1::JobState_Name(job.state()).substr(10))));
     }
     return absl::OkStatus();
   };
   RETURN_IF_ERROR(succeeded("candidate", candidate));
   v1::Job base;
   if (absl::StartsWith(request.base(), "label:")) {
-    ASSIGN_OR_RETURN(
-        base, BaseByLabel(
-                  manager, request.base(), candidate,
-                  [&](const v1::Job& job) {
-                    return job.probe() == candidate.probe() && !job.check() &&
-                           SpecMismatch(job, candidate).empty();
-                  },
-                  absl::StrCat(candidate.probe(), " job with the candidate's parameters")));
+    ASSIGN_OR_RETURN(base,
+                     BaseByLabel(
+                         manager, request.base(), candidate,
+                         [&](const v1::Job& job) {
+                           return job.probe() == candidate.probe() && !job.check() &&
+                                  SpecMismatch(job, candidate).empty();
+                         },
+                         absl::StrCat(candidate.probe(), " job with the candidate's parameters")));
   } else {
     ASSIGN_OR_RETURN(base, manager.Get(request.base()));
   }
   RETURN_IF_ERROR(succeeded("base", base));
   if (base.probe() != candidate.probe()) {
-    return absl::InvalidArgumentError(absl::StrFormat("probe: %s ran %s, %s ran %s", base.id(),
-                                                      base.probe(), candidate.id(),
-                                                      candidate.probe()));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "probe: %s ran %s, %s ran %s", base.id(), base.probe(), candidate.id(), candidate.probe()));
   }
   if (Model(base) != Model(candidate)) {
     return absl::InvalidArgumentError(
@@ -270,9 +269,9 @@ absl::StatusOr<v1::CompareJobsResponse> CompareResults(JobManager& manager,
                         base.id(), Model(base), candidate.id(), Model(candidate)));
   }
   if (const std::string field = SpecMismatch(base, candidate); !field.empty()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: %s and %s differ in %s; compare jobs that measured the same", field, base.id(),
-        candidate.id(), field));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s and %s differ in %s; compare jobs that measured the same", field,
+                        base.id(), candidate.id(), field));
   }
   ASSIGN_OR_RETURN(auto base_results, ResultsByAxes(manager, base.id()));
   ASSIGN_OR_RETURN(auto candidate_results, ResultsByAxes(manager, candidate.id()));

@@ -84,8 +84,8 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
     std::unique_ptr<ArtifactStore> artifacts, FleetOptions fleet) {
   if (executors.empty()) return absl::InvalidArgumentError("devices: none to serve");
   if (fleet.daemon_id.empty()) fleet.daemon_id = NewDaemonId(fleet.host);
-  std::unique_ptr<JobManager> manager(new JobManager(
-      std::move(store), limits, std::move(probes), std::move(artifacts), std::move(fleet)));
+  std::unique_ptr<JobManager> manager(new JobManager(std::move(store), limits, std::move(probes),
+                                                     std::move(artifacts), std::move(fleet)));
   {
     absl::MutexLock lock(&manager->mu_);
     manager->running_ids_.assign(executors.size(), "");
@@ -134,13 +134,14 @@ void JobManager::ResolveStoredJobs() {
         request.ok() ? probes_->Get(request->probe()) : request.status();
     absl::StatusOr<google::protobuf::Any> resolved =
         probe.ok() ? (*probe)->Resolve(*request) : probe.status();
-    absl::Status stored = resolved.ok() ? store_->SetResolved(job.id(), request->probe(),
-                                                              *resolved, request->check())
-                                        : resolved.status();
+    absl::Status stored =
+        resolved.ok() ? store_->SetResolved(job.id(), request->probe(), *resolved, request->check())
+                      : resolved.status();
     if (!stored.ok()) {
-      spdlog::warn("job {}: its resolved spec could not be stored ({}); it shows, but it "
-                   "neither runs again nor compares",
-                   job.id(), stored.ToString());
+      spdlog::warn(
+          "job {}: its resolved spec could not be stored ({}); it shows, but it "
+          "neither runs again nor compares",
+          job.id(), stored.ToString());
     }
   }
   if (!jobs->empty()) spdlog::info("stored the resolved spec of {} earlier jobs", jobs->size());

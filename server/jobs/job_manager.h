@@ -98,10 +98,10 @@ class JobManager {
 
   // Validates the request completely (its probe resolves it: fields and limits; and plans it on
   // this daemon's device where it may run here: what the device can do, its memory, the job's
-  // device time; then the queue's bounds), then stores it with its resolved spec and queues it. With an idempotency key this
-  // scope already used, returns the earlier job (even when the queue is full): keys are unique
-  // per `key_scope` (a token's name; "" shares one scope among all). RESOURCE_EXHAUSTED while
-  // the store cannot write.
+  // device time; then the queue's bounds), then stores it with its resolved spec and queues it.
+  // With an idempotency key this scope already used, returns the earlier job (even when the queue
+  // is full): keys are unique per `key_scope` (a token's name; "" shares one scope among all).
+  // RESOURCE_EXHAUSTED while the store cannot write.
   absl::StatusOr<v1::Job> Submit(v1::SubmitRequest request, const std::string& submitter,
                                  const std::string& key_scope = "");
 

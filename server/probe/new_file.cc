@@ -10,8 +10,7 @@
 
 namespace gpuprobe {
 
-absl::Status WriteNewFile(const std::string& path,
-                          std::initializer_list<absl::string_view> parts) {
+absl::Status WriteNewFile(const std::string& path, std::initializer_list<absl::string_view> parts) {
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     return absl::PermissionDeniedError(

@@ -26,8 +26,9 @@ absl::Status Write(const std::string& path, const char* dtype, const void* data,
   prefix.push_back(static_cast<char>(header_len & 0xFF));
   prefix.push_back(static_cast<char>(header_len >> 8));
   prefix += header;
-  return WriteNewFile(path, {prefix, absl::string_view(static_cast<const char*>(data),
-                                                       static_cast<size_t>(count) * element_bytes)});
+  return WriteNewFile(path,
+                      {prefix, absl::string_view(static_cast<const char*>(data),
+                                                 static_cast<size_t>(count) * element_bytes)});
 }
 
 }  // namespace

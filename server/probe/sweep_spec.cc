@@ -81,7 +81,6 @@ absl::StatusOr<std::vector<int>> ResolveUnions(const SweepOptions& o, const Swee
   return std::vector<int>(unions.begin(), unions.end());
 }
 
-
 }  // namespace
 
 absl::Status CheckLabels(const std::map<std::string, std::string>& labels, const SweepLimits& l) {

@@ -156,8 +156,7 @@ absl::Status SetOne(const FieldDescriptor& f, Message& m, absl::string_view text
       const EnumDescriptor& e = *f.enum_type();
       const EnumValueDescriptor* match = nullptr;
       for (int i = 0; i < e.value_count(); ++i) {
-        if (e.value(i)->number() != 0 &&
-            absl::EqualsIgnoreCase(EnumValueText(*e.value(i)), text)) {
+        if (e.value(i)->number() != 0 && absl::EqualsIgnoreCase(EnumValueText(*e.value(i)), text)) {
           match = e.value(i);
         }
       }

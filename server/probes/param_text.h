@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "gpuprobe/v1/probe.pb.h"
 #include "google/protobuf/map.h"
 #include "google/protobuf/message.h"
+#include "gpuprobe/v1/probe.pb.h"
 
 namespace gpuprobe {
 

@@ -22,8 +22,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "gpuprobe/v1/probe.pb.h"
 #include "google/protobuf/any.pb.h"
+#include "gpuprobe/v1/probe.pb.h"
 #include "server/device/backend.h"
 
 namespace gpuprobe {

@@ -7,10 +7,10 @@
 
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "gpuprobe/v1/probe.pb.h"
 #include "server/probe/sweep_spec.h"
 #include "server/probes/command/command_probe.pb.h"

@@ -65,7 +65,9 @@ std::string ScopedKey(const std::string& scope, const std::string& key) {
 }
 
 const google::protobuf::Map<std::string, std::string>& LabelsOf(const v1::SubmitRequest& r) {
-  return r.has_probe() ? r.probe().labels() : r.has_check() ? r.check().labels() : r.sweep().labels();
+  return r.has_probe()   ? r.probe().labels()
+         : r.has_check() ? r.check().labels()
+                         : r.sweep().labels();
 }
 
 absl::StatusOr<ListPage> CheckListRequest(const v1::ListJobsRequest& request) {

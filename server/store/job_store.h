@@ -49,9 +49,9 @@ struct DaemonRegistration {
 // A job as Submit accepted it: the request as submitted and what its probe resolved it to.
 struct NewJob {
   v1::SubmitRequest request;
-  std::string probe;                // the probe's name
-  google::protobuf::Any resolved;   // the probe's resolved spec (Probe::Resolve)
-  bool check = false;               // the probe's exactness check
+  std::string probe;               // the probe's name
+  google::protobuf::Any resolved;  // the probe's resolved spec (Probe::Resolve)
+  bool check = false;              // the probe's exactness check
 };
 
 class JobStore {
@@ -79,8 +79,8 @@ class JobStore {
   // transaction: a refused insert leaves nothing stored. Idempotency keys are unique within
   // `key_scope`, across every daemon sharing the store.
   virtual absl::StatusOr<Inserted> Insert(
-      const NewJob& job, const std::string& submitter, const std::string& key_scope,
-      absl::Time now, const std::function<v1::JobEvent(const v1::Job&)>& first_event) = 0;
+      const NewJob& job, const std::string& submitter, const std::string& key_scope, absl::Time now,
+      const std::function<v1::JobEvent(const v1::Job&)>& first_event) = 0;
 
   // Jobs stored before schema 6 kept their request only: the ones whose resolved spec is still
   // missing, and the call that stores it (once; a job that has one keeps it).

@@ -96,9 +96,10 @@ absl::Status SqlJobStore::SetResolved(const std::string& id, const std::string& 
                                       const google::protobuf::Any& resolved, bool check) {
   absl::MutexLock lock(&mu_);
   return db_
-      ->Query("UPDATE jobs SET probe = ?1, resolved = ?2, is_check = ?3 "
-              "WHERE id = ?4 AND resolved IS NULL",
-              {probe, SqlBlob{resolved.SerializeAsString()}, int64_t{check ? 1 : 0}, id})
+      ->Query(
+          "UPDATE jobs SET probe = ?1, resolved = ?2, is_check = ?3 "
+          "WHERE id = ?4 AND resolved IS NULL",
+          {probe, SqlBlob{resolved.SerializeAsString()}, int64_t{check ? 1 : 0}, id})
       .status();
 }
 
@@ -119,8 +120,8 @@ absl::StatusOr<std::optional<v1::Job>> SqlJobStore::FindByKeyLocked(const std::s
 }
 
 absl::StatusOr<JobStore::Inserted> SqlJobStore::Insert(
-    const NewJob& job, const std::string& submitter, const std::string& key_scope,
-    absl::Time now, const std::function<v1::JobEvent(const v1::Job&)>& first_event) {
+    const NewJob& job, const std::string& submitter, const std::string& key_scope, absl::Time now,
+    const std::function<v1::JobEvent(const v1::Job&)>& first_event) {
   const v1::SubmitRequest& request = job.request;
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(std::optional<v1::Job> earlier,

@@ -34,8 +34,8 @@ class SqlJobStore : public JobStore {
   absl::StatusOr<std::optional<v1::Job>> FindByIdempotencyKey(const std::string& scope,
                                                               const std::string& key) override;
   absl::StatusOr<Inserted> Insert(
-      const NewJob& job, const std::string& submitter, const std::string& key_scope,
-      absl::Time now, const std::function<v1::JobEvent(const v1::Job&)>& first_event) override;
+      const NewJob& job, const std::string& submitter, const std::string& key_scope, absl::Time now,
+      const std::function<v1::JobEvent(const v1::Job&)>& first_event) override;
   absl::StatusOr<std::vector<v1::Job>> Unresolved() override;
   absl::Status SetResolved(const std::string& id, const std::string& probe,
                            const google::protobuf::Any& resolved, bool check) override;

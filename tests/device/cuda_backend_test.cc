@@ -219,7 +219,8 @@ TEST_F(ReadBufferTest, EveryTimingAndCacheModeGivesPositiveFiniteSamplesNearTheC
       EXPECT_TRUE(std::isfinite(*us) && *us > 0.0) << *us;
     }
   }
-  absl::StatusOr<double> us = backend_->TimeRead(*buffer, {TimingMode::kGraph, CacheMode::kWarm, 10});
+  absl::StatusOr<double> us =
+      backend_->TimeRead(*buffer, {TimingMode::kGraph, CacheMode::kWarm, 10});
   ASSERT_TRUE(us.ok());
   const double tbps = static_cast<double>(bytes) / *us / 1e6;
   EXPECT_GT(tbps, 0.5 * backend_->Details().calibrated_read_tbps) << tbps << " TB/s";

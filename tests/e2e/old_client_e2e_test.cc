@@ -31,8 +31,8 @@ class OldClientTest : public testing::Test {
     absl::StatusOr<std::string> port =
         daemon_->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
     ASSERT_TRUE(port.ok()) << port.status();
-    stub_ = v1::ProbeService::NewStub(grpc::CreateChannel(
-                "127.0.0.1:" + *port, grpc::InsecureChannelCredentials()))
+    stub_ = v1::ProbeService::NewStub(
+                grpc::CreateChannel("127.0.0.1:" + *port, grpc::InsecureChannelCredentials()))
                 .release();
   }
   void SetUp() override { ASSERT_NE(stub_, nullptr) << "gpuprobed did not start"; }

@@ -1,9 +1,8 @@
 // End to end: the probes through the real daemon (cpu backend, port 0) and the gpuprobe CLI:
 // `probes`, `run` in every format, `submit --probe`, `show`, `watch` and `compare` of a probe
 // other than moe-union, and clear errors for bad probe requests.
-#include <stdlib.h>
-
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -28,10 +27,11 @@ using testing_support::CommandResult;
 using testing_support::RunCommand;
 
 // Two sizes, warm, event-timed, 12 reps: seconds on the cpu backend.
-const std::vector<std::string> kReadParams = {
-    "--param", "sizes_bytes=65536,131072", "--param", "default_sizes=false",
-    "--param", "caches=warm",              "--param", "timing=events",
-    "--param", "reps=12"};
+const std::vector<std::string> kReadParams = {"--param", "sizes_bytes=65536,131072",
+                                              "--param", "default_sizes=false",
+                                              "--param", "caches=warm",
+                                              "--param", "timing=events",
+                                              "--param", "reps=12"};
 
 class ProbesEndToEndTest : public testing::Test {
  protected:
@@ -101,7 +101,8 @@ TEST_F(ProbesEndToEndTest, ProbesListsEveryProbeWithItsParameters) {
   v1::ListProbesResponse list;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.out, &list).ok()) << json.out;
   EXPECT_EQ(list.probes_size(), 3);
-  EXPECT_THAT(table.out, HasSubstr("--param command=...  the registered command; one of table|hang"));
+  EXPECT_THAT(table.out,
+              HasSubstr("--param command=...  the registered command; one of table|hang"));
 }
 
 TEST_F(ProbesEndToEndTest, RunPrintsEachFormatAsOneParseableStream) {
@@ -139,8 +140,8 @@ TEST_F(ProbesEndToEndTest, RunPrintsEachFormatAsOneParseableStream) {
 }
 
 TEST_F(ProbesEndToEndTest, SubmitShowWatchAndCompareWorkForAProbeJob) {
-  std::vector<std::string> submit = {"submit", "--probe", "read-bandwidth", "--label",
-                                     "branch=main", "--wait"};
+  std::vector<std::string> submit = {"submit",  "--probe",     "read-bandwidth",
+                                     "--label", "branch=main", "--wait"};
   submit.insert(submit.end(), kReadParams.begin(), kReadParams.end());
   const CommandResult base = Cli(submit);
   ASSERT_EQ(base.exit_code, 0) << base.err;
@@ -165,8 +166,8 @@ TEST_F(ProbesEndToEndTest, SubmitShowWatchAndCompareWorkForAProbeJob) {
   EXPECT_EQ(lines[0],
             "size_bytes,cache,base_read_us,cand_read_us,ratio,ratio_low,ratio_high,verdict");
   // The page shows the job's results and plots its metric against its numeric axis.
-  const CommandResult dom = testing_support::Chromium(
-      *dir_, {"--dump-dom"}, "http://" + *http_ + "/#/jobs/" + cand_id);
+  const CommandResult dom =
+      testing_support::Chromium(*dir_, {"--dump-dom"}, "http://" + *http_ + "/#/jobs/" + cand_id);
   EXPECT_THAT(dom.out, HasSubstr("read_us against size_bytes"));
   EXPECT_THAT(dom.out, HasSubstr("<h2>Results</h2>"));
   EXPECT_THAT(dom.out, HasSubstr("131072"));
@@ -214,8 +215,8 @@ TEST_F(ProbesEndToEndTest, AnOperatorsCommandRunsThroughTheDaemonAndItsOutputIsK
   const CommandResult again =
       Cli({"submit", "--probe", "command", "--param", "command=table", "--wait"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  const CommandResult compare = Cli(
-      {"--format", "csv", "compare", id, std::string(absl::StripTrailingAsciiWhitespace(again.out))});
+  const CommandResult compare = Cli({"--format", "csv", "compare", id,
+                                     std::string(absl::StripTrailingAsciiWhitespace(again.out))});
   ASSERT_EQ(compare.exit_code, 0) << compare.err;
   EXPECT_THAT(compare.out, HasSubstr("t,base_union,cand_union,ratio,ratio_low,ratio_high,verdict\n"
                                      "1,10,10,1.0000,"));
@@ -223,8 +224,7 @@ TEST_F(ProbesEndToEndTest, AnOperatorsCommandRunsThroughTheDaemonAndItsOutputIsK
 }
 
 TEST_F(ProbesEndToEndTest, CancellingACommandJobKillsItsProcessGroup) {
-  const CommandResult submitted =
-      Cli({"submit", "--probe", "command", "--param", "command=hang"});
+  const CommandResult submitted = Cli({"submit", "--probe", "command", "--param", "command=hang"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   const std::string id = std::string(absl::StripTrailingAsciiWhitespace(submitted.out));
   // Running once its script wrote its pid.

@@ -67,9 +67,10 @@ class StoredJobMigrationTest : public ::testing::Test {
     }
     for (size_t i = 0; i < events.size(); ++i) {
       sqlite3_stmt* event = nullptr;
-      ASSERT_EQ(sqlite3_prepare_v2(db_, "INSERT INTO events (job_seq, seq, event) VALUES (?1, ?2, ?3)",
-                                   -1, &event, nullptr),
-                SQLITE_OK);
+      ASSERT_EQ(
+          sqlite3_prepare_v2(db_, "INSERT INTO events (job_seq, seq, event) VALUES (?1, ?2, ?3)",
+                             -1, &event, nullptr),
+          SQLITE_OK);
       const std::string e = events[i].SerializeAsString();
       sqlite3_bind_int(event, 1, seq);
       sqlite3_bind_int(event, 2, static_cast<int>(i));
@@ -85,7 +86,8 @@ class StoredJobMigrationTest : public ::testing::Test {
     EXPECT_TRUE(store.ok()) << store.status();
     auto probes = std::make_shared<const ProbeRegistry>(ProbeRegistry::Builtin({}));
     std::vector<std::unique_ptr<DeviceExecutor>> executors;
-    executors.push_back(std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), probes));
+    executors.push_back(
+        std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), probes));
     absl::StatusOr<std::unique_ptr<JobManager>> manager =
         JobManager::Start(*std::move(store), std::move(executors), QueueLimits{}, probes);
     EXPECT_TRUE(manager.ok()) << manager.status();

@@ -73,9 +73,9 @@ TEST(ParamTextTest, UnpackParamsTakesTheProbesMessageOrTextNeverBothOrAnotherTyp
 }
 
 TEST(ParamTextTest, EnumValuesReadWithoutTheirPrefixInLowerCase) {
-  EXPECT_EQ(EnumValueText(*v1::KernelVariant_descriptor()->FindValueByName(
-                "KERNEL_VARIANT_PER_SLOT")),
-            "per-slot");
+  EXPECT_EQ(
+      EnumValueText(*v1::KernelVariant_descriptor()->FindValueByName("KERNEL_VARIANT_PER_SLOT")),
+      "per-slot");
   EXPECT_EQ(EnumValueText(*v1::TimingMode_descriptor()->FindValueByName("TIMING_MODE_GRAPH")),
             "graph");
 }

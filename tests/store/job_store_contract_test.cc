@@ -111,7 +111,8 @@ class JobStoreContractTest : public testing::TestWithParam<std::string> {
     return e;
   }
   static std::string Insert(JobStore& store, const v1::SubmitRequest& r) {
-    absl::StatusOr<JobStore::Inserted> in = store.Insert(NewJob{.request = r}, "tester", "", absl::Now(), Accepted);
+    absl::StatusOr<JobStore::Inserted> in =
+        store.Insert(NewJob{.request = r}, "tester", "", absl::Now(), Accepted);
     EXPECT_TRUE(in.ok()) << in.status();
     return in.ok() ? in->job.id() : "";
   }
@@ -150,9 +151,12 @@ TEST_P(JobStoreContractTest, IdempotencyKeysAreUniqueWithinTheirScopeAcrossDaemo
   std::unique_ptr<JobStore> one = Open(), two = Open();
   v1::SubmitRequest r = Sweep();
   r.set_idempotency_key("k");
-  absl::StatusOr<JobStore::Inserted> a = one->Insert(NewJob{.request = r}, "x", "alice", absl::Now(), Accepted);
-  absl::StatusOr<JobStore::Inserted> b = two->Insert(NewJob{.request = r}, "x", "bob", absl::Now(), Accepted);
-  absl::StatusOr<JobStore::Inserted> again = two->Insert(NewJob{.request = r}, "x", "alice", absl::Now(), Accepted);
+  absl::StatusOr<JobStore::Inserted> a =
+      one->Insert(NewJob{.request = r}, "x", "alice", absl::Now(), Accepted);
+  absl::StatusOr<JobStore::Inserted> b =
+      two->Insert(NewJob{.request = r}, "x", "bob", absl::Now(), Accepted);
+  absl::StatusOr<JobStore::Inserted> again =
+      two->Insert(NewJob{.request = r}, "x", "alice", absl::Now(), Accepted);
   ASSERT_TRUE(a.ok() && b.ok() && again.ok());
   EXPECT_NE(a->job.id(), b->job.id());
   EXPECT_FALSE(again->created);

@@ -36,17 +36,18 @@ v1::ProbeInfo MakeInfo(const std::vector<v1::CommandRegistration>& commands) {
           : "an executable the daemon's operator registered, run with its device alone; its "
             "table's declared axes are axes, its other numeric columns metrics");
   info.set_params_type(v1::CommandProbeParams::descriptor()->full_name());
-  *info.add_params() = Param("command", absl::StrCat("one of ", absl::StrJoin(Names(commands), "|")),
-                             "", "", "the registered command");
+  *info.add_params() =
+      Param("command", absl::StrCat("one of ", absl::StrJoin(Names(commands), "|")), "", "",
+            "the registered command");
   for (const v1::CommandRegistration& c : commands) {
     for (const v1::CommandParam& p : c.params()) {
-      *info.add_params() = Param(
-          p.name(), p.type() == v1::CommandParam::INTEGER ? "an integer" : "text",
-          p.default_value(),
-          p.type() == v1::CommandParam::INTEGER
-              ? absl::StrFormat("%d..%d", p.min(), p.max())
-              : absl::StrFormat("at most %d of A-Z a-z 0-9 . _ : , = + / -", p.max_length()),
-          absl::StrCat("command ", c.name(), ": ", p.description()));
+      *info.add_params() =
+          Param(p.name(), p.type() == v1::CommandParam::INTEGER ? "an integer" : "text",
+                p.default_value(),
+                p.type() == v1::CommandParam::INTEGER
+                    ? absl::StrFormat("%d..%d", p.min(), p.max())
+                    : absl::StrFormat("at most %d of A-Z a-z 0-9 . _ : , = + / -", p.max_length()),
+                absl::StrCat("command ", c.name(), ": ", p.description()));
     }
     for (const std::string& axis : c.axes()) {
       *info.add_axes() = Quantity(axis, "", absl::StrCat("command ", c.name()));
@@ -64,16 +65,16 @@ absl::Status CheckValue(const v1::CommandParam& p, const std::string& value) {
           absl::StrFormat("param %s: \"%s\" is not an integer", p.name(), Abbreviated(value)));
     }
     if (v < p.min() || v > p.max()) {
-      return absl::InvalidArgumentError(absl::StrFormat("param %s: %d is outside [%d, %d]",
-                                                        p.name(), v, p.min(), p.max()));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("param %s: %d is outside [%d, %d]", p.name(), v, p.min(), p.max()));
     }
     return absl::OkStatus();
   }
   static const std::regex kSafe("[A-Za-z0-9._:,=+/-]*");
   if (value.size() > p.max_length() || !std::regex_match(value, kSafe)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "param %s: \"%s\" is not at most %d of A-Z a-z 0-9 . _ : , = + / -", p.name(),
-        Abbreviated(value), p.max_length()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("param %s: \"%s\" is not at most %d of A-Z a-z 0-9 . _ : , = + / -",
+                        p.name(), Abbreviated(value), p.max_length()));
   }
   return absl::OkStatus();
 }
@@ -95,13 +96,13 @@ class Telemetry {
   std::string disturbance_;
 };
 
-// The last line of a text, for error messages.
 // The last line of a command's stderr, for its job's error: at most its last kStderrTailBytes.
 constexpr size_t kStderrTailBytes = 300;
 std::string LastLine(absl::string_view text) {
   const absl::string_view trimmed = absl::StripTrailingAsciiWhitespace(text);
   const size_t newline = trimmed.rfind('\n');
-  const absl::string_view line = newline == absl::string_view::npos ? trimmed : trimmed.substr(newline + 1);
+  const absl::string_view line =
+      newline == absl::string_view::npos ? trimmed : trimmed.substr(newline + 1);
   if (line.size() <= kStderrTailBytes) return std::string(line);
   return absl::StrCat("...", line.substr(line.size() - kStderrTailBytes));
 }
@@ -139,9 +140,9 @@ absl::StatusOr<google::protobuf::Any> CommandProbe::Resolve(const v1::ProbeReque
     if (c.name() == given.command()) command = &c;
   }
   if (command == nullptr) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "param command: \"%s\" is not a registered command (this daemon's: %s)",
-        Abbreviated(given.command()), absl::StrJoin(Names(commands_), ", ")));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("param command: \"%s\" is not a registered command (this daemon's: %s)",
+                        Abbreviated(given.command()), absl::StrJoin(Names(commands_), ", ")));
   }
   v1::CommandProbeParams resolved;
   resolved.set_command(command->name());
@@ -229,7 +230,8 @@ JobOutcome CommandProbe::Run(const ProbeRun& run, Backend& device, const EventPu
   const CommandOutput& output = ran.ok() ? *ran : partial;
   JobOutcome outcome;
   if (!run.artifact_dir.empty()) {
-    for (const auto& [name, text] : {std::pair{"stdout.txt", &output.out}, {"stderr.txt", &output.err}}) {
+    for (const auto& [name, text] :
+         {std::pair{"stdout.txt", &output.out}, {"stderr.txt", &output.err}}) {
       if (absl::Status s = WriteNewFile(run.artifact_dir + "/" + name, {*text}); !s.ok()) {
         outcome.status = s;
       }
@@ -249,8 +251,8 @@ JobOutcome CommandProbe::Run(const ProbeRun& run, Backend& device, const EventPu
   absl::StatusOr<std::vector<v1::Result>> results = ParseResultTable(
       output.out, std::vector<std::string>(command.axes().begin(), command.axes().end()));
   if (!results.ok()) {
-    outcome.status = absl::DataLossError(absl::StrCat("command ", command.name(), ": ",
-                                                      results.status().message()));
+    outcome.status = absl::DataLossError(
+        absl::StrCat("command ", command.name(), ": ", results.status().message()));
     return outcome;
   }
   for (v1::Result& r : *results) {

@@ -33,8 +33,8 @@ absl::Status CheckRegistration(v1::CommandRegistration& c, const std::string& wh
   static const std::regex kEnv("[A-Z_][A-Z0-9_]{0,127}");
   static const std::regex kArg("--?[A-Za-z0-9][A-Za-z0-9_-]{0,63}");
   if (!std::regex_match(c.name(), kName)) {
-    return Invalid(where, absl::StrFormat("name \"%s\" is not 1-64 letters, digits, - and _",
-                                          c.name()));
+    return Invalid(where,
+                   absl::StrFormat("name \"%s\" is not 1-64 letters, digits, - and _", c.name()));
   }
   const std::string here = absl::StrCat(where, " command ", c.name());
   struct stat st {};
@@ -53,8 +53,8 @@ absl::Status CheckRegistration(v1::CommandRegistration& c, const std::string& wh
     if (p.name() == "command") return Invalid(param, "\"command\" names the command itself");
     if (p.env().empty() == p.arg().empty()) return Invalid(param, "give one of env and arg");
     if (!p.env().empty() && !std::regex_match(p.env(), kEnv)) {
-      return Invalid(param, absl::StrFormat("env \"%s\" is not an environment variable name",
-                                            p.env()));
+      return Invalid(param,
+                     absl::StrFormat("env \"%s\" is not an environment variable name", p.env()));
     }
     if (!p.arg().empty() && !std::regex_match(p.arg(), kArg)) {
       return Invalid(param, absl::StrFormat("arg \"%s\" is not a flag like --t", p.arg()));

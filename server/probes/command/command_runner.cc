@@ -159,18 +159,18 @@ absl::StatusOr<CommandOutput> RunBoundedCommand(const std::vector<std::string>& 
       to.append(buffer, static_cast<size_t>(std::min<int64_t>(n, room)));
       if (i == 0) lines += std::count(buffer, buffer + std::min<int64_t>(n, room), '\n');
       if (n > room) {
-        stop(absl::ResourceExhaustedError(absl::StrFormat(
-            "it printed more than max_output_bytes (%d bytes of stdout and stderr)",
-            limits.max_output_bytes)));
-      } else if (lines > limits.max_lines) {
         stop(absl::ResourceExhaustedError(
-            absl::StrFormat("it printed more than max_lines (%d lines of stdout)", limits.max_lines)));
+            absl::StrFormat("it printed more than max_output_bytes (%d bytes of stdout and stderr)",
+                            limits.max_output_bytes)));
+      } else if (lines > limits.max_lines) {
+        stop(absl::ResourceExhaustedError(absl::StrFormat(
+            "it printed more than max_lines (%d lines of stdout)", limits.max_lines)));
       }
     }
     const absl::Time now = absl::Now();
     if (now - start > limits.max_time) {
-      stop(absl::DeadlineExceededError(absl::StrFormat(
-          "it ran past max_seconds (%.0f s)", absl::ToDoubleSeconds(limits.max_time))));
+      stop(absl::DeadlineExceededError(absl::StrFormat("it ran past max_seconds (%.0f s)",
+                                                       absl::ToDoubleSeconds(limits.max_time))));
     }
     if (cancelled.load()) stop(absl::CancelledError("cancelled"));
     if (!exited && waitpid(pid, &status, WNOHANG) == pid) {

@@ -45,17 +45,18 @@ absl::StatusOr<std::vector<v1::Result>> ParseResultTable(const std::string& text
       for (const std::string& axis : axes) {
         auto it = std::find(header.begin(), header.end(), axis);
         if (it == header.end()) {
-          return Bad(number, absl::StrFormat("the header has no column \"%s\", a declared axis "
-                                             "(its columns: %s)",
-                                             Abbreviated(axis), Abbreviated(absl::StrJoin(header, ", "))));
+          return Bad(number,
+                     absl::StrFormat("the header has no column \"%s\", a declared axis "
+                                     "(its columns: %s)",
+                                     Abbreviated(axis), Abbreviated(absl::StrJoin(header, ", "))));
         }
         is_axis[it - header.begin()] = true;
       }
       continue;
     }
     if (cells.size() != header.size()) {
-      return Bad(number, absl::StrFormat("%d cells, where the header has %d", cells.size(),
-                                         header.size()));
+      return Bad(number,
+                 absl::StrFormat("%d cells, where the header has %d", cells.size(), header.size()));
     }
     v1::Result& r = results.emplace_back();
     r.set_arm_index(static_cast<uint32_t>(results.size() - 1));

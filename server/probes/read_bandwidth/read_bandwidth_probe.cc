@@ -69,9 +69,9 @@ absl::StatusOr<v1::ReadBandwidthParams> Complete(v1::ReadBandwidthParams p) {
   std::set<uint64_t> sizes(p.sizes_bytes().begin(), p.sizes_bytes().end());
   for (const uint64_t bytes : sizes) {
     if (bytes % 16 != 0 || bytes < kMinBytes || bytes > static_cast<uint64_t>(kMaxBytes)) {
-      return Invalid(absl::StrFormat(
-          "sizes_bytes: %d is not a multiple of 16 in [%d, %d] (4 KiB to 64 GiB)", bytes,
-          kMinBytes, kMaxBytes));
+      return Invalid(
+          absl::StrFormat("sizes_bytes: %d is not a multiple of 16 in [%d, %d] (4 KiB to 64 GiB)",
+                          bytes, kMinBytes, kMaxBytes));
     }
   }
   if (!p.has_default_sizes() || p.default_sizes()) {
@@ -185,8 +185,7 @@ JobOutcome Check(const v1::ReadBandwidthParams& p, Backend& device, const EventP
     }
     const int64_t bytes = static_cast<int64_t>(size);
     absl::StatusOr<BufferHandle> buffer = device.AllocateReadBuffer(bytes, p.seed());
-    absl::StatusOr<uint32_t> read =
-        buffer.ok() ? device.ReadChecksum(*buffer) : buffer.status();
+    absl::StatusOr<uint32_t> read = buffer.ok() ? device.ReadChecksum(*buffer) : buffer.status();
     device.ReleaseReadBuffers();
     if (!read.ok()) {
       outcome.status = read.status();
@@ -247,14 +246,15 @@ absl::StatusOr<ProbePlan> ReadBandwidthProbe::Plan(const google::protobuf::Any& 
   const double bytes_per_s = tbps > 0.0 ? tbps * 1e12 : 1e9;
   if (check) {
     // The host sums every word it expects, at about 1 GB/s.
-    return ProbePlan{.device_seconds = static_cast<double>(TotalBytes(p)) * (1 / bytes_per_s + 1e-9)};
+    return ProbePlan{.device_seconds =
+                         static_cast<double>(TotalBytes(p)) * (1 / bytes_per_s + 1e-9)};
   }
   const int launches = p.timing() == v1::TIMING_MODE_GRAPH ? kGraphLaunchesPerSample : 1;
   const double flush_bytes = 2.0 * static_cast<double>(device.Details().l2_bytes);
   double seconds = 0.0;
   for (const ReadArm& arm : Arms(p)) {
-    const double read = static_cast<double>(arm.bytes) +
-                        (arm.cache == v1::CACHE_MODE_COLD ? flush_bytes : 0.0);
+    const double read =
+        static_cast<double>(arm.bytes) + (arm.cache == v1::CACHE_MODE_COLD ? flush_bytes : 0.0);
     seconds += kLaunchSeconds + read / bytes_per_s;
   }
   return ProbePlan{.device_seconds = seconds * p.reps() * launches};
@@ -290,20 +290,18 @@ JobOutcome ReadBandwidthProbe::Run(const ProbeRun& run, Backend& device,
       p.timing() == v1::TIMING_MODE_GRAPH ? TimingMode::kGraph : TimingMode::kEvents;
   const int caches = p.caches_size();
   const TimeLaunchFn time = [&](int arm, int) {
-    return device.TimeRead(buffers[arm / caches],
-                           {.timing = timing,
-                            .cache = CacheOf(arms[arm].cache),
-                            .graph_launches = kGraphLaunchesPerSample});
+    return device.TimeRead(buffers[arm / caches], {.timing = timing,
+                                                   .cache = CacheOf(arms[arm].cache),
+                                                   .graph_launches = kGraphLaunchesPerSample});
   };
   PublishingObserver observer(publish, absl::Now());
   Interleaved partial;
-  absl::StatusOr<Interleaved> timed = RunInterleaved(
-      {.arms = static_cast<int>(arms.size()),
-       .reps = static_cast<int>(p.reps()),
-       .order = OrderOf(p.order()),
-       .seed = p.seed(),
-       .require_clean = p.require_clean()},
-      time, device, observer, cancelled, &partial);
+  absl::StatusOr<Interleaved> timed = RunInterleaved({.arms = static_cast<int>(arms.size()),
+                                                      .reps = static_cast<int>(p.reps()),
+                                                      .order = OrderOf(p.order()),
+                                                      .seed = p.seed(),
+                                                      .require_clean = p.require_clean()},
+                                                     time, device, observer, cancelled, &partial);
   device.ReleaseReadBuffers();
   const Interleaved& measured = timed.ok() ? *timed : partial;
   JobOutcome outcome{.status = timed.status()};
@@ -320,7 +318,8 @@ JobOutcome ReadBandwidthProbe::Run(const ProbeRun& run, Backend& device,
     *r->add_metrics() = MetricOf("read_us", "us", samples);
     const double tbps = static_cast<double>(arms[i].bytes) / r->metrics(0).median() / 1e6;
     *r->add_derived() = Derived("tbps", "TB/s", tbps);
-    if (calibrated > 0.0) *r->add_derived() = Derived("pct_of_read", "%", 100.0 * tbps / calibrated);
+    if (calibrated > 0.0)
+      *r->add_derived() = Derived("pct_of_read", "%", 100.0 * tbps / calibrated);
     r->set_disturbance(measured.disturbance);
     r->set_device(device.Description());
     publish(std::move(event));

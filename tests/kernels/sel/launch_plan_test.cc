@@ -29,8 +29,8 @@ SelWork GateUp(int groups, int widest_group) {
 SelWork PerSlotGateUp(int slots) { return GateUp(slots, 1); }
 
 TEST(PlanLaunchTest, OneBlockPerSmWhoseRangesCoverEveryTileAndFitTheCard) {
-  for (const SelDevice card : {kH200, SelDevice{.sms = 114, .l2_bytes = 52428800,
-                                                .max_smem_bytes = 232448}}) {
+  for (const SelDevice card :
+       {kH200, SelDevice{.sms = 114, .l2_bytes = 52428800, .max_smem_bytes = 232448}}) {
     const absl::StatusOr<LaunchPlan> plan = PlanLaunch(PerSlotGateUp(60), card, 0);
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_EQ(plan->blocks, card.sms);
@@ -40,10 +40,9 @@ TEST(PlanLaunchTest, OneBlockPerSmWhoseRangesCoverEveryTileAndFitTheCard) {
     const int per_block = (4800 + card.sms - 1) / card.sms;
     EXPECT_GE(plan->warps * ((per_block + plan->warps - 1) / plan->warps), per_block);
     EXPECT_LE(plan->smem_bytes, card.max_smem_bytes);
-    EXPECT_EQ(plan->smem_bytes,
-              SmemBytes(true, 2560, plan->staged_rows, plan->groups_per_block, 1, plan->warps,
-                        plan->splits, Tuning<true, true>::kStages,
-                        Tuning<true, true>::kChunksPerThread));
+    EXPECT_EQ(plan->smem_bytes, SmemBytes(true, 2560, plan->staged_rows, plan->groups_per_block, 1,
+                                          plan->warps, plan->splits, Tuning<true, true>::kStages,
+                                          Tuning<true, true>::kChunksPerThread));
   }
 }
 

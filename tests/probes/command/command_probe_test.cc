@@ -77,9 +77,9 @@ class CommandProbeTest : public ::testing::Test {
     const std::string artifacts = dir_ + "/artifacts/" + name;
     std::filesystem::create_directory(artifacts);
     const std::atomic<bool> cancelled{false};
-    ran.outcome = probe.Run({.job_id = "job-1", .resolved = *resolved, .artifact_dir = artifacts},
-                            device, [&](v1::JobEvent e) { ran.events.push_back(std::move(e)); },
-                            cancelled);
+    ran.outcome = probe.Run(
+        {.job_id = "job-1", .resolved = *resolved, .artifact_dir = artifacts}, device,
+        [&](v1::JobEvent e) { ran.events.push_back(std::move(e)); }, cancelled);
     return ran;
   }
 
@@ -210,7 +210,8 @@ TEST_F(CommandProbeTest, ParametersAreDeclaredAndBoundedNeverAPathOrAShellWord) 
   EXPECT_THAT(refused({{"command", "/bin/sh"}}),
               HasSubstr("param command: \"/bin/sh\" is not a registered command (this daemon's: "
                         "seed)"));
-  EXPECT_THAT(refused({{"command", "seed"}, {"t", "65"}}), HasSubstr("param t: 65 is outside [1, 64]"));
+  EXPECT_THAT(refused({{"command", "seed"}, {"t", "65"}}),
+              HasSubstr("param t: 65 is outside [1, 64]"));
   EXPECT_THAT(refused({{"command", "seed"}, {"t", "6; rm -rf /"}}),
               HasSubstr("param t: \"6; rm -rf /\" is not an integer"));
   EXPECT_THAT(refused({{"command", "seed"}, {"path", "/tmp/x"}}),
@@ -226,22 +227,24 @@ TEST_F(CommandProbeTest, RegistrationsAreCheckedAtTheDaemonsStart) {
   std::ofstream(script) << "#!/bin/sh\n";
   chmod(script.c_str(), 0755);
   auto refused = [](std::vector<std::string> flags, std::string file = "") {
-    absl::StatusOr<std::vector<v1::CommandRegistration>> r =
-        LoadCommandRegistrations(flags, file);
+    absl::StatusOr<std::vector<v1::CommandRegistration>> r = LoadCommandRegistrations(flags, file);
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
     return std::string(r.status().message());
   };
-  EXPECT_THAT(refused({"seed=relative/path"}), HasSubstr("is not an absolute path to an executable"));
+  EXPECT_THAT(refused({"seed=relative/path"}),
+              HasSubstr("is not an absolute path to an executable"));
   const std::string plain = dir_ + "/plain.txt";
   std::ofstream(plain) << "not a program\n";
   chmod(plain.c_str(), 0644);
   EXPECT_THAT(refused({"seed=" + plain}), HasSubstr("is not an absolute path to an executable"));
   EXPECT_THAT(refused({"no path"}), HasSubstr("--probe-command: \"no path\" is not NAME=PATH"));
   EXPECT_THAT(refused({"a=" + script, "a=" + script}), HasSubstr("\"a\" is registered twice"));
-  std::ofstream(dir_ + "/bad.json") << R"({"commands": [{"name": "x", "path": ")" << script
-                                     << R"(", "params": [{"name": "t", "type": "INTEGER", "env": "T", "arg": "--t"}]}]})";
+  std::ofstream(dir_ + "/bad.json")
+      << R"({"commands": [{"name": "x", "path": ")" << script
+      << R"(", "params": [{"name": "t", "type": "INTEGER", "env": "T", "arg": "--t"}]}]})";
   EXPECT_THAT(refused({}, dir_ + "/bad.json"), HasSubstr("param t: give one of env and arg"));
-  absl::StatusOr<std::vector<v1::CommandRegistration>> ok = LoadCommandRegistrations({"seed=" + script}, "");
+  absl::StatusOr<std::vector<v1::CommandRegistration>> ok =
+      LoadCommandRegistrations({"seed=" + script}, "");
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ((*ok)[0].max_seconds(), 600u);  // the default bound, filled in
 }

@@ -88,8 +88,8 @@ TEST(ReadBandwidthProbeTest, BadParametersNameTheFieldAndTheLimit) {
 TEST(ReadBandwidthProbeTest, PlanRefusesBuffersLargerThanTheDevice) {
   const ReadBandwidthProbe probe;
   CpuBackend cpu;
-  absl::StatusOr<google::protobuf::Any> huge = probe.Resolve(Text(
-      {{"sizes_bytes", "68719476736,68719472640"}, {"default_sizes", "false"}}));
+  absl::StatusOr<google::protobuf::Any> huge =
+      probe.Resolve(Text({{"sizes_bytes", "68719476736,68719472640"}, {"default_sizes", "false"}}));
   ASSERT_TRUE(huge.ok());
   const absl::StatusOr<ProbePlan> plan = probe.Plan(*huge, false, cpu);
   ASSERT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted);
@@ -105,12 +105,11 @@ TEST(ReadBandwidthProbeTest, PlanRefusesBuffersLargerThanTheDevice) {
 TEST(ReadBandwidthProbeTest, OnTheCpuEachSizeGetsOneResultWithItsBandwidth) {
   const ReadBandwidthProbe probe;
   CpuBackend cpu;
-  absl::StatusOr<google::protobuf::Any> any = probe.Resolve(
-      Text({{"sizes_bytes", "65536,1048576"},
-                                             {"default_sizes", "false"},
-                                             {"reps", "4"},
-                                             {"timing", "events"},
-                                             {"caches", "warm"}}));
+  absl::StatusOr<google::protobuf::Any> any = probe.Resolve(Text({{"sizes_bytes", "65536,1048576"},
+                                                                  {"default_sizes", "false"},
+                                                                  {"reps", "4"},
+                                                                  {"timing", "events"},
+                                                                  {"caches", "warm"}}));
   ASSERT_TRUE(any.ok());
   Recorded recorded;
   const std::atomic<bool> cancelled{false};
