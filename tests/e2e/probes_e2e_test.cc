@@ -33,6 +33,31 @@ const std::vector<std::string> kReadParams = {"--param", "sizes_bytes=65536,1310
                                               "--param", "timing=events",
                                               "--param", "reps=12"};
 
+// The pid a command script wrote to `file`, once it has; 0 when it did not within 10 s.
+pid_t AwaitPid(const std::string& file) {
+  pid_t pid = 0;
+  for (int i = 0; i < 500 && pid == 0; ++i) {
+    std::ifstream(file) >> pid;
+    if (pid == 0) absl::SleepFor(absl::Milliseconds(20));
+  }
+  return pid;
+}
+
+// Whether `pid` is a live process (a zombie that nobody reaped yet has ended).
+bool Alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const size_t paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
+}
+
+// Waits up to 10 s for `pid` to end; whether it did.
+bool Ends(pid_t pid) {
+  for (int i = 0; i < 500 && Alive(pid); ++i) absl::SleepFor(absl::Milliseconds(20));
+  return !Alive(pid);
+}
+
 class ProbesEndToEndTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -42,10 +67,14 @@ class ProbesEndToEndTest : public testing::Test {
     WriteScript("table.sh", R"(echo "# CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"
 printf 't\tunion\tgu_us\n1\t10\t8.5\n2\t20\t9.5\n')");
     WriteScript("hang.sh", "echo $$ > " + *dir_ + "/hang.pid; sleep 600");
+    // A hand-run probe as it was, under the file lock each one took.
+    WriteScript("locked.sh",
+                "exec flock -x " + *dir_ + "/measure.lock printf 'size\\tus\\n1\\t2.5\\n'");
     absl::StatusOr<ChildProcess> daemon = ChildProcess::Start(
         {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--http", "127.0.0.1:0",
          "--data-dir", *dir_ + "/data", "--probe-command", "table=" + *dir_ + "/table.sh",
-         "--probe-command", "hang=" + *dir_ + "/hang.sh"},
+         "--probe-command", "hang=" + *dir_ + "/hang.sh", "--probe-command",
+         "locked=" + *dir_ + "/locked.sh"},
         *dir_ + "/daemon.log");
     ASSERT_TRUE(daemon.ok()) << daemon.status();
     daemon_ = new ChildProcess(*std::move(daemon));
@@ -228,18 +257,45 @@ TEST_F(ProbesEndToEndTest, CancellingACommandJobKillsItsProcessGroup) {
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   const std::string id = std::string(absl::StripTrailingAsciiWhitespace(submitted.out));
   // Running once its script wrote its pid.
-  const std::string pid_file = *dir_ + "/hang.pid";
-  pid_t pid = 0;
-  for (int i = 0; i < 500 && pid == 0; ++i) {
-    std::ifstream(pid_file) >> pid;
-    if (pid == 0) absl::SleepFor(absl::Milliseconds(20));
-  }
+  const pid_t pid = AwaitPid(*dir_ + "/hang.pid");
   ASSERT_NE(pid, 0) << "the command never started";
   EXPECT_EQ(Cli({"cancel", id}).exit_code, 0);
   const CommandResult waited = Cli({"wait", id, "--timeout", "60s"});
   EXPECT_EQ(waited.exit_code, 3) << waited.err;  // cancelled
-  for (int i = 0; i < 100 && kill(pid, 0) == 0; ++i) absl::SleepFor(absl::Milliseconds(20));
-  EXPECT_NE(kill(pid, 0), 0) << "the command's process " << pid << " outlived its job";
+  EXPECT_TRUE(Ends(pid)) << "the command's process " << pid << " outlived its job";
+}
+
+TEST_F(ProbesEndToEndTest, AProbeThatTakesTheOldFileLockStillRuns) {
+  const CommandResult run = Cli({"--format", "tsv", "run", "command", "--param", "command=locked"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("size\tus\tus_spread\tdisturbance\n1\t2.5\t-\t"));
+}
+
+TEST_F(ProbesEndToEndTest, StoppingTheDaemonKillsARunningCommand) {
+  // A daemon of its own, stopped with SIGTERM while its command runs.
+  const std::string dir = *dir_ + "/stopped";
+  std::filesystem::create_directories(dir);
+  WriteScript("stopped/hang.sh", "echo $$ > " + dir + "/hang.pid; sleep 600");
+  absl::StatusOr<ChildProcess> daemon = ChildProcess::Start(
+      {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--http", "", "--data-dir",
+       dir + "/data", "--probe-command", "hang=" + dir + "/hang.sh"},
+      dir + "/daemon.log");
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  absl::StatusOr<std::string> port =
+      daemon->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
+  ASSERT_TRUE(port.ok()) << port.status();
+  absl::StatusOr<CommandResult> submitted =
+      RunCommand({GPUPROBE_PATH, "--server", "127.0.0.1:" + *port, "submit", "--probe", "command",
+                  "--param", "command=hang"},
+                 {}, dir);
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  ASSERT_EQ(submitted->exit_code, 0) << submitted->err;
+  const pid_t pid = AwaitPid(dir + "/hang.pid");
+  ASSERT_NE(pid, 0) << "the command never started";
+  absl::StatusOr<int> code = daemon->StopWith(SIGTERM, absl::Seconds(60));
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, 0) << daemon->Log();
+  EXPECT_TRUE(Ends(pid)) << "the command's process " << pid << " outlived its daemon";
 }
 
 }  // namespace
