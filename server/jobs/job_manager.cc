@@ -88,9 +88,7 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
                                                      std::move(artifacts), std::move(fleet)));
   {
     absl::MutexLock lock(&manager->mu_);
-    manager->running_ids_.assign(executors.size(), "");
-    manager->running_progress_.assign(executors.size(), v1::JobProgress());
-    manager->last_telemetry_.assign(executors.size(), std::nullopt);
+    manager->runs_.assign(executors.size(), DeviceRun{});
   }
   for (size_t i = 0; i < executors.size(); ++i) {
     auto device = std::make_unique<Device>();
@@ -184,7 +182,7 @@ void JobManager::HeartbeatLoop() {
       absl::MutexLock lock(&mu_);
       auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
       if (mu_.AwaitWithTimeout(absl::Condition(&stop), fleet_.heartbeat)) return;
-      running = running_ids_;
+      for (const DeviceRun& run : runs_) running.push_back(run.job_id);  // by device; "" idle
     }
     const absl::Time now = absl::Now();
     absl::StatusOr<std::vector<std::string>> cancels =
@@ -198,8 +196,7 @@ void JobManager::HeartbeatLoop() {
     if (cancels.ok()) {
       absl::MutexLock lock(&mu_);
       for (const std::string& id : *cancels) {
-        auto it = std::find(running_ids_.begin(), running_ids_.end(), id);
-        if (it != running_ids_.end()) devices_[it - running_ids_.begin()]->cancel = true;
+        if (const int device = DeviceRunning(id); device >= 0) devices_[device]->cancel = true;
       }
     }
     absl::StatusOr<std::vector<std::string>> requeued =
@@ -252,9 +249,12 @@ bool JobManager::FeedStoreWatcher(StoreWatcher& w) {
 }
 
 int64_t JobManager::QueueDepth() {
-  absl::MutexLock lock(&mu_);
-  const int64_t running = std::count_if(running_ids_.begin(), running_ids_.end(),
-                                        [](const std::string& id) { return !id.empty(); });
+  int64_t running = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    running = std::count_if(runs_.begin(), runs_.end(),
+                            [](const DeviceRun& run) { return !run.job_id.empty(); });
+  }
   return store_->CountQueued() + running;
 }
 
@@ -289,7 +289,11 @@ absl::StatusOr<std::vector<v1::JobEvent>> JobManager::Results(const std::string&
 }
 
 std::vector<v1::DeviceStatus> JobManager::Devices() {
-  absl::MutexLock lock(&mu_);
+  std::vector<DeviceRun> runs;
+  {
+    absl::MutexLock lock(&mu_);
+    runs = runs_;
+  }
   std::vector<v1::DeviceStatus> out;
   for (size_t i = 0; i < devices_.size(); ++i) {
     const Backend& info = devices_[i]->executor->info();
@@ -297,13 +301,13 @@ std::vector<v1::DeviceStatus> JobManager::Devices() {
     d.set_index(static_cast<uint32_t>(i));
     d.set_description(info.Description());
     *d.mutable_details() = DeviceDetailsToProto(info.Details());
-    d.set_running_job_id(running_ids_[i]);
+    d.set_running_job_id(runs[i].job_id);
     d.set_pinned_queue_depth(static_cast<uint32_t>(store_->CountQueuedOn(static_cast<int>(i))));
     d.set_busy_seconds(devices_[i]->busy_seconds.load());
-    d.set_running_reps_done(running_progress_[i].reps_done());
-    d.set_running_reps_total(running_progress_[i].reps_total());
+    d.set_running_reps_done(runs[i].progress.reps_done());
+    d.set_running_reps_total(runs[i].progress.reps_total());
     d.set_worker_restarts(static_cast<uint32_t>(devices_[i]->executor->restarts()));
-    if (last_telemetry_[i]) *d.mutable_telemetry() = *last_telemetry_[i];
+    if (runs[i].telemetry) *d.mutable_telemetry() = *runs[i].telemetry;
   }
   return out;
 }
@@ -549,10 +553,9 @@ absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
       return absl::FailedPreconditionError(absl::StrFormat("job_id: job %s already ended %s",
                                                            job_id, v1::JobState_Name(job.state())));
     }
-    auto running = std::find(running_ids_.begin(), running_ids_.end(), job_id);
-    if (running != running_ids_.end()) {
+    if (const int device = DeviceRunning(job_id); device >= 0) {
       // The device stops between launches and records CANCELLED.
-      devices_[running - running_ids_.begin()]->cancel = true;
+      devices_[device]->cancel = true;
     } else {
       const v1::JobEvent cancelled = CancelledWhileQueued();
       ASSIGN_OR_RETURN(bool was_queued, store_->CancelQueued(job_id, cancelled, absl::Now()));
@@ -631,8 +634,8 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   const absl::Time start = absl::Now();
   {
     absl::MutexLock lock(&mu_);
-    running_ids_[device] = id;
-    running_progress_[device].Clear();
+    runs_[device].job_id = id;
+    runs_[device].progress.Clear();
     d.cancel = stopping_;
   }
   JobRun run{.request = job.request(),
@@ -669,12 +672,12 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
     if (event.has_result()) event.mutable_result()->set_attempt(a);
     if (event.has_progress()) {
       absl::MutexLock lock(&mu_);
-      running_progress_[device] = event.progress();
+      runs_[device].progress = event.progress();
     }
     if (event.has_telemetry()) {
       readings.push_back(event.telemetry());
       absl::MutexLock lock(&mu_);
-      last_telemetry_[device] = event.telemetry();
+      runs_[device].telemetry = event.telemetry();
     }
     if (!failure.ok()) return;  // the job is ending; nothing more is stored
     if (absl::Status s = Publish(id, std::move(event)); absl::IsAborted(s)) {
@@ -700,8 +703,7 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
       // Interrupted by shutdown, not by a user: left RUNNING (its lease given up at Stop), so
       // the next start, or another daemon of the fleet, queues it again.
       spdlog::warn("job {} interrupted by shutdown; it runs again at the next start", id);
-      running_ids_[device].clear();
-      running_progress_[device].Clear();
+      EndRun(device);
       return;
     }
   }
@@ -738,8 +740,20 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
     spdlog::warn("job {} ended: {}", id, outcome.status.ToString());
   }
   absl::MutexLock lock(&mu_);
-  running_ids_[device].clear();
-  running_progress_[device].Clear();
+  EndRun(device);
+}
+
+int JobManager::DeviceRunning(const std::string& job_id) const {
+  if (job_id.empty()) return -1;
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    if (runs_[i].job_id == job_id) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void JobManager::EndRun(int device) {
+  runs_[device].job_id.clear();
+  runs_[device].progress.Clear();
 }
 
 }  // namespace gpuprobe

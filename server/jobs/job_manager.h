@@ -153,6 +153,13 @@ class JobManager {
     std::thread thread;
   };
 
+  // What a device runs now, as Info and the heartbeat report it.
+  struct DeviceRun {
+    std::string job_id;                             // "" when idle
+    v1::JobProgress progress;                       // the running job's last progress event
+    std::optional<v1::TelemetryReading> telemetry;  // the latest reading; unset: none yet
+  };
+
   // A watcher of a shared store's job, fed by polling the store.
   struct StoreWatcher {
     std::string job_id;
@@ -162,6 +169,10 @@ class JobManager {
   };
 
   std::vector<v1::DeviceStatus> Devices();
+  // The device running `job_id`, or -1.
+  int DeviceRunning(const std::string& job_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks the device idle.
+  void EndRun(int device) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   JobManager(std::unique_ptr<JobStore> store, QueueLimits limits,
              std::shared_ptr<const ProbeRegistry> probes, std::unique_ptr<ArtifactStore> artifacts,
@@ -215,11 +226,8 @@ class JobManager {
   absl::Mutex mu_;
   std::map<std::string, std::vector<std::shared_ptr<JobEventSink>>> watchers_ ABSL_GUARDED_BY(mu_);
   std::vector<StoreWatcher> store_watchers_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> running_ids_ ABSL_GUARDED_BY(mu_);  // per device; "" when idle
-  // Per device: the running job's last progress event.
-  std::vector<v1::JobProgress> running_progress_ ABSL_GUARDED_BY(mu_);
-  // Per device: the latest telemetry reading (unset: none yet).
-  std::vector<std::optional<v1::TelemetryReading>> last_telemetry_ ABSL_GUARDED_BY(mu_);
+  // Per device, by index: what it runs now.
+  std::vector<DeviceRun> runs_ ABSL_GUARDED_BY(mu_);
   int64_t submissions_ ABSL_GUARDED_BY(mu_) = 0;  // wakes the device threads
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool store_writable_ ABSL_GUARDED_BY(mu_) = true;
