@@ -137,11 +137,6 @@ absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> MakeExecu
   return executors;
 }
 
-std::string HostOf(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  return colon == std::string::npos ? address : address.substr(0, colon);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -273,8 +268,8 @@ int main(int argc, char** argv) {
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   (*manager)->OnStoreHealth([health](bool writable) { health->SetServingStatus(writable); });
   health->SetServingStatus((*manager)->StoreWritable());
-  spdlog::info("gpuprobed {} listening on {}:{} ({}, {})", GPUPROBE_VERSION, HostOf(listen), port,
-               options.tls_cert_file.empty() ? "plaintext" : "tls",
+  spdlog::info("gpuprobed {} listening on {}:{} ({}, {})", GPUPROBE_VERSION, options.listen_host,
+               port, options.tls_cert_file.empty() ? "plaintext" : "tls",
                tokens_on ? "tokens required" : "no tokens");
   if (options.http) {
     absl::StatusOr<int> bound = http.Start(options.http_host, options.http_port);

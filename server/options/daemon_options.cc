@@ -151,9 +151,8 @@ absl::StatusOr<DaemonOptions> FromFlags(std::vector<std::string> probe_commands)
   if (o.fleet.host.empty()) o.fleet.host = MachineHostName();
 
   o.listen = absl::GetFlag(FLAGS_listen);
-  std::string listen_host;
   int listen_port = 0;
-  RETURN_IF_ERROR(SplitAddress("listen", o.listen, listen_host, listen_port));
+  RETURN_IF_ERROR(SplitAddress("listen", o.listen, o.listen_host, listen_port));
   if (const std::string http = absl::GetFlag(FLAGS_http); !http.empty()) {
     o.http = true;
     RETURN_IF_ERROR(SplitAddress("http", http, o.http_host, o.http_port));

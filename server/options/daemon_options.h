@@ -17,7 +17,8 @@
 namespace gpuprobe {
 
 struct DaemonOptions {
-  std::string listen;
+  std::string listen;       // HOST:PORT as given
+  std::string listen_host;  // its HOST
   std::string backend;
   std::string data_dir;  // --data-dir, else $XDG_STATE_HOME/gpuprobed, else ~/.local/state/...
   std::string store;     // --store as given; empty: SQLite in data_dir

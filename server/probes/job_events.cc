@@ -20,6 +20,26 @@ v1::CacheMode CacheToProto(CacheMode cache) {
   return cache == CacheMode::kCold ? v1::CACHE_MODE_COLD : v1::CACHE_MODE_WARM;
 }
 
+v1::ArmOrder OrderToProto(ArmOrder order) {
+  return order == ArmOrder::kRotate    ? v1::ARM_ORDER_ROTATE
+         : order == ArmOrder::kShuffle ? v1::ARM_ORDER_SHUFFLE
+                                       : v1::ARM_ORDER_FIXED;
+}
+
+TimingMode TimingFromProto(v1::TimingMode timing) {
+  return timing == v1::TIMING_MODE_GRAPH ? TimingMode::kGraph : TimingMode::kEvents;
+}
+
+CacheMode CacheFromProto(v1::CacheMode cache) {
+  return cache == v1::CACHE_MODE_COLD ? CacheMode::kCold : CacheMode::kWarm;
+}
+
+ArmOrder OrderFromProto(v1::ArmOrder order) {
+  return order == v1::ARM_ORDER_ROTATE    ? ArmOrder::kRotate
+         : order == v1::ARM_ORDER_SHUFFLE ? ArmOrder::kShuffle
+                                          : ArmOrder::kFixed;
+}
+
 v1::DeviceDetails DeviceDetailsToProto(const DeviceDetails& d) {
   v1::DeviceDetails out;
   out.set_name(d.name);

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "gpuprobe/v1/probe.pb.h"
 #include "server/device/backend.h"
+#include "server/measure/arm_order.h"
 
 namespace gpuprobe {
 
@@ -23,6 +24,11 @@ uint64_t FreshSeed();
 
 v1::TimingMode TimingToProto(TimingMode timing);
 v1::CacheMode CacheToProto(CacheMode cache);
+v1::ArmOrder OrderToProto(ArmOrder order);
+// A resolved spec's modes (set and valid) as the measurement module's.
+TimingMode TimingFromProto(v1::TimingMode timing);
+CacheMode CacheFromProto(v1::CacheMode cache);
+ArmOrder OrderFromProto(v1::ArmOrder order);
 v1::DeviceDetails DeviceDetailsToProto(const DeviceDetails& details);
 v1::TelemetryReading ReadingToProto(const TelemetrySample& sample);
 

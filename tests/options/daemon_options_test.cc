@@ -34,6 +34,7 @@ TEST_F(DaemonOptionsTest, DefaultsAreFilledIn) {
   absl::StatusOr<DaemonOptions> o = Parse({});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->listen, "127.0.0.1:7070");
+  EXPECT_EQ(o->listen_host, "127.0.0.1");
   EXPECT_TRUE(o->http);
   EXPECT_EQ(o->http_host, "127.0.0.1");
   EXPECT_EQ(o->http_port, 7071);

@@ -155,12 +155,6 @@ v1::CheckRequest FilledCheckRequest(const SweepSpec& spec, bool dump) {
   return r;
 }
 
-v1::ArmOrder OrderToProto(ArmOrder order) {
-  return order == ArmOrder::kRotate    ? v1::ARM_ORDER_ROTATE
-         : order == ArmOrder::kShuffle ? v1::ARM_ORDER_SHUFFLE
-                                       : v1::ARM_ORDER_FIXED;
-}
-
 v1::KernelVariant VariantToProto(KernelVariant variant) {
   switch (variant) {
     case KernelVariant::kPerSlot:
@@ -177,8 +171,7 @@ std::vector<v1::AxisValue> ArmAxes(const v1::Arm& arm) {
   const google::protobuf::EnumValueDescriptor* variant =
       v1::KernelVariant_descriptor()->FindValueByNumber(arm.variant());
   return {TextAxis("variant", variant != nullptr ? EnumValueText(*variant) : "per-slot"),
-          IntAxis("t", arm.t()), IntAxis("slots", arm.slots()),
-          IntAxis("union", arm.union_size())};
+          IntAxis("t", arm.t()), IntAxis("slots", arm.slots()), IntAxis("union", arm.union_size())};
 }
 
 v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<Arm>& arms) {

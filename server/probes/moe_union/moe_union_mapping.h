@@ -31,7 +31,6 @@ absl::StatusOr<SweepOptions> CheckOptionsFromProto(const v1::CheckRequest& reque
 v1::SweepRequest FilledSweepRequest(const SweepSpec& spec);
 v1::CheckRequest FilledCheckRequest(const SweepSpec& spec, bool dump);
 
-v1::ArmOrder OrderToProto(ArmOrder order);
 v1::KernelVariant VariantToProto(KernelVariant variant);
 v1::Verdict VerdictToProto(Verdict verdict);
 

@@ -142,16 +142,6 @@ int64_t TotalBytes(const v1::ReadBandwidthParams& p) {
   return total;
 }
 
-CacheMode CacheOf(v1::CacheMode cache) {
-  return cache == v1::CACHE_MODE_COLD ? CacheMode::kCold : CacheMode::kWarm;
-}
-
-ArmOrder OrderOf(v1::ArmOrder order) {
-  return order == v1::ARM_ORDER_ROTATE    ? ArmOrder::kRotate
-         : order == v1::ARM_ORDER_SHUFFLE ? ArmOrder::kShuffle
-                                          : ArmOrder::kFixed;
-}
-
 class PublishingObserver final : public RepObserver {
  public:
   PublishingObserver(const EventPublisher& publish, absl::Time start)
@@ -169,7 +159,7 @@ class PublishingObserver final : public RepObserver {
 v1::PlannedArm Planned(const ReadArm& arm) {
   v1::PlannedArm planned;
   *planned.add_axes() = IntAxis("size_bytes", arm.bytes);
-  *planned.add_axes() = TextAxis("cache", std::string(CacheName(CacheOf(arm.cache))));
+  *planned.add_axes() = TextAxis("cache", std::string(CacheName(CacheFromProto(arm.cache))));
   return planned;
 }
 
@@ -286,19 +276,18 @@ JobOutcome ReadBandwidthProbe::Run(const ProbeRun& run, Backend& device,
     }
     buffers.push_back(*buffer);
   }
-  const TimingMode timing =
-      p.timing() == v1::TIMING_MODE_GRAPH ? TimingMode::kGraph : TimingMode::kEvents;
+  const TimingMode timing = TimingFromProto(p.timing());
   const int caches = p.caches_size();
   const TimeLaunchFn time = [&](int arm, int) {
     return device.TimeRead(buffers[arm / caches], {.timing = timing,
-                                                   .cache = CacheOf(arms[arm].cache),
+                                                   .cache = CacheFromProto(arms[arm].cache),
                                                    .graph_launches = kGraphLaunchesPerSample});
   };
   PublishingObserver observer(publish, absl::Now());
   Interleaved partial;
   absl::StatusOr<Interleaved> timed = RunInterleaved({.arms = static_cast<int>(arms.size()),
                                                       .reps = static_cast<int>(p.reps()),
-                                                      .order = OrderOf(p.order()),
+                                                      .order = OrderFromProto(p.order()),
                                                       .seed = p.seed(),
                                                       .require_clean = p.require_clean()},
                                                      time, device, observer, cancelled, &partial);
