@@ -31,25 +31,6 @@ absl::Status CheckJobId(const std::string& id) {
   return absl::NotFoundError(absl::StrCat("job_id: no job \"", Abbreviated(id), "\""));
 }
 
-bool IsTerminal(v1::JobState state) {
-  return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
-         state == v1::JOB_STATE_CANCELLED;
-}
-
-// The finished event a job's record implies, for a job that ended without one stored (a
-// crash between recording the end and storing the event, or a job failed at restart).
-v1::JobEvent FinishedFromRecord(const v1::Job& job) {
-  v1::JobEvent event;
-  v1::JobFinished* f = event.mutable_finished();
-  f->set_state(job.state());
-  f->set_error_code(job.error_code());
-  f->set_error_message(job.error_message());
-  f->set_rows(job.results());
-  *f->mutable_finished_at() = job.finished_at();
-  event.set_attempt(job.attempts());
-  return event;
-}
-
 // A daemon's id in the fleet registry: its host, process id and a random suffix, unique per
 // start.
 std::string NewDaemonId(const std::string& host) {
@@ -213,39 +194,13 @@ void JobManager::WatchLoop() {
     absl::StatusOr<bool> changed = store_->AwaitChange(fleet_.watch_poll);
     log.Record(changed.status());
     if (!changed.ok()) absl::SleepFor(fleet_.watch_poll);
-    std::vector<StoreWatcher> watchers;
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
       if (changed.ok() && *changed) ++submissions_;  // idle devices look for the job now
-      watchers.swap(store_watchers_);
     }
-    std::erase_if(watchers, [this](StoreWatcher& w) { return !FeedStoreWatcher(w); });
-    absl::MutexLock lock(&mu_);
-    // Watchers added meanwhile come after the ones already followed.
-    watchers.insert(watchers.end(), std::make_move_iterator(store_watchers_.begin()),
-                    std::make_move_iterator(store_watchers_.end()));
-    store_watchers_.swap(watchers);
+    fanout_.FeedStoreWatchers();
   }
-}
-
-bool JobManager::FeedStoreWatcher(StoreWatcher& w) {
-  absl::StatusOr<std::vector<v1::JobEvent>> events = store_->Events(w.job_id, w.next_seq);
-  if (!events.ok()) return true;  // the store is away for now; try again
-  for (const v1::JobEvent& e : *events) {
-    ++w.next_seq;
-    if (e.attempt() != 0 && e.attempt() < w.first_attempt) continue;
-    if (!w.sink->Publish(e) || e.has_finished()) return false;
-  }
-  if (!events->empty()) return true;
-  // Nothing new: a job ended without its finished event stored (failed when its lease expired
-  // for the last time) gets one made from its record.
-  absl::StatusOr<v1::Job> job = store_->Get(w.job_id);
-  if (!job.ok() || !IsTerminal(job->state())) return true;
-  absl::StatusOr<std::vector<v1::JobEvent>> late = store_->Events(w.job_id, w.next_seq);
-  if (late.ok() && !late->empty()) return true;  // it ended just now: the next pass has it
-  w.sink->Publish(FinishedFromRecord(*job));
-  return false;
 }
 
 int64_t JobManager::QueueDepth() {
@@ -380,33 +335,39 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std:
       }
     }
   }
-  absl::MutexLock lock(&mu_);
-  if (stopping_) return absl::UnavailableError("gpuprobed is shutting down");
-  const int64_t queued = store_->CountQueued();
-  if (queued >= limits_.max_queued_jobs) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "queue: %d jobs are queued, the limit (--max-queued-jobs); try again later", queued));
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return absl::UnavailableError("gpuprobed is shutting down");
   }
   const NewJob new_job{.request = request,
                        .probe = probe->Name(),
                        .resolved = std::move(resolved),
                        .check = probe_request.check()};
-  absl::StatusOr<JobStore::Inserted> inserted =
-      store_->Insert(new_job, submitter, key_scope, absl::Now(), [](const v1::Job& job) {
-        v1::JobEvent accepted = AcceptedEvent(job.id(), job.queue_position());
-        *accepted.mutable_stored_at() = job.created_at();
-        return accepted;
-      });
+  absl::StatusOr<JobStore::Inserted> inserted;
+  {
+    absl::MutexLock admission(&admission_mu_);
+    const int64_t queued = store_->CountQueued();
+    if (queued >= limits_.max_queued_jobs) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "queue: %d jobs are queued, the limit (--max-queued-jobs); try again later", queued));
+    }
+    inserted = store_->Insert(new_job, submitter, key_scope, absl::Now(), [](const v1::Job& job) {
+      v1::JobEvent accepted = AcceptedEvent(job.id(), job.queue_position());
+      *accepted.mutable_stored_at() = job.created_at();
+      return accepted;
+    });
+  }
   if (!inserted.ok()) {
     // Nothing was stored; the store is suspect until a probe write succeeds.
-    mu_.Unlock();
     SetStoreWritable(false, inserted.status());
-    mu_.Lock();
     return absl::ResourceExhaustedError(
         absl::StrCat("gpuprobed's job store cannot write: ", inserted.status().message()));
   }
   if (inserted->created) {
-    ++submissions_;
+    {
+      absl::MutexLock lock(&mu_);
+      ++submissions_;
+    }
     spdlog::info("job {} queued by {} with {} ahead", inserted->job.id(), submitter,
                  inserted->job.queue_position());
   }
@@ -460,31 +421,7 @@ void JobManager::ExplainWaiting(v1::Job& job, const std::vector<v1::FleetDevice>
 absl::Status JobManager::Watch(const std::string& job_id, std::shared_ptr<JobEventSink> sink,
                                bool all_attempts) {
   RETURN_IF_ERROR(CheckJobId(job_id));
-  if (store_->Shared()) {
-    // The job may run on any daemon: follow the store.
-    ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
-    absl::MutexLock lock(&mu_);
-    store_watchers_.push_back(StoreWatcher{.job_id = job_id,
-                                           .sink = std::move(sink),
-                                           .first_attempt = all_attempts ? 0 : job.attempts()});
-    return absl::OkStatus();
-  }
-  absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
-  ASSIGN_OR_RETURN(std::vector<v1::JobEvent> events, store_->Events(job_id));
-  bool finished = false;
-  for (const v1::JobEvent& e : events) {
-    // Events of earlier attempts (attempt 0: accepted, before any) only when asked for.
-    if (!all_attempts && e.attempt() != 0 && e.attempt() < job.attempts()) continue;
-    if (!sink->Publish(e)) return absl::OkStatus();
-    finished = finished || e.has_finished();
-  }
-  if (IsTerminal(job.state())) {
-    if (!finished) sink->Publish(FinishedFromRecord(job));
-    return absl::OkStatus();
-  }
-  watchers_[job_id].push_back(std::move(sink));
-  return absl::OkStatus();
+  return fanout_.Watch(job_id, std::move(sink), all_attempts);
 }
 
 absl::StatusOr<v1::Job> JobManager::Get(const std::string& job_id) {
@@ -546,52 +483,42 @@ absl::StatusOr<v1::ListJobsResponse> JobManager::List(const v1::ListJobsRequest&
 
 absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
   RETURN_IF_ERROR(CheckJobId(job_id));
+  ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
+  if (IsTerminal(job.state())) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("job_id: job %s already ended %s", job_id, v1::JobState_Name(job.state())));
+  }
   {
     absl::MutexLock lock(&mu_);
-    ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
-    if (IsTerminal(job.state())) {
-      return absl::FailedPreconditionError(absl::StrFormat("job_id: job %s already ended %s",
-                                                           job_id, v1::JobState_Name(job.state())));
-    }
     if (const int device = DeviceRunning(job_id); device >= 0) {
       // The device stops between launches and records CANCELLED.
       devices_[device]->cancel = true;
-    } else {
-      const v1::JobEvent cancelled = CancelledWhileQueued();
-      ASSIGN_OR_RETURN(bool was_queued, store_->CancelQueued(job_id, cancelled, absl::Now()));
-      if (was_queued) {
-        Tell(job_id, cancelled);
-      } else {
-        // Running on another daemon of the fleet (or taken by one just now): its heartbeat
-        // hears the request and it stops the job between launches.
-        RETURN_IF_ERROR(store_->RequestCancel(job_id));
-      }
+      return job;
     }
+  }
+  const v1::JobEvent cancelled = CancelledWhileQueued();
+  bool was_queued = false;
+  RETURN_IF_ERROR(fanout_.Publish(job_id, cancelled, [&]() -> absl::StatusOr<bool> {
+    ASSIGN_OR_RETURN(was_queued, store_->CancelQueued(job_id, cancelled, absl::Now()));
+    return was_queued;
+  }));
+  if (!was_queued) {
+    // Running on another daemon of the fleet (or taken by a device just now): the heartbeat of
+    // the daemon running it hears the request and stops the job between launches.
+    RETURN_IF_ERROR(store_->RequestCancel(job_id));
   }
   return store_->Get(job_id);
 }
 
 absl::Status JobManager::Publish(const std::string& job_id, v1::JobEvent event) {
   event = Stamped(std::move(event));
-  absl::Status stored;
-  {
-    absl::MutexLock lock(&mu_);
-    stored = store_->AppendEvent(job_id, event);
-    if (stored.ok()) {
-      Tell(job_id, event);
-      return absl::OkStatus();
-    }
-  }
+  const absl::Status stored = fanout_.Publish(job_id, event, [&]() -> absl::StatusOr<bool> {
+    RETURN_IF_ERROR(store_->AppendEvent(job_id, event));
+    return true;
+  });
   // A lost lease is the fleet's news, not the store's failure.
-  if (!absl::IsAborted(stored)) SetStoreWritable(false, stored);
+  if (!stored.ok() && !absl::IsAborted(stored)) SetStoreWritable(false, stored);
   return stored;
-}
-
-void JobManager::Tell(const std::string& job_id, const v1::JobEvent& event) {
-  auto it = watchers_.find(job_id);
-  if (it == watchers_.end()) return;
-  std::erase_if(it->second, [&](const auto& sink) { return !sink->Publish(event); });
-  if (event.has_finished() || it->second.empty()) watchers_.erase(it);
 }
 
 void JobManager::Loop(int device) {
@@ -713,15 +640,15 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   finished.set_attempt(attempt);
   std::optional<v1::TelemetrySummary> telemetry;
   if (!job.check()) telemetry = SummarizeTelemetry(readings, backend_name);
-  absl::Status recorded =
-      store_->MarkFinished(id, attempt, finished, end, telemetry ? &*telemetry : nullptr);
-  if (recorded.ok()) {
-    absl::MutexLock lock(&mu_);
-    Tell(id, finished);
-  } else if (absl::IsAborted(recorded)) {
+  const absl::Status recorded = fanout_.Publish(id, finished, [&]() -> absl::StatusOr<bool> {
+    RETURN_IF_ERROR(
+        store_->MarkFinished(id, attempt, finished, end, telemetry ? &*telemetry : nullptr));
+    return true;
+  });
+  if (absl::IsAborted(recorded)) {
     spdlog::warn("job {}: {}; this daemon's attempt ends unrecorded", id,
                  std::string(recorded.message()));
-  } else {
+  } else if (!recorded.ok()) {
     // The store cannot take the end either: the job stays RUNNING there (a restart queues it
     // again); its watchers hear that it failed, and why.
     SetStoreWritable(false, recorded);
@@ -730,8 +657,7 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
                                                        recorded.message())),
                       outcome.results, absl::ToDoubleSeconds(end - start), std::nullopt);
     lost.set_attempt(attempt);
-    absl::MutexLock lock(&mu_);
-    Tell(id, lost);
+    fanout_.Tell(id, lost);
   }
   if (outcome.status.ok()) {
     spdlog::info("job {} succeeded: {} results in {:.2f} s", id, outcome.results,

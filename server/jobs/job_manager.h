@@ -1,11 +1,10 @@
-// The daemon's devices' queues and the fan-out of their jobs' events: the replacement for the
-// hand-taken measurement lock.
+// The daemon's devices' queues: the replacement for the hand-taken measurement lock.
 //
 // Jobs wait in the store (priority, then submission order); each device runs one at a time on
 // its own thread (never a gRPC callback), claiming the next job that matches it (pinned index,
-// gpu model, host). Every event is appended to the store before any watcher sees it; a watcher
-// gets the stored events first, then the live ones, with no gap and no duplicate. Watchers come
-// and go without touching the job.
+// gpu model, host). Admission (the queue's bound and the insert) is one step among submissions;
+// the events of jobs reach their watchers through EventFanout (stored first, no gap, no
+// duplicate). No lock of the manager is held over store I/O.
 //
 // The daemon registers itself and its devices in the store and heartbeats, renewing the leases
 // of the jobs it runs and hearing cancellations asked through other daemons; it also queues
@@ -35,20 +34,12 @@
 #include "server/device/backend.h"
 #include "server/jobs/artifact_store.h"
 #include "server/jobs/device_executor.h"
+#include "server/jobs/event_fanout.h"
 #include "server/probe/sweep_spec.h"
 #include "server/probes/registry.h"
 #include "server/store/job_store.h"
 
 namespace gpuprobe {
-
-// Receives one job's events in order. Publish is called with the manager's lock held and must
-// not block (queue and return) nor call back into the manager; it returns false once the
-// sink takes no more events (its client left), and the manager then forgets it.
-class JobEventSink {
- public:
-  virtual ~JobEventSink() = default;
-  virtual bool Publish(const v1::JobEvent& event) = 0;
-};
 
 struct QueueLimits {
   int max_queued_jobs = 1000;
@@ -160,14 +151,6 @@ class JobManager {
     std::optional<v1::TelemetryReading> telemetry;  // the latest reading; unset: none yet
   };
 
-  // A watcher of a shared store's job, fed by polling the store.
-  struct StoreWatcher {
-    std::string job_id;
-    std::shared_ptr<JobEventSink> sink;
-    int64_t next_seq = 0;        // the first event not yet read
-    uint32_t first_attempt = 0;  // events of earlier attempts are skipped
-  };
-
   std::vector<v1::DeviceStatus> Devices();
   // The device running `job_id`, or -1.
   int DeviceRunning(const std::string& job_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -181,7 +164,8 @@ class JobManager {
         limits_(limits),
         probes_(std::move(probes)),
         artifacts_(std::move(artifacts)),
-        fleet_(std::move(fleet)) {}
+        fleet_(std::move(fleet)),
+        fanout_(*store_) {}
 
   // Stores the resolved spec of every job stored before there was one (schema 6): its probe
   // resolves the stored request once.
@@ -193,8 +177,6 @@ class JobManager {
   void HeartbeatLoop();
   // Feeds the store watchers, until Stop.
   void WatchLoop();
-  // One pass over the store watchers; false for a watcher that is done.
-  bool FeedStoreWatcher(StoreWatcher& watcher);
   // The registration of this daemon and its devices.
   DaemonRegistration Registration() const;
   // Sets the waiting reason of each queued job with a gpu or host target that no serving
@@ -210,22 +192,22 @@ class JobManager {
   absl::Status Publish(const std::string& job_id, v1::JobEvent event);
   // Records the store's health; tells the listener when it changed.
   void SetStoreWritable(bool writable, const absl::Status& why);
-  // Publishes `event` to the job's watchers only (it could not be stored).
-  void Tell(const std::string& job_id, const v1::JobEvent& event)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::unique_ptr<JobStore> store_;
   const QueueLimits limits_;
   const std::shared_ptr<const ProbeRegistry> probes_;
   const std::unique_ptr<ArtifactStore> artifacts_;
   const FleetOptions fleet_;
+  EventFanout fanout_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::thread heartbeat_thread_;
   std::thread watch_thread_;
 
+  // Admission: counting the queue and storing a new job are one step among submissions (and
+  // nothing else waits on it).
+  absl::Mutex admission_mu_;
+  // What the devices run, the wake-ups and the store's health; never held over store I/O.
   absl::Mutex mu_;
-  std::map<std::string, std::vector<std::shared_ptr<JobEventSink>>> watchers_ ABSL_GUARDED_BY(mu_);
-  std::vector<StoreWatcher> store_watchers_ ABSL_GUARDED_BY(mu_);
   // Per device, by index: what it runs now.
   std::vector<DeviceRun> runs_ ABSL_GUARDED_BY(mu_);
   int64_t submissions_ ABSL_GUARDED_BY(mu_) = 0;  // wakes the device threads

@@ -60,6 +60,12 @@ inline bool IsResultEvent(const v1::JobEvent& e) {
   return e.has_row() || e.has_check() || e.has_result();
 }
 
+// Whether a job in this state has ended.
+inline bool IsTerminal(v1::JobState state) {
+  return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
+         state == v1::JOB_STATE_CANCELLED;
+}
+
 // The request's labels (a probe request's, a sweep's or a check's).
 const google::protobuf::Map<std::string, std::string>& LabelsOf(const v1::SubmitRequest& r);
 
