@@ -92,17 +92,27 @@ class JobStreamReactor::Outbox final : public JobEventSink {
   grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
 };
 
-JobStreamReactor::JobStreamReactor(JobManager& manager, absl::StatusOr<std::string> job_id,
-                                   bool all_attempts)
-    : outbox_(std::make_shared<Outbox>(this)) {
-  if (!job_id.ok()) {
-    spdlog::info("refused request: {}", job_id.status().ToString());
-    outbox_->FinishNow(ToGrpcStatus(job_id.status()));
-    return;
-  }
-  if (absl::Status s = manager.Watch(*job_id, outbox_, all_attempts); !s.ok()) {
-    outbox_->FinishNow(ToGrpcStatus(s));
-  }
+JobStreamReactor::JobStreamReactor() : outbox_(std::make_shared<Outbox>(this)) {}
+
+JobStreamReactor* JobStreamReactor::Start(
+    JobManager& manager, BlockingCalls& calls,
+    absl::AnyInvocable<absl::StatusOr<std::string>() &&> job_id, bool all_attempts) {
+  auto* reactor = new JobStreamReactor();
+  std::shared_ptr<Outbox> outbox = reactor->outbox_;
+  const bool scheduled =
+      calls.Schedule([&manager, outbox, job_id = std::move(job_id), all_attempts]() mutable {
+        const absl::StatusOr<std::string> id = std::move(job_id)();
+        if (!id.ok()) {
+          spdlog::info("refused request: {}", id.status().ToString());
+          outbox->FinishNow(ToGrpcStatus(id.status()));
+          return;
+        }
+        if (absl::Status s = manager.Watch(*id, outbox, all_attempts); !s.ok()) {
+          outbox->FinishNow(ToGrpcStatus(s));
+        }
+      });
+  if (!scheduled) outbox->FinishNow(ToGrpcStatus(calls.Busy()));
+  return reactor;
 }
 
 void JobStreamReactor::OnWriteDone(bool ok) { outbox_->WriteDone(ok); }

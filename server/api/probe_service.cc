@@ -20,10 +20,25 @@ grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context, absl::Sta
   return reactor;
 }
 
+// Answers a unary call with what `call` returns (an absl::StatusOr<T>), run on `calls`.
+template <typename T, typename Call>
+grpc::ServerUnaryReactor* AnswerLater(grpc::CallbackServerContext* context, BlockingCalls& calls,
+                                      T* response, Call call) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const bool scheduled = calls.Schedule([reactor, response, call = std::move(call)]() mutable {
+    absl::StatusOr<T> result = call();
+    if (result.ok()) *response = *std::move(result);
+    reactor->Finish(ToGrpcStatus(result.status()));
+  });
+  if (!scheduled) reactor->Finish(ToGrpcStatus(calls.Busy()));
+  return reactor;
+}
+
 // Streams one artifact in chunks of at most 1 MiB, one write in flight at a time.
 class ArtifactReactor final : public grpc::ServerWriteReactor<v1::ArtifactChunk> {
  public:
-  explicit ArtifactReactor(absl::StatusOr<std::unique_ptr<ArtifactReader>> reader) {
+  // Streams what `reader` reads once it is open (its error ends the stream).
+  void Start(absl::StatusOr<std::unique_ptr<ArtifactReader>> reader) {
     if (!reader.ok()) {
       Finish(ToGrpcStatus(reader.status()));
       return;
@@ -59,6 +74,11 @@ class ArtifactReactor final : public grpc::ServerWriteReactor<v1::ArtifactChunk>
   v1::ArtifactChunk chunk_;
 };
 
+// The job to stream: known at once.
+absl::AnyInvocable<absl::StatusOr<std::string>() &&> Known(absl::StatusOr<std::string> job_id) {
+  return [job_id = std::move(job_id)]() mutable { return std::move(job_id); };
+}
+
 }  // namespace
 
 ProbeService::ProbeService(JobManager& manager, AccessControl access, std::string version)
@@ -69,19 +89,26 @@ absl::StatusOr<Caller> ProbeService::Authorize(grpc::CallbackServerContext* cont
   return access_.Authorize(context->client_metadata(), context->peer(), needed, what);
 }
 
-absl::StatusOr<std::string> ProbeService::SubmitForStream(grpc::CallbackServerContext* context,
-                                                          v1::SubmitRequest request,
-                                                          const std::string& what) {
-  ASSIGN_OR_RETURN(Caller caller, Authorize(context, Role::kSubmit, what));
-  ASSIGN_OR_RETURN(v1::Job job, manager_.Submit(std::move(request), caller.name, caller.key_scope));
-  return job.id();
+JobStreamReactor* ProbeService::SubmitAndStream(grpc::CallbackServerContext* context,
+                                                v1::SubmitRequest request,
+                                                const std::string& what) {
+  absl::StatusOr<Caller> caller = Authorize(context, Role::kSubmit, what);
+  if (!caller.ok()) return JobStreamReactor::Start(manager_, calls_, Known(caller.status()));
+  return JobStreamReactor::Start(
+      manager_, calls_,
+      [this, request = std::move(request),
+       caller = *std::move(caller)]() mutable -> absl::StatusOr<std::string> {
+        ASSIGN_OR_RETURN(v1::Job job,
+                         manager_.Submit(std::move(request), caller.name, caller.key_scope));
+        return job.id();
+      });
 }
 
 grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Run(grpc::CallbackServerContext* context,
                                                           const v1::SweepRequest* request) {
   v1::SubmitRequest submit;
   *submit.mutable_sweep() = *request;
-  return new JobStreamReactor(manager_, SubmitForStream(context, std::move(submit), "Run"));
+  return SubmitAndStream(context, std::move(submit), "Run");
 }
 
 grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Check(grpc::CallbackServerContext* context,
@@ -97,7 +124,7 @@ grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Check(grpc::CallbackServer
       }
     }
   }
-  return new JobStreamReactor(manager_, SubmitForStream(context, std::move(submit), "Check"));
+  return SubmitAndStream(context, std::move(submit), "Check");
 }
 
 grpc::ServerUnaryReactor* ProbeService::Submit(grpc::CallbackServerContext* context,
@@ -105,14 +132,17 @@ grpc::ServerUnaryReactor* ProbeService::Submit(grpc::CallbackServerContext* cont
                                                v1::Job* response) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kSubmit, "Submit");
   if (!caller.ok()) return Answer<v1::Job>(context, caller.status(), response);
-  return Answer(context, manager_.Submit(*request, caller->name, caller->key_scope), response);
+  return AnswerLater(context, calls_, response, [this, request, caller = *std::move(caller)] {
+    return manager_.Submit(*request, caller.name, caller.key_scope);
+  });
 }
 
 grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Watch(grpc::CallbackServerContext* context,
                                                             const v1::WatchRequest* request) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "Watch");
-  if (!caller.ok()) return new JobStreamReactor(manager_, caller.status());
-  return new JobStreamReactor(manager_, request->job_id(), request->all_attempts());
+  if (!caller.ok()) return JobStreamReactor::Start(manager_, calls_, Known(caller.status()));
+  return JobStreamReactor::Start(manager_, calls_, Known(request->job_id()),
+                                 request->all_attempts());
 }
 
 grpc::ServerUnaryReactor* ProbeService::GetJob(grpc::CallbackServerContext* context,
@@ -120,7 +150,8 @@ grpc::ServerUnaryReactor* ProbeService::GetJob(grpc::CallbackServerContext* cont
                                                v1::Job* response) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "GetJob");
   if (!caller.ok()) return Answer<v1::Job>(context, caller.status(), response);
-  return Answer(context, manager_.Get(request->job_id()), response);
+  return AnswerLater(context, calls_, response,
+                     [this, request] { return manager_.Get(request->job_id()); });
 }
 
 grpc::ServerUnaryReactor* ProbeService::ListJobs(grpc::CallbackServerContext* context,
@@ -128,7 +159,8 @@ grpc::ServerUnaryReactor* ProbeService::ListJobs(grpc::CallbackServerContext* co
                                                  v1::ListJobsResponse* response) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "ListJobs");
   if (!caller.ok()) return Answer<v1::ListJobsResponse>(context, caller.status(), response);
-  return Answer(context, manager_.List(*request), response);
+  return AnswerLater(context, calls_, response,
+                     [this, request] { return manager_.List(*request); });
 }
 
 grpc::ServerUnaryReactor* ProbeService::CancelJob(grpc::CallbackServerContext* context,
@@ -136,18 +168,19 @@ grpc::ServerUnaryReactor* ProbeService::CancelJob(grpc::CallbackServerContext* c
                                                   v1::Job* response) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kSubmit, "CancelJob");
   if (!caller.ok()) return Answer<v1::Job>(context, caller.status(), response);
-  if (caller->role != Role::kAdmin) {
-    absl::StatusOr<v1::Job> job = manager_.Get(request->job_id());
-    if (job.ok() && job->submitter() != caller->name) {
-      return Answer<v1::Job>(
-          context,
-          absl::PermissionDeniedError(absl::StrFormat(
-              "CancelJob: \"%s\" may cancel only its own jobs; %s was submitted by \"%s\"",
-              caller->name, job->id(), job->submitter())),
-          response);
-    }
-  }
-  return Answer(context, manager_.Cancel(request->job_id()), response);
+  return AnswerLater(
+      context, calls_, response,
+      [this, request, caller = *std::move(caller)]() -> absl::StatusOr<v1::Job> {
+        if (caller.role != Role::kAdmin) {
+          absl::StatusOr<v1::Job> job = manager_.Get(request->job_id());
+          if (job.ok() && job->submitter() != caller.name) {
+            return absl::PermissionDeniedError(absl::StrFormat(
+                "CancelJob: \"%s\" may cancel only its own jobs; %s was submitted by \"%s\"",
+                caller.name, job->id(), job->submitter()));
+          }
+        }
+        return manager_.Cancel(request->job_id());
+      });
 }
 
 grpc::ServerUnaryReactor* ProbeService::GetServerInfo(grpc::CallbackServerContext* context,
@@ -155,10 +188,8 @@ grpc::ServerUnaryReactor* ProbeService::GetServerInfo(grpc::CallbackServerContex
                                                       v1::ServerInfo* response) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "GetServerInfo");
   if (!caller.ok()) return Answer<v1::ServerInfo>(context, caller.status(), response);
-  *response = manager_.Info(version_);
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+  return AnswerLater(context, calls_, response,
+                     [this] { return absl::StatusOr<v1::ServerInfo>(manager_.Info(version_)); });
 }
 
 grpc::ServerUnaryReactor* ProbeService::ListProbes(grpc::CallbackServerContext* context,
@@ -176,19 +207,30 @@ grpc::ServerUnaryReactor* ProbeService::ListArtifacts(grpc::CallbackServerContex
                                                       v1::ListArtifactsResponse* response) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "ListArtifacts");
   if (!caller.ok()) return Answer<v1::ListArtifactsResponse>(context, caller.status(), response);
-  absl::StatusOr<std::vector<v1::Artifact>> artifacts = manager_.ListArtifacts(request->job_id());
-  if (!artifacts.ok())
-    return Answer<v1::ListArtifactsResponse>(context, artifacts.status(), response);
-  v1::ListArtifactsResponse list;
-  for (v1::Artifact& a : *artifacts) *list.add_artifacts() = std::move(a);
-  return Answer<v1::ListArtifactsResponse>(context, std::move(list), response);
+  return AnswerLater(context, calls_, response,
+                     [this, request]() -> absl::StatusOr<v1::ListArtifactsResponse> {
+                       ASSIGN_OR_RETURN(std::vector<v1::Artifact> artifacts,
+                                        manager_.ListArtifacts(request->job_id()));
+                       v1::ListArtifactsResponse list;
+                       for (v1::Artifact& a : artifacts) *list.add_artifacts() = std::move(a);
+                       return list;
+                     });
 }
 
 grpc::ServerWriteReactor<v1::ArtifactChunk>* ProbeService::GetArtifact(
     grpc::CallbackServerContext* context, const v1::GetArtifactRequest* request) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "GetArtifact");
-  if (!caller.ok()) return new ArtifactReactor(caller.status());
-  return new ArtifactReactor(manager_.OpenArtifact(request->job_id(), request->name()));
+  auto* reactor = new ArtifactReactor();
+  if (!caller.ok()) {
+    reactor->Start(caller.status());
+    return reactor;
+  }
+  if (!calls_.Schedule([this, reactor, request] {
+        reactor->Start(manager_.OpenArtifact(request->job_id(), request->name()));
+      })) {
+    reactor->Start(calls_.Busy());
+  }
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* ProbeService::CompareJobs(grpc::CallbackServerContext* context,
@@ -196,7 +238,8 @@ grpc::ServerUnaryReactor* ProbeService::CompareJobs(grpc::CallbackServerContext*
                                                     v1::CompareJobsResponse* response) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "CompareJobs");
   if (!caller.ok()) return Answer<v1::CompareJobsResponse>(context, caller.status(), response);
-  return Answer(context, gpuprobe::CompareJobs(manager_, *request), response);
+  return AnswerLater(context, calls_, response,
+                     [this, request] { return gpuprobe::CompareJobs(manager_, *request); });
 }
 
 }  // namespace gpuprobe

@@ -1,6 +1,7 @@
 // gpuprobe.v1.ProbeService on gRPC's callback API: requests go to the job manager, which
 // validates them completely before anything is stored or queued; job streams are reactors
-// watching the manager.
+// watching the manager. Every call that waits on the job store runs on the service's own
+// bounded threads (BlockingCalls), never on a gRPC callback thread.
 //
 //   ProbeService service(manager, AccessControl(), "0.1.0");
 //   builder.RegisterService(&service);
@@ -10,6 +11,8 @@
 
 #include "gpuprobe/v1/probe.grpc.pb.h"
 #include "server/api/access_control.h"
+#include "server/api/blocking_calls.h"
+#include "server/api/job_stream_reactor.h"
 #include "server/jobs/job_manager.h"
 
 namespace gpuprobe {
@@ -52,13 +55,16 @@ class ProbeService final : public v1::ProbeService::CallbackService {
  private:
   absl::StatusOr<Caller> Authorize(grpc::CallbackServerContext* context, Role needed,
                                    const std::string& what) const;
-  // Authorizes, submits and returns the id to stream, or the refusal.
-  absl::StatusOr<std::string> SubmitForStream(grpc::CallbackServerContext* context,
-                                              v1::SubmitRequest request, const std::string& what);
+  // Authorizes, then (on calls_) submits, and streams the job's events or the refusal.
+  JobStreamReactor* SubmitAndStream(grpc::CallbackServerContext* context, v1::SubmitRequest request,
+                                    const std::string& what);
 
   JobManager& manager_;
   const AccessControl access_;
   const std::string version_;
+  // Calls that wait on the store: 8 at a time, 1024 more waiting; beyond, RESOURCE_EXHAUSTED.
+  // Last, so that it runs what waits (and joins) before the rest goes.
+  BlockingCalls calls_{8, 1024};
 };
 
 }  // namespace gpuprobe
