@@ -1,10 +1,7 @@
 #include "server/jobs/job_manager.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 
-#include "absl/random/random.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -31,20 +28,6 @@ absl::Status CheckJobId(const std::string& id) {
   return absl::NotFoundError(absl::StrCat("job_id: no job \"", Abbreviated(id), "\""));
 }
 
-// A daemon's id in the fleet registry: its host, process id and a random suffix, unique per
-// start.
-std::string NewDaemonId(const std::string& host) {
-  return absl::StrFormat("%s/%d-%04x", host, getpid(),
-                         absl::Uniform<uint32_t>(absl::BitGen(), 0, 0x10000));
-}
-
-void LogRequeued(const absl::StatusOr<std::vector<std::string>>& requeued) {
-  if (!requeued.ok()) return;
-  for (const std::string& id : *requeued) {
-    spdlog::warn("job {} was interrupted; queued again (its daemon is gone: lease expired)", id);
-  }
-}
-
 // Stamps the event with the time it is stored.
 v1::JobEvent Stamped(v1::JobEvent event) {
   *event.mutable_stored_at() =
@@ -64,13 +47,8 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
     QueueLimits limits, std::shared_ptr<const ProbeRegistry> probes,
     std::unique_ptr<ArtifactStore> artifacts, FleetOptions fleet) {
   if (executors.empty()) return absl::InvalidArgumentError("devices: none to serve");
-  if (fleet.daemon_id.empty()) fleet.daemon_id = NewDaemonId(fleet.host);
-  std::unique_ptr<JobManager> manager(new JobManager(std::move(store), limits, std::move(probes),
-                                                     std::move(artifacts), std::move(fleet)));
-  {
-    absl::MutexLock lock(&manager->mu_);
-    manager->runs_.assign(executors.size(), DeviceRun{});
-  }
+  std::vector<std::unique_ptr<Device>> devices;
+  std::vector<DeviceRegistration> registrations;
   for (size_t i = 0; i < executors.size(); ++i) {
     auto device = std::make_unique<Device>();
     const Backend& info = executors[i]->info();
@@ -80,21 +58,29 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
                                               .description = info.Description(),
                                               .calibrated_read_tbps = details.calibrated_read_tbps};
     device->executor = std::move(executors[i]);
-    manager->devices_.push_back(std::move(device));
+    registrations.push_back(device->registration);
+    devices.push_back(std::move(device));
   }
-  JobStore& s = *manager->store_;
-  RETURN_IF_ERROR(s.Register(manager->Registration(), absl::Now()));
+  auto membership = std::make_unique<FleetMembership>(
+      *store, std::move(fleet), std::move(registrations), limits.max_attempts);
+  std::unique_ptr<JobManager> manager(new JobManager(std::move(store), limits, std::move(probes),
+                                                     std::move(artifacts), std::move(membership),
+                                                     std::move(devices)));
+  JobManager* m = manager.get();
   manager->ResolveStoredJobs();
-  ASSIGN_OR_RETURN(std::vector<std::string> requeued,
-                   s.RequeueExpired(limits.max_attempts, absl::Now()));
-  LogRequeued(requeued);
-  spdlog::info("member of the {} store's fleet as {}", s.Kind(), manager->fleet_.daemon_id);
+  RETURN_IF_ERROR(manager->fleet_->Join({.running = [m] { return m->RunningJobs(); },
+                                         .cancel =
+                                             [m](const std::string& id) {
+                                               absl::MutexLock lock(&m->mu_);
+                                               if (const int device = m->DeviceRunning(id);
+                                                   device >= 0) {
+                                                 m->devices_[device]->cancel = true;
+                                               }
+                                             }}));
   for (size_t i = 0; i < manager->devices_.size(); ++i) {
-    manager->devices_[i]->thread =
-        std::thread([m = manager.get(), i] { m->Loop(static_cast<int>(i)); });
+    manager->devices_[i]->thread = std::thread([m, i] { m->Loop(static_cast<int>(i)); });
   }
-  manager->heartbeat_thread_ = std::thread([m = manager.get()] { m->HeartbeatLoop(); });
-  if (s.Shared()) manager->watch_thread_ = std::thread([m = manager.get()] { m->WatchLoop(); });
+  if (manager->store_->Shared()) manager->watch_thread_ = std::thread([m] { m->WatchLoop(); });
   return manager;
 }
 
@@ -136,64 +122,26 @@ void JobManager::Stop() {
   for (auto& device : devices_) {
     if (device->thread.joinable()) device->thread.join();
   }
-  for (std::thread* t : {&heartbeat_thread_, &watch_thread_}) {
-    if (t->joinable()) t->join();
-  }
-  if (absl::Status s = store_->Unregister(fleet_.daemon_id); !s.ok()) {
-    spdlog::warn("could not leave the fleet registry: {}", s.ToString());
-  }
+  if (watch_thread_.joinable()) watch_thread_.join();
+  fleet_->Leave();
 }
 
-DaemonRegistration JobManager::Registration() const {
-  DaemonRegistration r{.daemon_id = fleet_.daemon_id, .host = fleet_.host, .devices = {}};
-  for (const auto& d : devices_) r.devices.push_back(d->registration);
-  return r;
-}
+absl::StatusOr<std::vector<v1::FleetDevice>> JobManager::Fleet() { return fleet_->Devices(); }
 
-absl::StatusOr<std::vector<v1::FleetDevice>> JobManager::Fleet() {
-  // Three missed heartbeats, at least a lease: lost.
-  return store_->FleetDevices(absl::Now(), std::max(3 * fleet_.heartbeat, fleet_.lease));
-}
-
-void JobManager::HeartbeatLoop() {
-  RetryLog heartbeat_log("heartbeat"), lease_log("expired leases");
-  while (true) {
-    std::vector<std::string> running;
-    {
-      absl::MutexLock lock(&mu_);
-      auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
-      if (mu_.AwaitWithTimeout(absl::Condition(&stop), fleet_.heartbeat)) return;
-      for (const DeviceRun& run : runs_) running.push_back(run.job_id);  // by device; "" idle
-    }
-    const absl::Time now = absl::Now();
-    absl::StatusOr<std::vector<std::string>> cancels =
-        store_->Heartbeat(fleet_.daemon_id, running, now, now + fleet_.lease);
-    if (absl::IsNotFound(cancels.status())) {
-      // Another daemon forgot this one (it was silent for a day): join again.
-      (void)store_->Register(Registration(), now);
-      cancels = store_->Heartbeat(fleet_.daemon_id, running, now, now + fleet_.lease);
-    }
-    heartbeat_log.Record(cancels.status());
-    if (cancels.ok()) {
-      absl::MutexLock lock(&mu_);
-      for (const std::string& id : *cancels) {
-        if (const int device = DeviceRunning(id); device >= 0) devices_[device]->cancel = true;
-      }
-    }
-    absl::StatusOr<std::vector<std::string>> requeued =
-        store_->RequeueExpired(limits_.max_attempts, absl::Now());
-    lease_log.Record(requeued.status());
-    LogRequeued(requeued);
-  }
+std::vector<std::string> JobManager::RunningJobs() {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> running;
+  for (const DeviceRun& run : runs_) running.push_back(run.job_id);
+  return running;
 }
 
 void JobManager::WatchLoop() {
   RetryLog log("store notifications");
   while (true) {
     // A notification (another daemon stored an event or queued a job), or the poll's backstop.
-    absl::StatusOr<bool> changed = store_->AwaitChange(fleet_.watch_poll);
+    absl::StatusOr<bool> changed = store_->AwaitChange(fleet_->options().watch_poll);
     log.Record(changed.status());
-    if (!changed.ok()) absl::SleepFor(fleet_.watch_poll);
+    if (!changed.ok()) absl::SleepFor(fleet_->options().watch_poll);
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
@@ -221,7 +169,7 @@ v1::ServerInfo JobManager::Info(const std::string& version) {
   info.set_device(device0.Description());
   info.set_device_memory_bytes(device0.MemoryCapacityBytes());
   info.set_queue_depth(static_cast<uint32_t>(QueueDepth()));
-  info.set_host(fleet_.host);
+  info.set_host(fleet_->options().host);
   info.set_store(store_->Kind());
   if (absl::StatusOr<std::vector<v1::FleetDevice>> fleet = Fleet(); fleet.ok()) {
     for (v1::FleetDevice& d : *fleet) *info.add_fleet() = std::move(d);
@@ -376,7 +324,7 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std:
 }
 
 bool JobManager::ServesTargets(const v1::SubmitRequest& request) const {
-  if (!request.host().empty() && request.host() != fleet_.host) return false;
+  if (!request.host().empty() && request.host() != fleet_->options().host) return false;
   if (request.gpu().empty()) return true;
   return std::any_of(devices_.begin(), devices_.end(),
                      [&](const auto& d) { return d->registration.model == request.gpu(); });
@@ -531,8 +479,8 @@ void JobManager::Loop(int device) {
       seen = submissions_;
     }
     const absl::Time now = absl::Now();
-    absl::StatusOr<std::optional<JobStore::Claimed>> next =
-        store_->ClaimNext(Registration(), devices_[device]->registration, now, now + fleet_.lease);
+    absl::StatusOr<std::optional<JobStore::Claimed>> next = store_->ClaimNext(
+        fleet_->registration(), devices_[device]->registration, now, now + fleet_->options().lease);
     log.Record(next.status());
     if (next.ok() && next->has_value()) {
       RunJob(device, **next);
@@ -544,7 +492,7 @@ void JobManager::Loop(int device) {
     auto woken = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return stopping_ || submissions_ != seen;
     };
-    mu_.AwaitWithTimeout(absl::Condition(&woken), fleet_.claim_poll);
+    mu_.AwaitWithTimeout(absl::Condition(&woken), fleet_->options().claim_poll);
   }
 }
 

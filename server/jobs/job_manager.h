@@ -6,10 +6,9 @@
 // the events of jobs reach their watchers through EventFanout (stored first, no gap, no
 // duplicate). No lock of the manager is held over store I/O.
 //
-// The daemon registers itself and its devices in the store and heartbeats, renewing the leases
-// of the jobs it runs and hearing cancellations asked through other daemons; it also queues
-// again the jobs whose lease expired (their daemon was lost). With a shared store (a fleet),
-// jobs may run on other daemons, so watchers follow the store's events (read when the store
+// The daemon is a member of the store's fleet (FleetMembership: registration, heartbeat, leases,
+// cancels asked through other daemons, jobs of lost daemons queued again). With a shared store (a
+// fleet), jobs may run on other daemons, so watchers follow the store's events (read when the store
 // announces a change, at least every FleetOptions::watch_poll) rather than this daemon's devices.
 //
 //   ASSIGN_OR_RETURN(auto manager,
@@ -35,6 +34,7 @@
 #include "server/jobs/artifact_store.h"
 #include "server/jobs/device_executor.h"
 #include "server/jobs/event_fanout.h"
+#include "server/jobs/fleet_membership.h"
 #include "server/probe/sweep_spec.h"
 #include "server/probes/registry.h"
 #include "server/store/job_store.h"
@@ -54,25 +54,6 @@ struct QueueLimits {
   double max_job_seconds = 3600.0;
   // Runs of a job that a daemon restart interrupted before it is failed instead of re-queued.
   int max_attempts = 2;
-};
-
-// This daemon as a member of the store's fleet (a fleet of one with SQLite).
-struct FleetOptions {
-  // As jobs' host targets name it (gpuprobed --host-name).
-  std::string host = "localhost";
-  // Unique per start; empty: made from the host, the process id and a random suffix.
-  std::string daemon_id;
-  // A running job's lease: another daemon may take the job over once it expired.
-  absl::Duration lease = absl::Seconds(30);
-  // How often the daemon heartbeats (renews its leases, hears remote cancels) and looks for
-  // expired leases.
-  absl::Duration heartbeat = absl::Seconds(1);
-  // How often an idle device looks for queued jobs (submissions through this daemon wake it at
-  // once; those through other daemons of a fleet are found this way).
-  absl::Duration claim_poll = absl::Milliseconds(250);
-  // How often a watcher of a shared store's job looks for new events when no notification
-  // came (the store announces each one as it commits).
-  absl::Duration watch_poll = absl::Milliseconds(250);
 };
 
 class JobManager {
@@ -159,13 +140,15 @@ class JobManager {
 
   JobManager(std::unique_ptr<JobStore> store, QueueLimits limits,
              std::shared_ptr<const ProbeRegistry> probes, std::unique_ptr<ArtifactStore> artifacts,
-             FleetOptions fleet)
+             std::unique_ptr<FleetMembership> fleet, std::vector<std::unique_ptr<Device>> devices)
       : store_(std::move(store)),
         limits_(limits),
         probes_(std::move(probes)),
         artifacts_(std::move(artifacts)),
         fleet_(std::move(fleet)),
-        fanout_(*store_) {}
+        fanout_(*store_),
+        devices_(std::move(devices)),
+        runs_(devices_.size()) {}
 
   // Stores the resolved spec of every job stored before there was one (schema 6): its probe
   // resolves the stored request once.
@@ -173,12 +156,10 @@ class JobManager {
 
   void Loop(int device);
   void RunJob(int device, const JobStore::Claimed& claimed);
-  // Heartbeats, hears remote cancels and re-queues jobs whose lease expired, until Stop.
-  void HeartbeatLoop();
+  // The job each device runs, by index ("" when idle), as the heartbeat renews their leases.
+  std::vector<std::string> RunningJobs();
   // Feeds the store watchers, until Stop.
   void WatchLoop();
-  // The registration of this daemon and its devices.
-  DaemonRegistration Registration() const;
   // Sets the waiting reason of each queued job with a gpu or host target that no serving
   // device of the fleet matches (the fleet is read once, and only when such a job is there).
   void ExplainWaiting(const std::vector<v1::Job*>& jobs);
@@ -197,10 +178,9 @@ class JobManager {
   const QueueLimits limits_;
   const std::shared_ptr<const ProbeRegistry> probes_;
   const std::unique_ptr<ArtifactStore> artifacts_;
-  const FleetOptions fleet_;
+  const std::unique_ptr<FleetMembership> fleet_;
   EventFanout fanout_;
   std::vector<std::unique_ptr<Device>> devices_;
-  std::thread heartbeat_thread_;
   std::thread watch_thread_;
 
   // Admission: counting the queue and storing a new job are one step among submissions (and

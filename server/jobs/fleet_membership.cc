@@ -1,0 +1,106 @@
+#include "server/jobs/fleet_membership.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "common/status_macros.h"
+#include "server/jobs/retry_log.h"
+#include "spdlog/spdlog.h"
+
+namespace gpuprobe {
+namespace {
+
+// A daemon's id in the fleet registry: its host, process id and a random suffix, unique per
+// start.
+std::string NewDaemonId(const std::string& host) {
+  return absl::StrFormat("%s/%d-%04x", host, getpid(),
+                         absl::Uniform<uint32_t>(absl::BitGen(), 0, 0x10000));
+}
+
+FleetOptions WithDaemonId(FleetOptions options) {
+  if (options.daemon_id.empty()) options.daemon_id = NewDaemonId(options.host);
+  return options;
+}
+
+void LogRequeued(const absl::StatusOr<std::vector<std::string>>& requeued) {
+  if (!requeued.ok()) return;
+  for (const std::string& id : *requeued) {
+    spdlog::warn("job {} was interrupted; queued again (its daemon is gone: lease expired)", id);
+  }
+}
+
+}  // namespace
+
+FleetMembership::FleetMembership(JobStore& store, FleetOptions options,
+                                 std::vector<DeviceRegistration> devices, int max_attempts)
+    : store_(store),
+      options_(WithDaemonId(std::move(options))),
+      registration_{
+          .daemon_id = options_.daemon_id, .host = options_.host, .devices = std::move(devices)},
+      max_attempts_(max_attempts) {}
+
+FleetMembership::~FleetMembership() { Leave(); }
+
+absl::Status FleetMembership::Join(Hooks hooks) {
+  hooks_ = std::move(hooks);
+  RETURN_IF_ERROR(store_.Register(registration_, absl::Now()));
+  ASSIGN_OR_RETURN(std::vector<std::string> requeued,
+                   store_.RequeueExpired(max_attempts_, absl::Now()));
+  LogRequeued(requeued);
+  spdlog::info("member of the {} store's fleet as {}", store_.Kind(), options_.daemon_id);
+  absl::MutexLock lock(&mu_);
+  joined_ = true;
+  heartbeat_ = std::thread([this] { HeartbeatLoop(); });
+  return absl::OkStatus();
+}
+
+void FleetMembership::Leave() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!joined_ || leaving_) return;
+    leaving_ = true;
+  }
+  heartbeat_.join();
+  if (absl::Status s = store_.Unregister(options_.daemon_id); !s.ok()) {
+    spdlog::warn("could not leave the fleet registry: {}", s.ToString());
+  }
+}
+
+absl::StatusOr<std::vector<v1::FleetDevice>> FleetMembership::Devices() {
+  // Three missed heartbeats, at least a lease: lost.
+  return store_.FleetDevices(absl::Now(), std::max(3 * options_.heartbeat, options_.lease));
+}
+
+void FleetMembership::HeartbeatLoop() {
+  RetryLog heartbeat_log("heartbeat"), lease_log("expired leases");
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto leaving = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return leaving_; };
+      if (mu_.AwaitWithTimeout(absl::Condition(&leaving), options_.heartbeat)) return;
+    }
+    const std::vector<std::string> running = hooks_.running();
+    const absl::Time now = absl::Now();
+    absl::StatusOr<std::vector<std::string>> cancels =
+        store_.Heartbeat(options_.daemon_id, running, now, now + options_.lease);
+    if (absl::IsNotFound(cancels.status())) {
+      // Another daemon forgot this one (it was silent for a day): join again.
+      (void)store_.Register(registration_, now);
+      cancels = store_.Heartbeat(options_.daemon_id, running, now, now + options_.lease);
+    }
+    heartbeat_log.Record(cancels.status());
+    if (cancels.ok()) {
+      for (const std::string& id : *cancels) hooks_.cancel(id);
+    }
+    absl::StatusOr<std::vector<std::string>> requeued =
+        store_.RequeueExpired(max_attempts_, absl::Now());
+    lease_log.Record(requeued.status());
+    LogRequeued(requeued);
+  }
+}
+
+}  // namespace gpuprobe
