@@ -1,5 +1,8 @@
 #include <cuda_runtime.h>
 
+#include <vector>
+
+#include "common/status_macros.h"
 #include "kernels/cuda_status.h"
 #include "kernels/read_floor.h"
 
@@ -78,6 +81,20 @@ absl::Status LaunchReadFloor(const ReadFloorArgs& a, cudaStream_t stream) {
   ReadFloorKernel<<<a.blocks, kFloorThreads, 0, stream>>>(a);
   CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> ReadFloorChecksum(const ReadFloorArgs& args, cudaStream_t stream) {
+  CUDA_RETURN_IF_ERROR(
+      cudaMemsetAsync(args.partials, 0xFF, args.blocks * sizeof(uint32_t), stream));
+  RETURN_IF_ERROR(LaunchReadFloor(args, stream));
+  std::vector<uint32_t> partials(args.blocks);
+  CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(partials.data(), args.partials,
+                                       args.blocks * sizeof(uint32_t), cudaMemcpyDeviceToHost,
+                                       stream));
+  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  uint32_t checksum = 0;
+  for (uint32_t p : partials) checksum += p;
+  return checksum;
 }
 
 }  // namespace gpuprobe

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace gpuprobe {
 
@@ -38,5 +39,10 @@ struct ReadFloorArgs {
 };
 
 absl::Status LaunchReadFloor(const ReadFloorArgs& args, cudaStream_t stream);
+
+// The floor's checksum of what it read (its blocks' partials summed), from one untimed launch;
+// the partials are poisoned first, so that a kernel that wrote none cannot pass by luck.
+// Synchronizes the stream.
+absl::StatusOr<uint32_t> ReadFloorChecksum(const ReadFloorArgs& args, cudaStream_t stream);
 
 }  // namespace gpuprobe

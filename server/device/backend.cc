@@ -17,21 +17,6 @@ std::string_view VariantName(KernelVariant variant) {
   return "?";
 }
 
-absl::StatusOr<BufferHandle> Backend::AllocateReadBuffer(int64_t, uint64_t) {
-  return absl::UnimplementedError(
-      absl::StrFormat("the %s backend has no read buffers (read-bandwidth)", Name()));
-}
-
-absl::StatusOr<double> Backend::TimeRead(BufferHandle, const TimingOptions&) {
-  return absl::UnimplementedError(
-      absl::StrFormat("the %s backend has no read buffers (read-bandwidth)", Name()));
-}
-
-absl::StatusOr<uint32_t> Backend::ReadChecksum(BufferHandle) {
-  return absl::UnimplementedError(
-      absl::StrFormat("the %s backend has no read buffers (read-bandwidth)", Name()));
-}
-
 std::string_view TimingName(TimingMode timing) {
   return timing == TimingMode::kGraph ? "graph" : "events";
 }

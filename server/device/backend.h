@@ -1,7 +1,7 @@
 // The interface between the probes and a device. A backend gives memory, timers and telemetry:
-// for the moe-union probe it owns the weight banks of one geometry, uploads each arm's routing
-// and activations and times single kernel launches; for the read-bandwidth probe it allocates
-// seeded buffers and times streaming reads of them. The probes call it from one thread (the
+// any probe's launches are timed by Time (a probe's device code enqueues them on Stream()). For
+// the moe-union probe it still owns the weight banks of one geometry, uploads each arm's routing
+// and activations and times its kernels' launches. The probes call it from one thread (the
 // device's worker); implementations need no locking.
 //
 //   RETURN_IF_ERROR(backend.LoadBanks(geometry, seed));
@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,8 +48,24 @@ struct ArmInputs {
 // Identifies an arm prepared since the last ReleaseArms().
 using ArmHandle = int;
 
-// Identifies a read buffer allocated since the last ReleaseReadBuffers().
-using BufferHandle = int;
+// Where a launch's work goes: the device's stream (cuda: a cudaStream_t); null on the cpu.
+using DeviceStream = void*;
+
+// Work a probe launches on a device, timed by Backend::Time. The device keeps what it needs to
+// time the launch again (a captured graph) with the launch, so it lives as long as the launch.
+class DeviceLaunch {
+ public:
+  virtual ~DeviceLaunch() = default;
+  // Enqueues the work on `stream` (cuda), or does it (cpu). Also called while the device
+  // captures a graph: it must not synchronize or allocate.
+  virtual absl::Status Enqueue(DeviceStream stream) = 0;
+
+  // The device's own state for this launch (a backend's type); empty until it times it.
+  std::shared_ptr<void>& timer_state() { return timer_state_; }
+
+ private:
+  std::shared_ptr<void> timer_state_;
+};
 
 // What one untimed launch produced, for exactness checks.
 struct LaunchOutput {
@@ -135,16 +152,14 @@ class Backend {
   // Frees every prepared arm (the banks stay).
   virtual void ReleaseArms() = 0;
 
-  // A buffer of `bytes` (a positive multiple of 16) holding ReadBufferWord(seed, i)
-  // (kernels/read_buffer.h): what the read-bandwidth probe streams.
-  virtual absl::StatusOr<BufferHandle> AllocateReadBuffer(int64_t bytes, uint64_t seed);
-  // One sample of a streaming read of the whole buffer, microseconds per read (graph mode: N
-  // reads per sample, time / N).
-  virtual absl::StatusOr<double> TimeRead(BufferHandle buffer, const TimingOptions& options);
-  // The read's checksum of the buffer's words (their wrapping sum), untimed: the check.
-  virtual absl::StatusOr<uint32_t> ReadChecksum(BufferHandle buffer);
-  // Frees every read buffer.
-  virtual void ReleaseReadBuffers() {}
+  // Timers: one sample of `launch`, microseconds. Events: one launch between two events. Graph:
+  // graph_launches launches captured once (kept with the launch) and replayed, the sample their
+  // mean. Cold: the device's last-level cache overwritten before each launch, outside the timed
+  // region. A launch of every probe is timed here; only its work is the probe's.
+  virtual absl::StatusOr<double> Time(DeviceLaunch& launch, const TimingOptions& options) = 0;
+  // Where probes' device code enqueues work (cuda: the device's cudaStream_t); null on the cpu,
+  // whose launches run on the calling thread.
+  virtual DeviceStream Stream() const { return nullptr; }
 
   virtual DeviceDetails Details() const = 0;
 

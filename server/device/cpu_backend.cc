@@ -9,7 +9,6 @@
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "kernels/moe_reference.h"
-#include "kernels/read_buffer.h"
 
 namespace gpuprobe {
 namespace {
@@ -122,41 +121,8 @@ absl::StatusOr<double> CpuBackend::TimeLaunch(ArmHandle handle, MoeKernel kernel
   return TimeHost(options, [&] { return Launch(*arm, kernel); });
 }
 
-absl::StatusOr<BufferHandle> CpuBackend::AllocateReadBuffer(int64_t bytes, uint64_t seed) {
-  if (bytes <= 0 || bytes % 16 != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("size_bytes: %d is not a positive multiple of 16", bytes));
-  }
-  std::vector<uint32_t>& words = read_buffers_.emplace_back(bytes / 4);
-  for (size_t i = 0; i < words.size(); ++i) words[i] = ReadBufferWord(seed, i);
-  return static_cast<BufferHandle>(read_buffers_.size() - 1);
-}
-
-absl::StatusOr<const std::vector<uint32_t>*> CpuBackend::FindBuffer(BufferHandle handle) const {
-  if (handle < 0 || handle >= static_cast<int>(read_buffers_.size())) {
-    return absl::InvalidArgumentError(absl::StrFormat("no read buffer %d", handle));
-  }
-  return &read_buffers_[handle];
-}
-
-uint32_t CpuBackend::Sum(const std::vector<uint32_t>& words) {
-  uint32_t sum = 0;
-  for (uint32_t w : words) sum += w;
-  read_sink_ = sum;  // a side effect, so the read is never dropped
-  return sum;
-}
-
-absl::StatusOr<double> CpuBackend::TimeRead(BufferHandle buffer, const TimingOptions& options) {
-  ASSIGN_OR_RETURN(const std::vector<uint32_t>* words, FindBuffer(buffer));
-  return TimeHost(options, [&] {
-    Sum(*words);
-    return absl::OkStatus();
-  });
-}
-
-absl::StatusOr<uint32_t> CpuBackend::ReadChecksum(BufferHandle buffer) {
-  ASSIGN_OR_RETURN(const std::vector<uint32_t>* words, FindBuffer(buffer));
-  return Sum(*words);
+absl::StatusOr<double> CpuBackend::Time(DeviceLaunch& launch, const TimingOptions& options) {
+  return TimeHost(options, [&] { return launch.Enqueue(nullptr); });
 }
 
 }  // namespace gpuprobe

@@ -33,10 +33,7 @@ class CpuBackend : public Backend {
                                     const TimingOptions& options) override;
   absl::StatusOr<LaunchOutput> RunOnce(ArmHandle arm, MoeKernel kernel) override;
   void ReleaseArms() override { arms_.clear(); }
-  absl::StatusOr<BufferHandle> AllocateReadBuffer(int64_t bytes, uint64_t seed) override;
-  absl::StatusOr<double> TimeRead(BufferHandle buffer, const TimingOptions& options) override;
-  absl::StatusOr<uint32_t> ReadChecksum(BufferHandle buffer) override;
-  void ReleaseReadBuffers() override { read_buffers_.clear(); }
+  absl::StatusOr<double> Time(DeviceLaunch& launch, const TimingOptions& options) override;
   DeviceDetails Details() const override;
 
  private:
@@ -50,13 +47,10 @@ class CpuBackend : public Backend {
   absl::Status Launch(PreparedArm& arm, MoeKernel kernel);
   // Overwrites a buffer twice the last-level cache so the next launch starts cold.
   void FlushCache();
-  // One sample of `run` as TimeLaunch and TimeRead time it (cold: flushed first; graph: the
-  // mean of graph_launches timed calls), each call `repeat_` runs.
+  // One sample of `run` as Time and TimeLaunch time it (cold: flushed first; graph: the mean of
+  // graph_launches timed calls), each call `repeat_` runs.
   template <typename Run>
   absl::StatusOr<double> TimeHost(const TimingOptions& options, const Run& run);
-  absl::StatusOr<const std::vector<uint32_t>*> FindBuffer(BufferHandle handle) const;
-  // The wrapping sum of the words: the read.
-  uint32_t Sum(const std::vector<uint32_t>& words);
 
   const int repeat_;
   int64_t capacity_bytes_;
@@ -64,8 +58,6 @@ class CpuBackend : public Backend {
   std::unique_ptr<MoeBanks> banks_;
   std::vector<PreparedArm> arms_;
   std::vector<uint8_t> flush_buffer_;
-  std::vector<std::vector<uint32_t>> read_buffers_;
-  volatile uint32_t read_sink_ = 0;
 };
 
 }  // namespace gpuprobe

@@ -8,7 +8,6 @@
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "kernels/cuda_status.h"
-#include "kernels/read_buffer_fill.h"
 #include "kernels/slot_groups.h"
 
 namespace gpuprobe {
@@ -93,13 +92,6 @@ struct CudaBackend::Arm {
   std::map<std::pair<MoeKernel, bool>, Graph> graphs;  // (kernel, cold)
 };
 
-// A read-bandwidth buffer: its words, and what the floor kernel needs to read all of them.
-struct CudaBackend::ReadBuffer {
-  DeviceBuffer words, sel, partials;
-  ReadFloorArgs args;
-  std::map<bool, Graph> graphs;  // by cold
-};
-
 int CudaBackend::VisibleDevices() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -152,7 +144,6 @@ absl::Status CudaBackend::Init(int device) {
 
 CudaBackend::~CudaBackend() {
   arms_.clear();
-  read_buffers_.clear();
   banks_.reset();
   if (start_ != nullptr) cudaEventDestroy(start_);
   if (stop_ != nullptr) cudaEventDestroy(stop_);
@@ -247,8 +238,6 @@ absl::StatusOr<ArmHandle> CudaBackend::PrepareArm(const ArmInputs& inputs) {
 }
 
 void CudaBackend::ReleaseArms() { arms_.clear(); }
-
-void CudaBackend::ReleaseReadBuffers() { read_buffers_.clear(); }
 
 absl::StatusOr<CudaBackend::Arm*> CudaBackend::Find(ArmHandle handle) {
   if (handle < 0 || handle >= static_cast<int>(arms_.size())) {
@@ -367,65 +356,17 @@ absl::StatusOr<double> CudaBackend::TimeLaunch(ArmHandle handle, MoeKernel kerne
   return TimeEvents(launch, cold);
 }
 
-absl::StatusOr<BufferHandle> CudaBackend::AllocateReadBuffer(int64_t bytes, uint64_t seed) {
+absl::StatusOr<double> CudaBackend::Time(DeviceLaunch& launch, const TimingOptions& options) {
   CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // the caller's thread may be new
-  if (bytes <= 0 || bytes % 16 != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("size_bytes: %d is not a positive multiple of 16", bytes));
-  }
-  auto buffer = std::make_unique<ReadBuffer>();
-  ASSIGN_OR_RETURN(buffer->words, DeviceBuffer::Allocate(bytes));
-  RETURN_IF_ERROR(LaunchFillReadBuffer(buffer->words.get<uint32_t>(), bytes / 4, seed, stream_));
-  ASSIGN_OR_RETURN(buffer->sel, DeviceBuffer::FromHost(std::vector<int32_t>{0}));
-  const int blocks = kFloorBlocksPerSm * details_.multiprocessors;
-  ASSIGN_OR_RETURN(buffer->partials, DeviceBuffer::Allocate(blocks * sizeof(uint32_t)));
-  buffer->args.regions[0] = {buffer->words.get<uint8_t>(), 0, bytes};
-  buffer->args.sel = buffer->sel.get<int32_t>();
-  buffer->args.slots = 1;
-  buffer->args.blocks = blocks;
-  buffer->args.partials = buffer->partials.get<uint32_t>();
-  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
-  read_buffers_.push_back(std::move(buffer));
-  return static_cast<BufferHandle>(read_buffers_.size() - 1);
-}
-
-absl::StatusOr<CudaBackend::ReadBuffer*> CudaBackend::FindBuffer(BufferHandle handle) {
-  if (handle < 0 || handle >= static_cast<int>(read_buffers_.size())) {
-    return absl::InvalidArgumentError(absl::StrFormat("no read buffer %d", handle));
-  }
-  return read_buffers_[handle].get();
-}
-
-absl::StatusOr<double> CudaBackend::TimeRead(BufferHandle handle, const TimingOptions& options) {
-  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-  ASSIGN_OR_RETURN(ReadBuffer * buffer, FindBuffer(handle));
   const bool cold = options.cache == CacheMode::kCold;
-  auto launch = [&](cudaStream_t stream) { return LaunchReadFloor(buffer->args, stream); };
+  auto enqueue = [&](cudaStream_t stream) { return launch.Enqueue(stream); };
   if (options.timing == TimingMode::kGraph) {
-    return TimeGraph(buffer->graphs[cold], launch, cold, options.graph_launches);
+    std::shared_ptr<void>& state = launch.timer_state();
+    if (state == nullptr) state = std::make_shared<LaunchGraphs>();
+    LaunchGraphs& graphs = *static_cast<LaunchGraphs*>(state.get());
+    return TimeGraph(graphs[{cold, options.graph_launches}], enqueue, cold, options.graph_launches);
   }
-  return TimeEvents(launch, cold);
-}
-
-absl::StatusOr<uint32_t> CudaBackend::ReadChecksum(BufferHandle handle) {
-  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-  ASSIGN_OR_RETURN(ReadBuffer * buffer, FindBuffer(handle));
-  return FloorChecksum(buffer->args);
-}
-
-absl::StatusOr<uint32_t> CudaBackend::FloorChecksum(const ReadFloorArgs& args) {
-  // Poisoned first: a kernel that wrote no partial cannot pass by luck.
-  CUDA_RETURN_IF_ERROR(
-      cudaMemsetAsync(args.partials, 0xFF, args.blocks * sizeof(uint32_t), stream_));
-  RETURN_IF_ERROR(LaunchReadFloor(args, stream_));
-  std::vector<uint32_t> partials(args.blocks);
-  CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(partials.data(), args.partials,
-                                       args.blocks * sizeof(uint32_t), cudaMemcpyDeviceToHost,
-                                       stream_));
-  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
-  uint32_t checksum = 0;
-  for (uint32_t p : partials) checksum += p;
-  return checksum;
+  return TimeEvents(enqueue, cold);
 }
 
 absl::StatusOr<LaunchOutput> CudaBackend::RunOnce(ArmHandle handle, MoeKernel kernel) {
@@ -433,7 +374,7 @@ absl::StatusOr<LaunchOutput> CudaBackend::RunOnce(ArmHandle handle, MoeKernel ke
   ASSIGN_OR_RETURN(Arm * arm, Find(handle));
   LaunchOutput out;
   if (arm->variant == KernelVariant::kFloor) {
-    ASSIGN_OR_RETURN(out.checksum, FloorChecksum(FloorArgs(*arm, kernel)));
+    ASSIGN_OR_RETURN(out.checksum, ReadFloorChecksum(FloorArgs(*arm, kernel), stream_));
     return out;
   }
   DeviceBuffer& target = kernel == MoeKernel::kGateUpSilu ? arm->h_out : arm->y;

@@ -1,5 +1,5 @@
-// The cuda backend: the NVFP4 sel kernels, their union-gather plans and the pure-read floor on
-// one CUDA device, timed with CUDA events.
+// The cuda backend: one CUDA device's memory, stream, timers and telemetry; and, for the
+// moe-union probe, the NVFP4 sel kernels, their union-gather plans and the pure-read floor.
 //
 // Banks for all experts are allocated once per (geometry, seed) and reused by later jobs. At
 // creation it calibrates the card's streaming read bandwidth (a 2 GiB read) so that rows can
@@ -55,10 +55,8 @@ class CudaBackend final : public Backend {
                                     const TimingOptions& options) override;
   absl::StatusOr<LaunchOutput> RunOnce(ArmHandle arm, MoeKernel kernel) override;
   void ReleaseArms() override;
-  absl::StatusOr<BufferHandle> AllocateReadBuffer(int64_t bytes, uint64_t seed) override;
-  absl::StatusOr<double> TimeRead(BufferHandle buffer, const TimingOptions& options) override;
-  absl::StatusOr<uint32_t> ReadChecksum(BufferHandle buffer) override;
-  void ReleaseReadBuffers() override;
+  absl::StatusOr<double> Time(DeviceLaunch& launch, const TimingOptions& options) override;
+  DeviceStream Stream() const override { return stream_; }
   DeviceDetails Details() const override { return details_; }
   // NVML's reading of this device (found by PCI bus id); none without NVML.
   std::optional<TelemetrySample> SampleTelemetry() override;
@@ -68,7 +66,8 @@ class CudaBackend final : public Backend {
   struct Graph;
   struct Arm;
   struct Banks;
-  struct ReadBuffer;
+  // A DeviceLaunch's captured graphs, by (cold, launches): its timer_state.
+  using LaunchGraphs = std::map<std::pair<bool, int>, Graph>;
   // Enqueues one launch of what is being timed on the stream.
   using LaunchFn = absl::FunctionRef<absl::Status(cudaStream_t)>;
 
@@ -81,9 +80,6 @@ class CudaBackend final : public Backend {
   // One sample: one event-timed launch, or a captured graph of `launches` launches (time / N).
   absl::StatusOr<double> TimeEvents(LaunchFn launch, bool cold);
   absl::StatusOr<double> TimeGraph(Graph& graph, LaunchFn launch, bool cold, int launches);
-  absl::StatusOr<ReadBuffer*> FindBuffer(BufferHandle handle);
-  // The floor kernel's checksum of what it read, untimed (its partials poisoned first).
-  absl::StatusOr<uint32_t> FloorChecksum(const ReadFloorArgs& args);
   ReadFloorArgs FloorArgs(const Arm& arm, MoeKernel kernel) const;
 
   int device_ = 0;
@@ -98,7 +94,6 @@ class CudaBackend final : public Backend {
   uint8_t flush_value_ = 0;
   std::unique_ptr<Banks> banks_;
   std::vector<std::unique_ptr<Arm>> arms_;
-  std::vector<std::unique_ptr<ReadBuffer>> read_buffers_;
 };
 
 }  // namespace gpuprobe

@@ -64,6 +64,7 @@ class RemoteBackend final : public Backend {
   }
   absl::StatusOr<LaunchOutput> RunOnce(ArmHandle, MoeKernel) override { return Remote(); }
   void ReleaseArms() override {}
+  absl::StatusOr<double> Time(DeviceLaunch&, const TimingOptions&) override { return Remote(); }
 
  private:
   static absl::Status Remote() {

@@ -73,6 +73,9 @@ class TelemetryCpuBackend final : public Backend {
     return cpu_.RunOnce(arm, k);
   }
   void ReleaseArms() override { cpu_.ReleaseArms(); }
+  absl::StatusOr<double> Time(DeviceLaunch& launch, const TimingOptions& o) override {
+    return cpu_.Time(launch, o);
+  }
   DeviceDetails Details() const override { return cpu_.Details(); }
   std::optional<TelemetrySample> SampleTelemetry() override {
     ++samples_;

@@ -13,6 +13,7 @@
 #include "kernels/sel/launch_deals.h"
 #include "server/probe/exactness.h"
 #include "server/probe/sweep_runner.h"
+#include "server/probes/read_bandwidth/read_buffers.h"
 
 namespace gpuprobe {
 namespace {
@@ -189,38 +190,39 @@ TEST_F(CudaBackendTest, CalibrationReadsAtLeastTwoGibAndReportsAPlausibleRate) {
 // warm graph-timed read runs near the calibrated read.
 class ReadBufferTest : public CudaBackendTest {
  protected:
-  void TearDown() override {
-    if (backend_ != nullptr) backend_->ReleaseReadBuffers();
+  void SetUp() override {
+    CudaBackendTest::SetUp();
+    if (backend_ != nullptr) reads_ = CudaReadBuffers(*backend_);
   }
+  std::unique_ptr<ReadBuffers> reads_;
 };
 
 TEST_F(ReadBufferTest, TheReadsChecksumIsTheHostsSumOfTheWordsAtEverySize) {
   for (const int64_t bytes : {int64_t{4096}, int64_t{(1 << 20) + 16}, int64_t{256} << 20}) {
     for (const uint64_t seed : {uint64_t{1}, uint64_t{0x9e3779b97f4a7c15}}) {
-      absl::StatusOr<BufferHandle> buffer = backend_->AllocateReadBuffer(bytes, seed);
+      absl::StatusOr<int> buffer = reads_->Allocate(bytes, seed);
       ASSERT_TRUE(buffer.ok()) << buffer.status();
-      absl::StatusOr<uint32_t> read = backend_->ReadChecksum(*buffer);
+      absl::StatusOr<uint32_t> read = reads_->Checksum(*buffer);
       ASSERT_TRUE(read.ok()) << read.status();
       EXPECT_EQ(*read, ReadBufferChecksum(bytes / 4, seed)) << bytes << " bytes, seed " << seed;
     }
   }
-  EXPECT_EQ(backend_->AllocateReadBuffer(4100, 1).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(reads_->Allocate(4100, 1).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(ReadBufferTest, EveryTimingAndCacheModeGivesPositiveFiniteSamplesNearTheCalibratedRead) {
   const int64_t bytes = int64_t{1} << 30;
-  absl::StatusOr<BufferHandle> buffer = backend_->AllocateReadBuffer(bytes, 7);
+  absl::StatusOr<int> buffer = reads_->Allocate(bytes, 7);
   ASSERT_TRUE(buffer.ok()) << buffer.status();
   for (TimingMode timing : {TimingMode::kEvents, TimingMode::kGraph}) {
     for (CacheMode cache : {CacheMode::kWarm, CacheMode::kCold}) {
-      absl::StatusOr<double> us = backend_->TimeRead(*buffer, {timing, cache, 10});
+      absl::StatusOr<double> us = backend_->Time(reads_->Read(*buffer), {timing, cache, 10});
       ASSERT_TRUE(us.ok()) << us.status();
       EXPECT_TRUE(std::isfinite(*us) && *us > 0.0) << *us;
     }
   }
   absl::StatusOr<double> us =
-      backend_->TimeRead(*buffer, {TimingMode::kGraph, CacheMode::kWarm, 10});
+      backend_->Time(reads_->Read(*buffer), {TimingMode::kGraph, CacheMode::kWarm, 10});
   ASSERT_TRUE(us.ok());
   const double tbps = static_cast<double>(bytes) / *us / 1e6;
   EXPECT_GT(tbps, 0.5 * backend_->Details().calibrated_read_tbps) << tbps << " TB/s";

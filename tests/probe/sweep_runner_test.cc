@@ -50,6 +50,9 @@ class RecordingBackend final : public Backend {
     return absl::UnimplementedError("not needed by these tests");
   }
   void ReleaseArms() override { ++releases; }
+  absl::StatusOr<double> Time(DeviceLaunch&, const TimingOptions&) override {
+    return absl::UnimplementedError("a sweep times its arms with TimeLaunch");
+  }
   DeviceDetails Details() const override { return {.calibrated_read_tbps = 2.0}; }
   std::optional<TelemetrySample> SampleTelemetry() override {
     if (readings.empty()) return std::nullopt;
@@ -224,6 +227,9 @@ TEST(RunSweepTest, CancelKeepsRowsOfTheCompletedRepsOnly) {
       return absl::UnimplementedError("");
     }
     void ReleaseArms() override {}
+    absl::StatusOr<double> Time(DeviceLaunch&, const TimingOptions&) override {
+      return absl::UnimplementedError("a sweep times its arms with TimeLaunch");
+    }
     DeviceDetails Details() const override { return {}; }
 
    private:

@@ -164,8 +164,8 @@ v1::PlannedArm Planned(const ReadArm& arm) {
 }
 
 // One read of each size, its checksum against the host's sum of the words it had to read.
-JobOutcome Check(const v1::ReadBandwidthParams& p, Backend& device, const EventPublisher& publish,
-                 const std::atomic<bool>& cancelled) {
+JobOutcome Check(const v1::ReadBandwidthParams& p, const ReadBuffersFactory& make, Backend& device,
+                 const EventPublisher& publish, const std::atomic<bool>& cancelled) {
   JobOutcome outcome;
   int failed = 0;
   for (const uint64_t size : p.sizes_bytes()) {
@@ -174,9 +174,11 @@ JobOutcome Check(const v1::ReadBandwidthParams& p, Backend& device, const EventP
       return outcome;
     }
     const int64_t bytes = static_cast<int64_t>(size);
-    absl::StatusOr<BufferHandle> buffer = device.AllocateReadBuffer(bytes, p.seed());
-    absl::StatusOr<uint32_t> read = buffer.ok() ? device.ReadChecksum(*buffer) : buffer.status();
-    device.ReleaseReadBuffers();
+    // One buffer at a time, freed after its read.
+    absl::StatusOr<std::unique_ptr<ReadBuffers>> buffers = make(device);
+    absl::StatusOr<int> buffer =
+        buffers.ok() ? (*buffers)->Allocate(bytes, p.seed()) : buffers.status();
+    absl::StatusOr<uint32_t> read = buffer.ok() ? (*buffers)->Checksum(*buffer) : buffer.status();
     if (!read.ok()) {
       outcome.status = read.status();
       return outcome;
@@ -201,7 +203,8 @@ JobOutcome Check(const v1::ReadBandwidthParams& p, Backend& device, const EventP
 
 }  // namespace
 
-ReadBandwidthProbe::ReadBandwidthProbe() : info_(MakeInfo()) {}
+ReadBandwidthProbe::ReadBandwidthProbe(ReadBuffersFactory buffers)
+    : info_(MakeInfo()), buffers_(std::move(buffers)) {}
 
 absl::StatusOr<google::protobuf::Any> ReadBandwidthProbe::Resolve(
     const v1::ProbeRequest& request) const {
@@ -264,24 +267,23 @@ JobOutcome ReadBandwidthProbe::Run(const ProbeRun& run, Backend& device,
   *started.mutable_started()->mutable_resolved() = run.resolved;
   for (const ReadArm& arm : arms) *started.mutable_started()->add_arms() = Planned(arm);
   publish(std::move(started));
-  if (run.check) return Check(p, device, publish, cancelled);
+  if (run.check) return Check(p, buffers_, device, publish, cancelled);
 
-  std::vector<BufferHandle> buffers;  // by size, in sizes_bytes order
+  absl::StatusOr<std::unique_ptr<ReadBuffers>> reads = buffers_(device);
+  if (!reads.ok()) return JobOutcome{.status = reads.status()};
+  std::vector<int> buffers;  // by size, in sizes_bytes order
   for (const uint64_t bytes : p.sizes_bytes()) {
-    absl::StatusOr<BufferHandle> buffer =
-        device.AllocateReadBuffer(static_cast<int64_t>(bytes), p.seed());
-    if (!buffer.ok()) {
-      device.ReleaseReadBuffers();
-      return JobOutcome{.status = buffer.status()};
-    }
+    absl::StatusOr<int> buffer = (*reads)->Allocate(static_cast<int64_t>(bytes), p.seed());
+    if (!buffer.ok()) return JobOutcome{.status = buffer.status()};
     buffers.push_back(*buffer);
   }
   const TimingMode timing = TimingFromProto(p.timing());
   const int caches = p.caches_size();
   const TimeLaunchFn time = [&](int arm, int) {
-    return device.TimeRead(buffers[arm / caches], {.timing = timing,
-                                                   .cache = CacheFromProto(arms[arm].cache),
-                                                   .graph_launches = kGraphLaunchesPerSample});
+    return device.Time((*reads)->Read(buffers[arm / caches]),
+                       {.timing = timing,
+                        .cache = CacheFromProto(arms[arm].cache),
+                        .graph_launches = kGraphLaunchesPerSample});
   };
   PublishingObserver observer(publish, absl::Now());
   Interleaved partial;
@@ -291,7 +293,7 @@ JobOutcome ReadBandwidthProbe::Run(const ProbeRun& run, Backend& device,
                                                       .seed = p.seed(),
                                                       .require_clean = p.require_clean()},
                                                      time, device, observer, cancelled, &partial);
-  device.ReleaseReadBuffers();
+  reads->reset();  // the buffers go before the results are derived
   const Interleaved& measured = timed.ok() ? *timed : partial;
   JobOutcome outcome{.status = timed.status()};
   if (!timed.ok() && !(absl::IsCancelled(timed.status()) && partial.kept_reps > 0)) {

@@ -1,16 +1,19 @@
 // The read-bandwidth probe: the time of a streaming read of one device buffer per size (the
 // floor kernel on cuda, a host loop on cpu), warm and cold, and what it makes in TB/s and as a
 // share of the device's calibrated read. Its check reads each buffer once and compares the
-// read's checksum with the host's sum of the words it had to read.
+// read's checksum with the host's sum of the words it had to read. Its device code is its own
+// (read_buffers.h); the device only times the reads.
 #pragma once
 
 #include "server/probes/probe.h"
+#include "server/probes/read_bandwidth/read_buffers.h"
 
 namespace gpuprobe {
 
 class ReadBandwidthProbe final : public Probe {
  public:
-  ReadBandwidthProbe();
+  // `buffers` gives the device code of a backend (a test may wrap it).
+  explicit ReadBandwidthProbe(ReadBuffersFactory buffers = ReadBuffersOn);
 
   const v1::ProbeInfo& Info() const override { return info_; }
   absl::StatusOr<google::protobuf::Any> Resolve(const v1::ProbeRequest& request) const override;
@@ -21,6 +24,7 @@ class ReadBandwidthProbe final : public Probe {
 
  private:
   const v1::ProbeInfo info_;
+  const ReadBuffersFactory buffers_;
 };
 
 }  // namespace gpuprobe

@@ -26,14 +26,21 @@ v1::ReadBandwidthParams Unpacked(const google::protobuf::Any& any) {
   return p;
 }
 
-// The cpu backend, but its reads sum one word too many: a check must catch it.
-class MiscountingBackend final : public CpuBackend {
+// The cpu's reads, but their checksum counts one word too many: a check must catch it.
+class MiscountingReads final : public ReadBuffers {
  public:
-  absl::StatusOr<uint32_t> ReadChecksum(BufferHandle buffer) override {
-    absl::StatusOr<uint32_t> sum = CpuBackend::ReadChecksum(buffer);
+  DeviceLaunch& Read(int index) override { return reads_->Read(index); }
+  absl::StatusOr<uint32_t> Checksum(int index) override {
+    absl::StatusOr<uint32_t> sum = reads_->Checksum(index);
     if (!sum.ok()) return sum;
     return *sum + 1;
   }
+
+ private:
+  absl::StatusOr<int> AllocateChecked(int64_t bytes, uint64_t seed) override {
+    return reads_->Allocate(bytes, seed);
+  }
+  const std::unique_ptr<ReadBuffers> reads_ = CpuReadBuffers();
 };
 
 struct Recorded {
@@ -152,9 +159,12 @@ TEST(ReadBandwidthProbeTest, TheCheckPassesOnAnHonestReadAndFailsOnAMiscountedOn
       EXPECT_TRUE(e.check().passed()) << e.check().detail();
     }
   }
-  MiscountingBackend wrong;
+  const ReadBandwidthProbe miscounting(
+      [](Backend&) -> absl::StatusOr<std::unique_ptr<ReadBuffers>> {
+        return std::make_unique<MiscountingReads>();
+      });
   Recorded bad;
-  outcome = probe.Run({.resolved = *any, .check = true}, wrong, bad.publisher(), cancelled);
+  outcome = miscounting.Run({.resolved = *any, .check = true}, honest, bad.publisher(), cancelled);
   EXPECT_EQ(outcome.status.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(outcome.status.message(), HasSubstr("2 of 2 reads"));
 }
