@@ -119,7 +119,7 @@ grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Check(grpc::CallbackServer
     // "Every variant" means every variant this backend implements.
     for (KernelVariant v :
          {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor}) {
-      if (manager_.backend().CheckVariant(v).ok()) {
+      if (CheckMoeVariant(manager_.backend().Name(), v).ok()) {
         submit.mutable_check()->add_variants(VariantToProto(v));
       }
     }

@@ -1,15 +1,15 @@
-// The interface between the probes and a device. A backend gives memory, timers and telemetry:
-// any probe's launches are timed by Time (a probe's device code enqueues them on Stream()). For
-// the moe-union probe it still owns the weight banks of one geometry, uploads each arm's routing
-// and activations and times its kernels' launches. The probes call it from one thread (the
-// device's worker); implementations need no locking.
+// The interface between the probes and a device. A backend gives memory, a stream, timers and
+// telemetry; each probe's device code (its buffers and kernels, one file per backend in the
+// probe's folder) enqueues its launches on Stream() and has them timed by Time. The probes call
+// it from one thread (the device's worker); implementations need no locking.
 //
-//   RETURN_IF_ERROR(backend.LoadBanks(geometry, seed));
-//   ASSIGN_OR_RETURN(ArmHandle arm, backend.PrepareArm(inputs));
-//   ASSIGN_OR_RETURN(double gu_us, backend.TimeLaunch(arm, MoeKernel::kGateUpSilu, timing));
+//   ASSIGN_OR_RETURN(std::unique_ptr<ReadBuffers> reads, ReadBuffersOn(backend));
+//   ASSIGN_OR_RETURN(int buffer, reads->Allocate(bytes, seed));
+//   ASSIGN_OR_RETURN(double us, backend.Time(reads->Read(buffer), timing));
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,18 +17,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "kernels/moe_geometry.h"
 
 namespace gpuprobe {
 
-enum class KernelVariant { kPerSlot, kUnion, kFloor };
 enum class TimingMode { kEvents, kGraph };
 enum class CacheMode { kWarm, kCold };
-enum class MoeKernel { kGateUpSilu, kDown };
 
-std::string_view VariantName(KernelVariant variant);  // "per-slot", "union", "floor"
-std::string_view TimingName(TimingMode timing);       // "events", "graph"
-std::string_view CacheName(CacheMode cache);          // "warm", "cold"
+std::string_view TimingName(TimingMode timing);  // "events", "graph"
+std::string_view CacheName(CacheMode cache);     // "warm", "cold"
 
 struct TimingOptions {
   TimingMode timing = TimingMode::kEvents;
@@ -36,17 +32,6 @@ struct TimingOptions {
   // Graph mode: launches per sample; the sample is their total time / this count.
   int graph_launches = 10;
 };
-
-// What one arm's launches read besides the banks.
-struct ArmInputs {
-  KernelVariant variant = KernelVariant::kPerSlot;
-  std::vector<int32_t> sel;  // expert of each slot; slot s belongs to token s / selected
-  std::vector<float> x;      // tokens * hidden gate/up inputs
-  std::vector<float> h;      // slots * ff down inputs
-};
-
-// Identifies an arm prepared since the last ReleaseArms().
-using ArmHandle = int;
 
 // Where a launch's work goes: the device's stream (cuda: a cudaStream_t); null on the cpu.
 using DeviceStream = void*;
@@ -65,12 +50,6 @@ class DeviceLaunch {
 
  private:
   std::shared_ptr<void> timer_state_;
-};
-
-// What one untimed launch produced, for exactness checks.
-struct LaunchOutput {
-  std::vector<float> values;         // the kernel's output; empty for the floor
-  std::optional<uint32_t> checksum;  // the floor's wrapping sum of every word it read
 };
 
 // The device as GetServerInfo reports it. Zero where a backend has no such figure.
@@ -129,29 +108,8 @@ class Backend {
   virtual int Ordinal() const { return 0; }
   // The device as every row names it, e.g. "cpu (reference kernels)".
   virtual std::string Description() const = 0;
-  // Bytes a sweep's banks and buffers may take on this device.
+  // Bytes a probe's buffers (a sweep's banks) may take on this device.
   virtual int64_t MemoryCapacityBytes() const = 0;
-  // OK if this backend implements `variant`, else UNIMPLEMENTED naming it.
-  virtual absl::Status CheckVariant(KernelVariant variant) const = 0;
-  // OK if this backend's kernels of `variant` support the geometry, else INVALID_ARGUMENT
-  // naming the field and the limit.
-  virtual absl::Status CheckGeometry(const MoeGeometry&, KernelVariant) const {
-    return absl::OkStatus();
-  }
-
-  // Makes the banks of (geometry, seed) current; reuses them when they already are.
-  virtual absl::Status LoadBanks(const MoeGeometry& geometry, uint64_t seed) = 0;
-  // Copies an arm's inputs to the device. Requires loaded banks.
-  virtual absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) = 0;
-  // Runs `kernel` of a prepared arm and returns one sample in microseconds.
-  virtual absl::StatusOr<double> TimeLaunch(ArmHandle arm, MoeKernel kernel,
-                                            const TimingOptions& options) = 0;
-  // Poisons the output (NaN bytes), runs `kernel` of a prepared arm once, untimed, and copies
-  // the result back.
-  virtual absl::StatusOr<LaunchOutput> RunOnce(ArmHandle arm, MoeKernel kernel) = 0;
-  // Frees every prepared arm (the banks stay).
-  virtual void ReleaseArms() = 0;
-
   // Timers: one sample of `launch`, microseconds. Events: one launch between two events. Graph:
   // graph_launches launches captured once (kept with the launch) and replayed, the sample their
   // mean. Cold: the device's last-level cache overwritten before each launch, outside the timed
@@ -163,11 +121,18 @@ class Backend {
 
   virtual DeviceDetails Details() const = 0;
 
+  // What a probe keeps on this device across jobs (the moe-union banks), by probe name; freed
+  // with the device.
+  std::shared_ptr<void>& Resident(const std::string& probe) { return resident_[probe]; }
+
   // A reading of the device now; none where the backend has no telemetry (cpu, or no NVML).
   virtual std::optional<TelemetrySample> SampleTelemetry() { return std::nullopt; }
   // Processes of this process group (0: none) are the probe's own, never foreign (the command
   // probe's executable and its children).
   virtual void SetOwnProcessGroup(int) {}
+
+ private:
+  std::map<std::string, std::shared_ptr<void>> resident_;
 };
 
 }  // namespace gpuprobe

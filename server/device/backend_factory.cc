@@ -31,17 +31,6 @@ int CudaDevices() {
 
 }  // namespace
 
-absl::Status CheckBackendGeometry(std::string_view name, const MoeGeometry& geometry,
-                                  KernelVariant variant) {
-#if GPUPROBE_HAVE_CUDA
-  if (name == "cuda") return CudaBackend::CheckCudaGeometry(geometry, variant);
-#endif
-  (void)name;
-  (void)geometry;
-  (void)variant;
-  return absl::OkStatus();
-}
-
 int VisibleDevices(std::string_view name) {
   if (name == "cpu") return 1;
   const int cuda = CudaDevices();

@@ -21,9 +21,4 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name, int 
 // are any), 1 for cpu.
 int VisibleDevices(std::string_view name);
 
-// Backend::CheckGeometry of backend `name` ("cpu", "cuda"), without creating the backend: for a
-// daemon whose backend lives in a worker process.
-absl::Status CheckBackendGeometry(std::string_view name, const MoeGeometry& geometry,
-                                  KernelVariant variant);
-
 }  // namespace gpuprobe

@@ -8,7 +8,6 @@
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "kernels/cuda_status.h"
-#include "kernels/slot_groups.h"
 
 namespace gpuprobe {
 namespace {
@@ -26,44 +25,7 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// One NVFP4 tensor of all experts, twice: in the checkpoint's layout, which the floor kernel
-// reads (its checksum is the checkpoint bytes'), and in the sel kernels' layout
-// (kernels/nvfp4_pack.h), written from the first on the device once per bank. Same bytes per
-// expert, same places.
-struct DeviceBank {
-  DeviceBuffer codes, scales, sel_codes, sel_scales;
-  int experts = 0, rows = 0, cols = 0;
-
-  DeviceNvfp4Bank View(bool sel_layout) const {
-    return {(sel_layout ? sel_codes : codes).get<uint8_t>(),
-            (sel_layout ? sel_scales : scales).get<uint8_t>(), experts, rows, cols};
-  }
-
-  static absl::StatusOr<DeviceBank> Upload(const Nvfp4Bank& host, int experts,
-                                           cudaStream_t stream) {
-    DeviceBank bank;
-    bank.experts = experts;
-    bank.rows = static_cast<int>(host.rows);
-    bank.cols = static_cast<int>(host.cols);
-    ASSIGN_OR_RETURN(bank.codes, DeviceBuffer::FromHost(host.codes));
-    ASSIGN_OR_RETURN(bank.scales, DeviceBuffer::FromHost(host.scales));
-    ASSIGN_OR_RETURN(bank.sel_codes, DeviceBuffer::Allocate(bank.codes.bytes()));
-    ASSIGN_OR_RETURN(bank.sel_scales, DeviceBuffer::Allocate(bank.scales.bytes()));
-    RETURN_IF_ERROR(LaunchToSelLayout(bank.View(false), bank.sel_codes.get<uint8_t>(),
-                                      bank.sel_scales.get<uint8_t>(), stream));
-    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
-    return bank;
-  }
-};
-
 }  // namespace
-
-struct CudaBackend::Banks {
-  MoeGeometry geometry;
-  uint64_t seed = 0;
-  DeviceBank gate_up, down;
-  DeviceBuffer gate_global, up_global, down_global;
-};
 
 // A captured CUDA graph of N launches of one kernel, with the events that time it: recorded by
 // the graph itself, so that the host's launch of the graph is not timed: a start/stop pair
@@ -79,17 +41,6 @@ struct CudaBackend::Graph {
     if (exec != nullptr) cudaGraphExecDestroy(exec);
     for (cudaEvent_t e : events) cudaEventDestroy(e);
   }
-};
-
-// An arm's device buffers, its launch plan and the graphs captured for it.
-struct CudaBackend::Arm {
-  KernelVariant variant = KernelVariant::kPerSlot;
-  int slots = 0;
-  DeviceBuffer sel, x, h_in, h_out, y, partials;
-  DeviceBuffer group_expert, group_slot_table;
-  DeviceSlotGroups groups;
-  int floor_blocks = 0;
-  std::map<std::pair<MoeKernel, bool>, Graph> graphs;  // (kernel, cold)
 };
 
 int CudaBackend::VisibleDevices() {
@@ -143,8 +94,6 @@ absl::Status CudaBackend::Init(int device) {
 }
 
 CudaBackend::~CudaBackend() {
-  arms_.clear();
-  banks_.reset();
   if (start_ != nullptr) cudaEventDestroy(start_);
   if (stop_ != nullptr) cudaEventDestroy(stop_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
@@ -177,112 +126,9 @@ absl::Status CudaBackend::Calibrate() {
   return absl::OkStatus();
 }
 
-absl::Status CudaBackend::CheckVariant(KernelVariant) const { return absl::OkStatus(); }
-
 std::optional<TelemetrySample> CudaBackend::SampleTelemetry() {
   if (telemetry_ == nullptr) return std::nullopt;
   return telemetry_->Sample(static_cast<int>(getpid()), own_group_);
-}
-
-absl::Status CudaBackend::CheckCudaGeometry(const MoeGeometry& geometry, KernelVariant variant) {
-  return CanImplementSelKernels(geometry, variant == KernelVariant::kUnion ? kMaxGroupSlots : 1);
-}
-
-absl::Status CudaBackend::LoadBanks(const MoeGeometry& geometry, uint64_t seed) {
-  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // the caller's thread may be new
-  if (banks_ && banks_->geometry == geometry && banks_->seed == seed) return absl::OkStatus();
-  arms_.clear();
-  banks_.reset();
-  ASSIGN_OR_RETURN(MoeBanks host, SynthesizeBanks(geometry, seed));
-  auto banks = std::make_unique<Banks>();
-  banks->geometry = geometry;
-  banks->seed = seed;
-  ASSIGN_OR_RETURN(banks->gate_up, DeviceBank::Upload(host.gate_up, geometry.experts, stream_));
-  ASSIGN_OR_RETURN(banks->down, DeviceBank::Upload(host.down, geometry.experts, stream_));
-  ASSIGN_OR_RETURN(banks->gate_global, DeviceBuffer::FromHost(host.gate_global));
-  ASSIGN_OR_RETURN(banks->up_global, DeviceBuffer::FromHost(host.up_global));
-  ASSIGN_OR_RETURN(banks->down_global, DeviceBuffer::FromHost(host.down_global));
-  banks_ = std::move(banks);
-  return absl::OkStatus();
-}
-
-absl::StatusOr<ArmHandle> CudaBackend::PrepareArm(const ArmInputs& inputs) {
-  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // the caller's thread may be new
-  if (!banks_) return absl::FailedPreconditionError("PrepareArm before LoadBanks");
-  const MoeGeometry& g = banks_->geometry;
-  auto arm = std::make_unique<Arm>();
-  arm->variant = inputs.variant;
-  arm->slots = static_cast<int>(inputs.sel.size());
-  // The launch plan is built here, once per arm: outside every timed region.
-  const SlotGroups plan =
-      inputs.variant == KernelVariant::kUnion ? UnionGroups(inputs.sel) : PerSlotGroups(inputs.sel);
-  RETURN_IF_ERROR(CanImplementSelKernels(g, plan.max_group_slots));
-  ASSIGN_OR_RETURN(arm->sel, DeviceBuffer::FromHost(inputs.sel));
-  ASSIGN_OR_RETURN(arm->x, DeviceBuffer::FromHost(inputs.x));
-  ASSIGN_OR_RETURN(arm->h_in, DeviceBuffer::FromHost(inputs.h));
-  ASSIGN_OR_RETURN(arm->h_out, DeviceBuffer::Allocate(int64_t{4} * arm->slots * g.ff));
-  ASSIGN_OR_RETURN(arm->y, DeviceBuffer::Allocate(int64_t{4} * arm->slots * g.hidden));
-  ASSIGN_OR_RETURN(arm->group_expert, DeviceBuffer::FromHost(plan.expert));
-  ASSIGN_OR_RETURN(arm->group_slot_table, DeviceBuffer::FromHost(SlotTable(plan)));
-  arm->groups = {arm->group_expert.get<int32_t>(),
-                 arm->group_slot_table.get<int32_t>(),
-                 plan.groups(),
-                 plan.max_group_slots,
-                 arm->slots,
-                 SlotsAreGroups(plan),
-                 DistinctExperts(plan)};
-  arm->floor_blocks = kFloorBlocksPerSm * details_.multiprocessors;
-  ASSIGN_OR_RETURN(arm->partials, DeviceBuffer::Allocate(arm->floor_blocks * sizeof(uint32_t)));
-  arms_.push_back(std::move(arm));
-  return static_cast<ArmHandle>(arms_.size() - 1);
-}
-
-void CudaBackend::ReleaseArms() { arms_.clear(); }
-
-absl::StatusOr<CudaBackend::Arm*> CudaBackend::Find(ArmHandle handle) {
-  if (handle < 0 || handle >= static_cast<int>(arms_.size())) {
-    return absl::InvalidArgumentError(absl::StrFormat("no prepared arm %d", handle));
-  }
-  return arms_[handle].get();
-}
-
-ReadFloorArgs CudaBackend::FloorArgs(const Arm& arm, MoeKernel kernel) const {
-  const DeviceNvfp4Bank bank =
-      (kernel == MoeKernel::kGateUpSilu ? banks_->gate_up : banks_->down).View(false);
-  const int64_t code_bytes = int64_t{bank.rows} * bank.cols / 2;
-  const int64_t scale_bytes = int64_t{bank.rows} * bank.cols / kNvfp4BlockSize;
-  ReadFloorArgs args;
-  args.regions[0] = {bank.codes, code_bytes, code_bytes};
-  args.regions[1] = {bank.scales, scale_bytes, scale_bytes};
-  args.sel = arm.sel.get<int32_t>();
-  args.slots = arm.slots;
-  args.blocks = arm.floor_blocks;
-  args.partials = arm.partials.get<uint32_t>();
-  return args;
-}
-
-absl::Status CudaBackend::Launch(Arm& arm, MoeKernel kernel, cudaStream_t stream) {
-  if (arm.variant == KernelVariant::kFloor) {
-    return LaunchReadFloor(FloorArgs(arm, kernel), stream);
-  }
-  if (kernel == MoeKernel::kGateUpSilu) {
-    SelGuSiluArgs args;
-    args.gate_up = banks_->gate_up.View(true);
-    args.gate_global = banks_->gate_global.get<float>();
-    args.up_global = banks_->up_global.get<float>();
-    args.x = arm.x.get<float>();
-    args.selected = banks_->geometry.selected;
-    args.groups = arm.groups;
-    args.h = arm.h_out.get<float>();
-    return LaunchSelGuSilu(args, stream);
-  }
-  SelDownArgs args;
-  args.down = banks_->down.View(true);
-  args.down_global = banks_->down_global.get<float>();
-  args.h = arm.h_in.get<float>();
-  args.groups = arm.groups;
-  args.y = arm.y.get<float>();
-  return LaunchSelDown(args, stream);
 }
 
 // Overwrites twice the L2 so that no line of the next launch's inputs is left in it; the
@@ -344,18 +190,6 @@ absl::StatusOr<double> CudaBackend::TimeGraph(Graph& graph, LaunchFn launch, boo
   return total_ms * 1e3 / launches;
 }
 
-absl::StatusOr<double> CudaBackend::TimeLaunch(ArmHandle handle, MoeKernel kernel,
-                                               const TimingOptions& options) {
-  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-  ASSIGN_OR_RETURN(Arm * arm, Find(handle));
-  const bool cold = options.cache == CacheMode::kCold;
-  auto launch = [&](cudaStream_t stream) { return Launch(*arm, kernel, stream); };
-  if (options.timing == TimingMode::kGraph) {
-    return TimeGraph(arm->graphs[{kernel, cold}], launch, cold, options.graph_launches);
-  }
-  return TimeEvents(launch, cold);
-}
-
 absl::StatusOr<double> CudaBackend::Time(DeviceLaunch& launch, const TimingOptions& options) {
   CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // the caller's thread may be new
   const bool cold = options.cache == CacheMode::kCold;
@@ -367,24 +201,6 @@ absl::StatusOr<double> CudaBackend::Time(DeviceLaunch& launch, const TimingOptio
     return TimeGraph(graphs[{cold, options.graph_launches}], enqueue, cold, options.graph_launches);
   }
   return TimeEvents(enqueue, cold);
-}
-
-absl::StatusOr<LaunchOutput> CudaBackend::RunOnce(ArmHandle handle, MoeKernel kernel) {
-  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-  ASSIGN_OR_RETURN(Arm * arm, Find(handle));
-  LaunchOutput out;
-  if (arm->variant == KernelVariant::kFloor) {
-    ASSIGN_OR_RETURN(out.checksum, ReadFloorChecksum(FloorArgs(*arm, kernel), stream_));
-    return out;
-  }
-  DeviceBuffer& target = kernel == MoeKernel::kGateUpSilu ? arm->h_out : arm->y;
-  CUDA_RETURN_IF_ERROR(cudaMemsetAsync(target.get(), 0xFF, target.bytes(), stream_));  // NaN
-  RETURN_IF_ERROR(Launch(*arm, kernel, stream_));
-  out.values.resize(target.bytes() / sizeof(float));
-  CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out.values.data(), target.get(), target.bytes(),
-                                       cudaMemcpyDeviceToHost, stream_));
-  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
-  return out;
 }
 
 }  // namespace gpuprobe

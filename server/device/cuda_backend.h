@@ -1,9 +1,6 @@
-// The cuda backend: one CUDA device's memory, stream, timers and telemetry; and, for the
-// moe-union probe, the NVFP4 sel kernels, their union-gather plans and the pure-read floor.
-//
-// Banks for all experts are allocated once per (geometry, seed) and reused by later jobs. At
-// creation it calibrates the card's streaming read bandwidth (a 2 GiB read) so that rows can
-// report achieved bandwidth as a share of what this card really streams.
+// The cuda backend: one CUDA device's memory, stream, timers and telemetry. At creation it
+// calibrates the card's streaming read bandwidth (a 2 GiB read of the floor kernel) so that rows
+// can report achieved bandwidth as a share of what this card really streams.
 //
 // Timing: `events` puts one event pair around each launch (launch overhead included, as the
 // seed measured); `graph` captures kGraphLaunches launches in a CUDA graph and reports the
@@ -21,8 +18,6 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
-#include "kernels/moe_banks.h"
-#include "kernels/moe_sel_kernels.h"
 #include "kernels/read_floor.h"
 #include "server/device/backend.h"
 #include "server/device/device_buffer.h"
@@ -42,19 +37,6 @@ class CudaBackend final : public Backend {
   int Ordinal() const override { return device_; }
   std::string Description() const override { return description_; }
   int64_t MemoryCapacityBytes() const override { return capacity_bytes_; }
-  absl::Status CheckVariant(KernelVariant variant) const override;
-  absl::Status CheckGeometry(const MoeGeometry& geometry, KernelVariant variant) const override {
-    return CheckCudaGeometry(geometry, variant);
-  }
-  // What the cuda kernels support (CanImplementSelKernels with the variant's group width).
-  static absl::Status CheckCudaGeometry(const MoeGeometry& geometry, KernelVariant variant);
-
-  absl::Status LoadBanks(const MoeGeometry& geometry, uint64_t seed) override;
-  absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override;
-  absl::StatusOr<double> TimeLaunch(ArmHandle arm, MoeKernel kernel,
-                                    const TimingOptions& options) override;
-  absl::StatusOr<LaunchOutput> RunOnce(ArmHandle arm, MoeKernel kernel) override;
-  void ReleaseArms() override;
   absl::StatusOr<double> Time(DeviceLaunch& launch, const TimingOptions& options) override;
   DeviceStream Stream() const override { return stream_; }
   DeviceDetails Details() const override { return details_; }
@@ -64,8 +46,6 @@ class CudaBackend final : public Backend {
 
  private:
   struct Graph;
-  struct Arm;
-  struct Banks;
   // A DeviceLaunch's captured graphs, by (cold, launches): its timer_state.
   using LaunchGraphs = std::map<std::pair<bool, int>, Graph>;
   // Enqueues one launch of what is being timed on the stream.
@@ -74,13 +54,10 @@ class CudaBackend final : public Backend {
   CudaBackend() = default;
   absl::Status Init(int device);
   absl::Status Calibrate();
-  absl::StatusOr<Arm*> Find(ArmHandle handle);
-  absl::Status Launch(Arm& arm, MoeKernel kernel, cudaStream_t stream);
   absl::Status Flush(cudaStream_t stream);
   // One sample: one event-timed launch, or a captured graph of `launches` launches (time / N).
   absl::StatusOr<double> TimeEvents(LaunchFn launch, bool cold);
   absl::StatusOr<double> TimeGraph(Graph& graph, LaunchFn launch, bool cold, int launches);
-  ReadFloorArgs FloorArgs(const Arm& arm, MoeKernel kernel) const;
 
   int device_ = 0;
   std::string description_;
@@ -92,8 +69,6 @@ class CudaBackend final : public Backend {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   DeviceBuffer flush_;
   uint8_t flush_value_ = 0;
-  std::unique_ptr<Banks> banks_;
-  std::vector<std::unique_ptr<Arm>> arms_;
 };
 
 }  // namespace gpuprobe

@@ -24,9 +24,6 @@ v1::WorkerHello Hello(const Backend& backend, int visible_devices) {
   hello.set_description(backend.Description());
   hello.set_memory_capacity_bytes(backend.MemoryCapacityBytes());
   *hello.mutable_details() = DeviceDetailsToProto(backend.Details());
-  for (KernelVariant v : {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor}) {
-    if (backend.CheckVariant(v).ok()) hello.add_variants(VariantToProto(v));
-  }
   return hello;
 }
 

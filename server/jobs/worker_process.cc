@@ -27,23 +27,11 @@ namespace {
 // before they are queued. Nothing runs on it.
 class RemoteBackend final : public Backend {
  public:
-  explicit RemoteBackend(v1::WorkerHello hello) : hello_(std::move(hello)) {
-    for (int v : hello_.variants()) variants_.push_back(static_cast<v1::KernelVariant>(v));
-  }
+  explicit RemoteBackend(v1::WorkerHello hello) : hello_(std::move(hello)) {}
   std::string Name() const override { return hello_.backend(); }
   std::string Description() const override { return hello_.description(); }
   int64_t MemoryCapacityBytes() const override {
     return static_cast<int64_t>(hello_.memory_capacity_bytes());
-  }
-  absl::Status CheckVariant(KernelVariant variant) const override {
-    if (std::find(variants_.begin(), variants_.end(), VariantToProto(variant)) != variants_.end()) {
-      return absl::OkStatus();
-    }
-    return absl::UnimplementedError(absl::StrFormat("variant: the %s backend has no %s kernels",
-                                                    hello_.backend(), VariantName(variant)));
-  }
-  absl::Status CheckGeometry(const MoeGeometry& geometry, KernelVariant variant) const override {
-    return CheckBackendGeometry(hello_.backend(), geometry, variant);
   }
   DeviceDetails Details() const override {
     const v1::DeviceDetails& d = hello_.details();
@@ -57,13 +45,6 @@ class RemoteBackend final : public Backend {
                          .calibration_bytes = static_cast<int64_t>(d.calibration_bytes())};
   }
 
-  absl::Status LoadBanks(const MoeGeometry&, uint64_t) override { return Remote(); }
-  absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs&) override { return Remote(); }
-  absl::StatusOr<double> TimeLaunch(ArmHandle, MoeKernel, const TimingOptions&) override {
-    return Remote();
-  }
-  absl::StatusOr<LaunchOutput> RunOnce(ArmHandle, MoeKernel) override { return Remote(); }
-  void ReleaseArms() override {}
   absl::StatusOr<double> Time(DeviceLaunch&, const TimingOptions&) override { return Remote(); }
 
  private:
@@ -71,7 +52,6 @@ class RemoteBackend final : public Backend {
     return absl::FailedPreconditionError("this backend runs in the device worker process");
   }
   const v1::WorkerHello hello_;
-  std::vector<v1::KernelVariant> variants_;
 };
 
 JobOutcome Failed(absl::Status status) {

@@ -91,12 +91,19 @@ int64_t EstimateDumpBytes(const SweepSpec& spec) {
 absl::StatusOr<std::vector<KernelCheckResult>> RunExactnessCheck(
     const SweepSpec& spec, const std::string& dump_dir, Backend& backend, CheckObserver& observer,
     const std::atomic<bool>& cancelled) {
+  ASSIGN_OR_RETURN(MoeArms * arms, MoeArmsOn(backend));
+  return RunExactnessCheck(spec, dump_dir, backend, *arms, observer, cancelled);
+}
+
+absl::StatusOr<std::vector<KernelCheckResult>> RunExactnessCheck(
+    const SweepSpec& spec, const std::string& dump_dir, Backend& backend, MoeArms& device_code,
+    CheckObserver& observer, const std::atomic<bool>& cancelled) {
   RETURN_IF_ERROR(CheckFitsBackend(spec, backend));
   const MoeGeometry& g = spec.geometry;
   ASSIGN_OR_RETURN(const MoeBanks banks, SynthesizeBanks(g, spec.seed));
   if (!dump_dir.empty()) RETURN_IF_ERROR(DumpBanks(dump_dir, banks));
-  RETURN_IF_ERROR(backend.LoadBanks(g, spec.seed));
-  backend.ReleaseArms();
+  RETURN_IF_ERROR(device_code.LoadBanks(g, spec.seed));
+  device_code.ReleaseArms();
 
   std::vector<KernelCheckResult> results;
   auto report = [&](KernelCheckResult r) {
@@ -106,13 +113,13 @@ absl::StatusOr<std::vector<KernelCheckResult>> RunExactnessCheck(
   for (const Arm& arm : ExpandArms(spec)) {
     if (cancelled.load()) return absl::CancelledError("exactness check cancelled");
     ASSIGN_OR_RETURN(ArmInputs in, MakeArmInputs(spec, arm));
-    ASSIGN_OR_RETURN(ArmHandle handle, backend.PrepareArm(in));
+    ASSIGN_OR_RETURN(ArmHandle handle, device_code.PrepareArm(in));
     if (!dump_dir.empty()) RETURN_IF_ERROR(DumpArm(dump_dir, g, arm, in));
     const std::string prefix = dump_dir.empty() ? "" : dump_dir + "/" + ArmTag(arm);
 
     if (arm.variant == KernelVariant::kFloor) {
       for (MoeKernel kernel : {MoeKernel::kGateUpSilu, MoeKernel::kDown}) {
-        ASSIGN_OR_RETURN(LaunchOutput out, backend.RunOnce(handle, kernel));
+        ASSIGN_OR_RETURN(LaunchOutput out, device_code.RunOnce(handle, kernel));
         const Nvfp4Bank& bank = kernel == MoeKernel::kGateUpSilu ? banks.gate_up : banks.down;
         const uint32_t want = ExpertBytesChecksum(bank, in.sel);
         KernelCheckResult r{
@@ -126,12 +133,12 @@ absl::StatusOr<std::vector<KernelCheckResult>> RunExactnessCheck(
       continue;
     }
 
-    ASSIGN_OR_RETURN(LaunchOutput gu, backend.RunOnce(handle, MoeKernel::kGateUpSilu));
+    ASSIGN_OR_RETURN(LaunchOutput gu, device_code.RunOnce(handle, MoeKernel::kGateUpSilu));
     std::vector<double> h_ref(static_cast<size_t>(arm.slots) * g.ff);
     RETURN_IF_ERROR(SelGuSiluReference(banks, in.x, in.sel, absl::MakeSpan(h_ref)));
     report(Judge(arm, "sel_gu_silu", gu.values, h_ref));
 
-    ASSIGN_OR_RETURN(LaunchOutput down, backend.RunOnce(handle, MoeKernel::kDown));
+    ASSIGN_OR_RETURN(LaunchOutput down, device_code.RunOnce(handle, MoeKernel::kDown));
     std::vector<double> y_ref(static_cast<size_t>(arm.slots) * g.hidden);
     RETURN_IF_ERROR(SelDownReference(banks, in.h, in.sel, absl::MakeSpan(y_ref)));
     report(Judge(arm, "sel_down", down.values, y_ref));
@@ -141,7 +148,7 @@ absl::StatusOr<std::vector<KernelCheckResult>> RunExactnessCheck(
       RETURN_IF_ERROR(WriteNpy(prefix + "_y_out.npy", down.values.data(), {arm.slots, g.hidden}));
     }
   }
-  backend.ReleaseArms();
+  device_code.ReleaseArms();
   return results;
 }
 

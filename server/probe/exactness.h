@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "server/device/backend.h"
+#include "server/probe/moe_arms.h"
 #include "server/probe/sweep_spec.h"
 
 namespace gpuprobe {
@@ -59,6 +60,10 @@ class CheckObserver {
 // With `artifact_dir` (an existing directory the daemon made for the job) the banks, each arm's
 // inputs and each kernel's outputs are written there as .npy files; empty: no files. Returns
 // CANCELLED between arms once `cancelled` is set.
+// `arms` is the probe's device code on `backend`; without it, the device's own MoeArmsOn.
+absl::StatusOr<std::vector<KernelCheckResult>> RunExactnessCheck(
+    const SweepSpec& spec, const std::string& artifact_dir, Backend& backend, MoeArms& arms,
+    CheckObserver& observer, const std::atomic<bool>& cancelled);
 absl::StatusOr<std::vector<KernelCheckResult>> RunExactnessCheck(
     const SweepSpec& spec, const std::string& artifact_dir, Backend& backend,
     CheckObserver& observer, const std::atomic<bool>& cancelled);

@@ -1,6 +1,7 @@
 #include "server/probe/sweep_runner.h"
 
 #include <algorithm>
+#include <array>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -53,8 +54,8 @@ std::vector<ArmSamples> SamplesOf(const Interleaved& run) {
 
 absl::Status CheckFitsBackend(const SweepSpec& spec, const Backend& backend) {
   for (KernelVariant v : spec.variants) {
-    RETURN_IF_ERROR(backend.CheckVariant(v));
-    RETURN_IF_ERROR(backend.CheckGeometry(spec.geometry, v));
+    RETURN_IF_ERROR(CheckMoeVariant(backend.Name(), v));
+    RETURN_IF_ERROR(CheckMoeGeometry(backend.Name(), spec.geometry, v));
   }
   const int64_t need = EstimateDeviceBytes(spec, ExpandArms(spec));
   const int64_t have = backend.MemoryCapacityBytes();
@@ -81,27 +82,34 @@ double EstimateDeviceSeconds(const SweepSpec& spec, const Backend& backend) {
 
 absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
                                       SweepObserver& observer, const std::atomic<bool>& cancelled) {
+  ASSIGN_OR_RETURN(MoeArms * device_code, MoeArmsOn(backend));
+  return RunSweep(spec, backend, *device_code, observer, cancelled);
+}
+
+absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend, MoeArms& device_code,
+                                      SweepObserver& observer, const std::atomic<bool>& cancelled) {
   RETURN_IF_ERROR(CheckFitsBackend(spec, backend));
   const std::vector<Arm> arms = ExpandArms(spec);
-  RETURN_IF_ERROR(backend.LoadBanks(spec.geometry, spec.seed));
-  backend.ReleaseArms();
-  std::vector<ArmHandle> handles;
+  RETURN_IF_ERROR(device_code.LoadBanks(spec.geometry, spec.seed));
+  device_code.ReleaseArms();
+  // Each arm's two launches: gate+up, then down.
+  std::vector<std::array<DeviceLaunch*, 2>> launches;
   std::vector<ArmReadBytes> reads;
   for (const Arm& arm : arms) {
     ASSIGN_OR_RETURN(ArmInputs inputs, MakeArmInputs(spec, arm));
     reads.push_back(ReadBytes(spec.geometry, arm, inputs.sel));
-    ASSIGN_OR_RETURN(ArmHandle handle, backend.PrepareArm(inputs));
-    handles.push_back(handle);
+    ASSIGN_OR_RETURN(ArmHandle handle, device_code.PrepareArm(inputs));
+    ASSIGN_OR_RETURN(DeviceLaunch * gate_up, device_code.Launch(handle, MoeKernel::kGateUpSilu));
+    ASSIGN_OR_RETURN(DeviceLaunch * down, device_code.Launch(handle, MoeKernel::kDown));
+    launches.push_back({gate_up, down});
   }
 
   const RowContext context{.device = backend.Description(),
                            .calibrated_read_tbps = backend.Details().calibrated_read_tbps};
   const TimingOptions timing{
       .timing = spec.timing, .cache = spec.cache, .graph_launches = kGraphLaunchesPerSample};
-  // Each arm's two launches: gate+up, then down.
   const TimeLaunchFn time = [&](int arm, int launch) {
-    return backend.TimeLaunch(handles[arm], launch == 0 ? MoeKernel::kGateUpSilu : MoeKernel::kDown,
-                              timing);
+    return backend.Time(*launches[arm][launch], timing);
   };
   const InterleavedSpec schedule{.arms = static_cast<int>(arms.size()),
                                  .launches = 2,
@@ -112,7 +120,7 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
   Interleaved partial;
   absl::StatusOr<Interleaved> run =
       RunInterleaved(schedule, time, backend, observer, cancelled, &partial);
-  backend.ReleaseArms();
+  device_code.ReleaseArms();
   if (absl::IsCancelled(run.status()) && partial.kept_reps > 0) {
     // The reps that completed still make rows (with fewer kept reps).
     for (ArmRow& row : BuildRows(spec, arms, SamplesOf(partial), reads, context)) {

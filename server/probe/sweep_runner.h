@@ -13,6 +13,7 @@
 #include "server/device/backend.h"
 #include "server/measure/interleaved.h"
 #include "server/probe/arm_rows.h"
+#include "server/probe/moe_arms.h"
 #include "server/probe/sweep_spec.h"
 
 namespace gpuprobe {
@@ -43,8 +44,12 @@ absl::Status CheckFitsBackend(const SweepSpec& spec, const Backend& backend);
 // plus 10 us of launch overhead, over all reps (and graph launches). For queue admission only.
 double EstimateDeviceSeconds(const SweepSpec& spec, const Backend& backend);
 
-// Runs the sweep. Once `cancelled` is true it stops between launches, reports rows built from
-// the reps that completed (if any kept rep did), and returns CANCELLED.
+// Runs the sweep: `arms` (the probe's device code on `backend`) launches, `backend` times. Once
+// `cancelled` is true it stops between launches, reports rows built from the reps that
+// completed (if any kept rep did), and returns CANCELLED.
+absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend, MoeArms& arms,
+                                      SweepObserver& observer, const std::atomic<bool>& cancelled);
+// The same with the device's own MoeArmsOn(backend).
 absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
                                       SweepObserver& observer, const std::atomic<bool>& cancelled);
 

@@ -17,6 +17,7 @@
 #include "kernels/moe_geometry.h"
 #include "server/device/backend.h"
 #include "server/measure/arm_order.h"
+#include "server/probe/moe_arms.h"
 
 namespace gpuprobe {
 

@@ -61,18 +61,6 @@ class TelemetryCpuBackend final : public Backend {
   std::string Name() const override { return cpu_.Name(); }
   std::string Description() const override { return cpu_.Description(); }
   int64_t MemoryCapacityBytes() const override { return cpu_.MemoryCapacityBytes(); }
-  absl::Status CheckVariant(KernelVariant v) const override { return cpu_.CheckVariant(v); }
-  absl::Status LoadBanks(const MoeGeometry& g, uint64_t seed) override {
-    return cpu_.LoadBanks(g, seed);
-  }
-  absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& in) override { return cpu_.PrepareArm(in); }
-  absl::StatusOr<double> TimeLaunch(ArmHandle arm, MoeKernel k, const TimingOptions& o) override {
-    return cpu_.TimeLaunch(arm, k, o);
-  }
-  absl::StatusOr<LaunchOutput> RunOnce(ArmHandle arm, MoeKernel k) override {
-    return cpu_.RunOnce(arm, k);
-  }
-  void ReleaseArms() override { cpu_.ReleaseArms(); }
   absl::StatusOr<double> Time(DeviceLaunch& launch, const TimingOptions& o) override {
     return cpu_.Time(launch, o);
   }

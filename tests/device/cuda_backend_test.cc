@@ -139,7 +139,8 @@ TEST_F(CudaBackendTest, TheServingGeometryStartsEarlyAtItsLargestUnion) {
 }
 
 TEST_F(CudaBackendTest, RefusesWidthsItsKernelsCannotLoad) {
-  const absl::Status s = backend_->CheckGeometry({64, 528, 128, 4}, KernelVariant::kPerSlot);
+  const absl::Status s =
+      CheckMoeGeometry(backend_->Name(), {64, 528, 128, 4}, KernelVariant::kPerSlot);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("hidden"), std::string_view::npos);
 }

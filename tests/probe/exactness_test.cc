@@ -14,29 +14,27 @@ namespace {
 
 enum class Fault { kNone, kPerturbOneElement, kSkipOneElement, kWrongChecksum };
 
-// The cpu backend, plus a floor variant (the host checksum of the bytes it must read), with an
-// optional fault injected into every output: the check must notice each fault.
-class FaultyBackend final : public Backend {
+// The cpu's device code, plus a floor variant (the host checksum of the bytes it must read),
+// with an optional fault injected into every output: the check must notice each fault. Its own
+// device too (named "faulty", so that the floor is not refused as the cpu refuses it).
+class FaultyBackend final : public Backend, public MoeArms {
  public:
   explicit FaultyBackend(Fault fault) : fault_(fault) {}
   std::string Name() const override { return "faulty"; }
   std::string Description() const override { return "faulty cpu"; }
-  int64_t MemoryCapacityBytes() const override { return cpu_.MemoryCapacityBytes(); }
-  absl::Status CheckVariant(KernelVariant v) const override {
-    return v == KernelVariant::kUnion ? absl::UnimplementedError("no union") : absl::OkStatus();
-  }
+  int64_t MemoryCapacityBytes() const override { return int64_t{1} << 40; }
   absl::Status LoadBanks(const MoeGeometry& g, uint64_t seed) override {
     banks_ = *SynthesizeBanks(g, seed);
-    return cpu_.LoadBanks(g, seed);
+    return cpu_->LoadBanks(g, seed);
   }
   absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override {
     inputs_.push_back(inputs);
     ArmInputs per_slot = inputs;
     per_slot.variant = KernelVariant::kPerSlot;
-    return cpu_.PrepareArm(per_slot);
+    return cpu_->PrepareArm(per_slot);
   }
-  absl::StatusOr<double> TimeLaunch(ArmHandle, MoeKernel, const TimingOptions&) override {
-    return 1.0;
+  absl::StatusOr<DeviceLaunch*> Launch(ArmHandle arm, MoeKernel kernel) override {
+    return cpu_->Launch(arm, kernel);
   }
   absl::StatusOr<LaunchOutput> RunOnce(ArmHandle arm, MoeKernel kernel) override {
     if (inputs_[arm].variant == KernelVariant::kFloor) {
@@ -45,7 +43,7 @@ class FaultyBackend final : public Backend {
       if (fault_ == Fault::kWrongChecksum) sum ^= 1;
       return LaunchOutput{.checksum = sum};
     }
-    absl::StatusOr<LaunchOutput> out = cpu_.RunOnce(arm, kernel);
+    absl::StatusOr<LaunchOutput> out = cpu_->RunOnce(arm, kernel);
     if (!out.ok()) return out;
     if (fault_ == Fault::kPerturbOneElement) {  // 1% off the largest element
       auto largest = std::max_element(out->values.begin(), out->values.end(),
@@ -59,7 +57,7 @@ class FaultyBackend final : public Backend {
   }
   void ReleaseArms() override {
     inputs_.clear();
-    cpu_.ReleaseArms();
+    cpu_->ReleaseArms();
   }
   absl::StatusOr<double> Time(DeviceLaunch&, const TimingOptions&) override {
     return absl::UnimplementedError("the exactness check times nothing");
@@ -68,7 +66,7 @@ class FaultyBackend final : public Backend {
 
  private:
   Fault fault_;
-  CpuBackend cpu_;
+  const std::unique_ptr<MoeArms> cpu_ = CpuMoeArms();
   MoeBanks banks_;
   std::vector<ArmInputs> inputs_;
 };
@@ -97,7 +95,7 @@ std::vector<KernelCheckResult> RunCheck(Fault fault, std::vector<KernelVariant> 
   Collect observer;
   std::atomic<bool> cancelled{false};
   absl::StatusOr<std::vector<KernelCheckResult>> results =
-      RunExactnessCheck(Spec(std::move(variants)), "", backend, observer, cancelled);
+      RunExactnessCheck(Spec(std::move(variants)), "", backend, backend, observer, cancelled);
   EXPECT_TRUE(results.ok()) << results.status();
   EXPECT_EQ(observer.seen.size(), results.ok() ? results->size() : 0);
   return results.ok() ? *results : std::vector<KernelCheckResult>{};

@@ -1,5 +1,6 @@
 #include "server/probe/sweep_runner.h"
 
+#include <deque>
 #include <set>
 
 #include "gmock/gmock.h"
@@ -9,49 +10,70 @@
 namespace gpuprobe {
 namespace {
 
-struct Launch {
+// A launch as the device timed it.
+struct Timed {
   ArmHandle arm;
   MoeKernel kernel;
 };
 
-// Records every call; a sample is 1000 us in rep 0 (so a leak of rep 0 into the statistics
-// shows) and afterwards 10 * (arm + 1) us for gate+up, 5 * (arm + 1) for down.
-class RecordingBackend final : public Backend {
+// One kernel of one arm, as the fakes hand them out; the fakes' Time knows it.
+struct FakeLaunch final : DeviceLaunch {
+  ArmHandle arm = 0;
+  MoeKernel kernel = MoeKernel::kGateUpSilu;
+  absl::Status Enqueue(DeviceStream) override { return absl::OkStatus(); }
+};
+
+// A device and its moe-union code in one: gate+up and down launches of each prepared arm.
+class FakeArms : public MoeArms {
  public:
-  std::string Name() const override { return "fake"; }
+  absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override {
+    prepared.push_back(inputs);
+    const auto arm = static_cast<ArmHandle>(prepared.size() - 1);
+    for (MoeKernel kernel : {MoeKernel::kGateUpSilu, MoeKernel::kDown}) {
+      FakeLaunch& launch = kernel_launches_.emplace_back();
+      launch.arm = arm;
+      launch.kernel = kernel;
+    }
+    return arm;
+  }
+  absl::StatusOr<DeviceLaunch*> Launch(ArmHandle arm, MoeKernel kernel) override {
+    return &kernel_launches_[2 * arm + (kernel == MoeKernel::kDown ? 1 : 0)];
+  }
+  absl::StatusOr<LaunchOutput> RunOnce(ArmHandle, MoeKernel) override {
+    return absl::UnimplementedError("not needed by these tests");
+  }
+
+  std::vector<ArmInputs> prepared;
+
+ private:
+  std::deque<FakeLaunch> kernel_launches_;  // two per arm; a deque keeps their addresses
+};
+
+// Records every call; a sample is 1000 us in rep 0 (so a leak of rep 0 into the statistics
+// shows) and afterwards 10 * (arm + 1) us for gate+up, 5 * (arm + 1) for down. Named "cpu", so
+// the cpu's variants apply (per-slot only).
+class RecordingBackend final : public Backend, public FakeArms {
+ public:
+  std::string Name() const override { return "cpu"; }
   std::string Description() const override { return "fake device"; }
   int64_t MemoryCapacityBytes() const override { return capacity_bytes; }
-  absl::Status CheckVariant(KernelVariant v) const override {
-    return v == KernelVariant::kFloor ? absl::UnimplementedError("variant: no floor here")
-                                      : absl::OkStatus();
-  }
   absl::Status LoadBanks(const MoeGeometry& g, uint64_t seed) override {
     ++loads;
     geometry = g;
     bank_seed = seed;
     return absl::OkStatus();
   }
-  absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override {
-    prepared.push_back(inputs);
-    return static_cast<ArmHandle>(prepared.size() - 1);
-  }
-  absl::StatusOr<double> TimeLaunch(ArmHandle arm, MoeKernel kernel,
-                                    const TimingOptions& options) override {
-    launches.push_back({arm, kernel});
+  void ReleaseArms() override { ++releases; }
+  absl::StatusOr<double> Time(DeviceLaunch& launch, const TimingOptions& options) override {
+    const auto& fake = static_cast<const FakeLaunch&>(launch);
+    launches.push_back({fake.arm, fake.kernel});
     last_options = options;
     if (fail_at_launch >= 0 && static_cast<int>(launches.size()) > fail_at_launch) {
       return absl::InternalError("launch failed");
     }
     const bool rep0 = static_cast<int>(launches.size()) <= 2 * static_cast<int>(prepared.size());
     if (rep0) return 1000.0;
-    return (kernel == MoeKernel::kGateUpSilu ? 10.0 : 5.0) * (arm + 1);
-  }
-  absl::StatusOr<LaunchOutput> RunOnce(ArmHandle, MoeKernel) override {
-    return absl::UnimplementedError("not needed by these tests");
-  }
-  void ReleaseArms() override { ++releases; }
-  absl::StatusOr<double> Time(DeviceLaunch&, const TimingOptions&) override {
-    return absl::UnimplementedError("a sweep times its arms with TimeLaunch");
+    return (fake.kernel == MoeKernel::kGateUpSilu ? 10.0 : 5.0) * (fake.arm + 1);
   }
   DeviceDetails Details() const override { return {.calibrated_read_tbps = 2.0}; }
   std::optional<TelemetrySample> SampleTelemetry() override {
@@ -66,8 +88,7 @@ class RecordingBackend final : public Backend {
   int loads = 0, releases = 0;
   MoeGeometry geometry;
   uint64_t bank_seed = 0;
-  std::vector<ArmInputs> prepared;
-  std::vector<Launch> launches;
+  std::vector<Timed> launches;
   TimingOptions last_options;
   // Telemetry after each rep, in turn; the last repeats. Empty: none.
   std::vector<TelemetrySample> readings;
@@ -95,13 +116,13 @@ TEST(RunSweepTest, EveryRepRunsEveryArmOnceGateUpThenDown) {
   CountingObserver observer;
   std::atomic<bool> cancelled{false};
   const SweepSpec spec = SmallSpec();
-  ASSERT_TRUE(RunSweep(spec, backend, observer, cancelled).ok());
+  ASSERT_TRUE(RunSweep(spec, backend, backend, observer, cancelled).ok());
   const int arms = 6;
   ASSERT_EQ(backend.launches.size(), static_cast<size_t>(spec.reps * arms * 2));
   for (int rep = 0; rep < spec.reps; ++rep) {
     for (int arm = 0; arm < arms; ++arm) {
-      const Launch& gu = backend.launches[(rep * arms + arm) * 2];
-      const Launch& dn = backend.launches[(rep * arms + arm) * 2 + 1];
+      const Timed& gu = backend.launches[(rep * arms + arm) * 2];
+      const Timed& dn = backend.launches[(rep * arms + arm) * 2 + 1];
       EXPECT_EQ(gu.arm, arm);
       EXPECT_EQ(gu.kernel, MoeKernel::kGateUpSilu);
       EXPECT_EQ(dn.arm, arm);
@@ -123,7 +144,7 @@ TEST(RunSweepTest, TelemetryIsReadAfterEveryRepAndADisturbedSweepFlagsItsRows) {
   CountingObserver observer;
   std::atomic<bool> cancelled{false};
   const SweepSpec spec = SmallSpec(4);
-  ASSERT_TRUE(RunSweep(spec, backend, observer, cancelled).ok());
+  ASSERT_TRUE(RunSweep(spec, backend, backend, observer, cancelled).ok());
   EXPECT_EQ(observer.telemetry.size(), static_cast<size_t>(spec.reps));
   ASSERT_EQ(observer.rows.size(), 6u);
   for (const ArmRow& row : observer.rows) {
@@ -143,7 +164,7 @@ TEST(RunSweepTest, RequireCleanFailsAtTheFirstDisturbedReadingNamingIt) {
   SweepOptions o = SmallSweepOptions();
   o.require_clean = true;
   absl::StatusOr<SweepOutcome> outcome =
-      RunSweep(*ResolveSweep(o, SweepLimits{}), backend, observer, cancelled);
+      RunSweep(*ResolveSweep(o, SweepLimits{}), backend, backend, observer, cancelled);
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(outcome.status().message(), testing::HasSubstr("require_clean"));
@@ -155,7 +176,7 @@ TEST(RunSweepTest, WithoutTelemetryRowsAreNotFlagged) {
   RecordingBackend backend;
   CountingObserver observer;
   std::atomic<bool> cancelled{false};
-  ASSERT_TRUE(RunSweep(SmallSpec(3), backend, observer, cancelled).ok());
+  ASSERT_TRUE(RunSweep(SmallSpec(3), backend, backend, observer, cancelled).ok());
   EXPECT_TRUE(observer.telemetry.empty());
   for (const ArmRow& row : observer.rows) EXPECT_TRUE(row.disturbance.empty());
 }
@@ -164,7 +185,8 @@ TEST(RunSweepTest, RepZeroIsDroppedFromTheStatistics) {
   RecordingBackend backend;
   CountingObserver observer;
   std::atomic<bool> cancelled{false};
-  absl::StatusOr<SweepOutcome> outcome = RunSweep(SmallSpec(4), backend, observer, cancelled);
+  absl::StatusOr<SweepOutcome> outcome =
+      RunSweep(SmallSpec(4), backend, backend, observer, cancelled);
   ASSERT_TRUE(outcome.ok());
   ASSERT_EQ(outcome->rows.size(), 6u);
   for (const ArmRow& row : outcome->rows) {
@@ -184,7 +206,7 @@ TEST(RunSweepTest, ArmInputsCarryExactUnionRoutingAndActivations) {
   RecordingBackend backend;
   CountingObserver observer;
   std::atomic<bool> cancelled{false};
-  ASSERT_TRUE(RunSweep(SmallSpec(), backend, observer, cancelled).ok());
+  ASSERT_TRUE(RunSweep(SmallSpec(), backend, backend, observer, cancelled).ok());
   const std::vector<Arm> arms = ExpandArms(SmallSpec());
   ASSERT_EQ(backend.prepared.size(), arms.size());
   for (size_t i = 0; i < arms.size(); ++i) {
@@ -201,7 +223,8 @@ TEST(RunSweepTest, CancelStopsBetweenLaunches) {
   RecordingBackend backend;
   CountingObserver observer;
   std::atomic<bool> cancelled{true};
-  absl::StatusOr<SweepOutcome> outcome = RunSweep(SmallSpec(), backend, observer, cancelled);
+  absl::StatusOr<SweepOutcome> outcome =
+      RunSweep(SmallSpec(), backend, backend, observer, cancelled);
   EXPECT_EQ(outcome.status().code(), absl::StatusCode::kCancelled);
   EXPECT_TRUE(backend.launches.empty());
   EXPECT_TRUE(observer.rows.empty());
@@ -209,37 +232,30 @@ TEST(RunSweepTest, CancelStopsBetweenLaunches) {
 
 TEST(RunSweepTest, CancelKeepsRowsOfTheCompletedRepsOnly) {
   // Cancels in the middle of rep 3: reps 1 and 2 are kept, rep 3's partial samples are not.
-  class CancelMidRep final : public Backend {
+  class CancelMidRep final : public Backend, public FakeArms {
    public:
     explicit CancelMidRep(std::atomic<bool>& cancelled) : cancelled_(cancelled) {}
-    std::string Name() const override { return "fake"; }
+    std::string Name() const override { return "cpu"; }
     std::string Description() const override { return "fake"; }
     int64_t MemoryCapacityBytes() const override { return int64_t{1} << 40; }
-    absl::Status CheckVariant(KernelVariant) const override { return absl::OkStatus(); }
     absl::Status LoadBanks(const MoeGeometry&, uint64_t) override { return absl::OkStatus(); }
-    absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs&) override { return arms_++; }
-    absl::StatusOr<double> TimeLaunch(ArmHandle, MoeKernel, const TimingOptions&) override {
+    void ReleaseArms() override {}
+    absl::StatusOr<double> Time(DeviceLaunch&, const TimingOptions&) override {
       // 6 arms x 2 kernels per rep: launch 40 is inside rep 3.
       if (++launches_ == 40) cancelled_ = true;
       return launches_ > 36 ? 1e6 : 10.0;  // rep 3 samples would show as huge
-    }
-    absl::StatusOr<LaunchOutput> RunOnce(ArmHandle, MoeKernel) override {
-      return absl::UnimplementedError("");
-    }
-    void ReleaseArms() override {}
-    absl::StatusOr<double> Time(DeviceLaunch&, const TimingOptions&) override {
-      return absl::UnimplementedError("a sweep times its arms with TimeLaunch");
     }
     DeviceDetails Details() const override { return {}; }
 
    private:
     std::atomic<bool>& cancelled_;
-    int arms_ = 0, launches_ = 0;
+    int launches_ = 0;
   };
   std::atomic<bool> cancelled{false};
   CancelMidRep backend(cancelled);
   CountingObserver observer;
-  absl::StatusOr<SweepOutcome> outcome = RunSweep(SmallSpec(10), backend, observer, cancelled);
+  absl::StatusOr<SweepOutcome> outcome =
+      RunSweep(SmallSpec(10), backend, backend, observer, cancelled);
   EXPECT_EQ(outcome.status().code(), absl::StatusCode::kCancelled);
   EXPECT_THAT(std::string(outcome.status().message()), testing::HasSubstr("2 completed reps"));
   ASSERT_EQ(observer.rows.size(), 6u);
@@ -254,7 +270,8 @@ TEST(RunSweepTest, LaunchFailureFailsTheSweepWithItsStatus) {
   backend.fail_at_launch = 5;
   CountingObserver observer;
   std::atomic<bool> cancelled{false};
-  absl::StatusOr<SweepOutcome> outcome = RunSweep(SmallSpec(), backend, observer, cancelled);
+  absl::StatusOr<SweepOutcome> outcome =
+      RunSweep(SmallSpec(), backend, backend, observer, cancelled);
   EXPECT_EQ(outcome.status().code(), absl::StatusCode::kInternal);
   EXPECT_TRUE(observer.rows.empty());
 }
@@ -271,7 +288,7 @@ TEST(CheckFitsBackendTest, RefusesMissingVariantsAndOversizedSweepsBeforeAllocat
   EXPECT_THAT(std::string(s.message()), testing::HasSubstr("GiB"));
   CountingObserver observer;
   std::atomic<bool> cancelled{false};
-  EXPECT_FALSE(RunSweep(SmallSpec(), backend, observer, cancelled).ok());
+  EXPECT_FALSE(RunSweep(SmallSpec(), backend, backend, observer, cancelled).ok());
   EXPECT_EQ(backend.loads, 0);
 }
 
@@ -282,7 +299,7 @@ TEST(RunSweepTest, TimingOptionsReachTheBackend) {
   SweepSpec spec = SmallSpec();
   spec.timing = TimingMode::kGraph;
   spec.cache = CacheMode::kCold;
-  ASSERT_TRUE(RunSweep(spec, backend, observer, cancelled).ok());
+  ASSERT_TRUE(RunSweep(spec, backend, backend, observer, cancelled).ok());
   EXPECT_EQ(backend.last_options.timing, TimingMode::kGraph);
   EXPECT_EQ(backend.last_options.cache, CacheMode::kCold);
   EXPECT_EQ(backend.last_options.graph_launches, kGraphLaunchesPerSample);

@@ -1,0 +1,211 @@
+// The moe-union kernels on cuda: the NVFP4 sel kernels (per-slot and union-gather plans) and
+// the pure-read floor, on banks kept resident across jobs.
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "kernels/cuda_status.h"
+#include "kernels/moe_banks.h"
+#include "kernels/moe_sel_kernels.h"
+#include "kernels/read_floor.h"
+#include "kernels/slot_groups.h"
+#include "server/device/device_buffer.h"
+#include "server/probe/moe_arms.h"
+
+namespace gpuprobe {
+namespace {
+
+// One NVFP4 tensor of all experts, twice: in the checkpoint's layout, which the floor kernel
+// reads (its checksum is the checkpoint bytes'), and in the sel kernels' layout
+// (kernels/nvfp4_pack.h), written from the first on the device once per bank. Same bytes per
+// expert, same places.
+struct DeviceBank {
+  DeviceBuffer codes, scales, sel_codes, sel_scales;
+  int experts = 0, rows = 0, cols = 0;
+
+  DeviceNvfp4Bank View(bool sel_layout) const {
+    return {(sel_layout ? sel_codes : codes).get<uint8_t>(),
+            (sel_layout ? sel_scales : scales).get<uint8_t>(), experts, rows, cols};
+  }
+
+  static absl::StatusOr<DeviceBank> Upload(const Nvfp4Bank& host, int experts,
+                                           cudaStream_t stream) {
+    DeviceBank bank;
+    bank.experts = experts;
+    bank.rows = static_cast<int>(host.rows);
+    bank.cols = static_cast<int>(host.cols);
+    ASSIGN_OR_RETURN(bank.codes, DeviceBuffer::FromHost(host.codes));
+    ASSIGN_OR_RETURN(bank.scales, DeviceBuffer::FromHost(host.scales));
+    ASSIGN_OR_RETURN(bank.sel_codes, DeviceBuffer::Allocate(bank.codes.bytes()));
+    ASSIGN_OR_RETURN(bank.sel_scales, DeviceBuffer::Allocate(bank.scales.bytes()));
+    RETURN_IF_ERROR(LaunchToSelLayout(bank.View(false), bank.sel_codes.get<uint8_t>(),
+                                      bank.sel_scales.get<uint8_t>(), stream));
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+    return bank;
+  }
+};
+
+struct Banks {
+  MoeGeometry geometry;
+  uint64_t seed = 0;
+  DeviceBank gate_up, down;
+  DeviceBuffer gate_global, up_global, down_global;
+};
+
+struct Arm;
+
+// One kernel of one arm, enqueued on the device's stream.
+struct KernelLaunch final : DeviceLaunch {
+  const Banks* banks = nullptr;
+  const Arm* arm = nullptr;
+  MoeKernel kernel = MoeKernel::kGateUpSilu;
+
+  absl::Status Enqueue(DeviceStream stream) override;
+};
+
+// An arm's device buffers, its launch plan and its two launches.
+struct Arm {
+  KernelVariant variant = KernelVariant::kPerSlot;
+  int slots = 0;
+  DeviceBuffer sel, x, h_in, h_out, y, partials;
+  DeviceBuffer group_expert, group_slot_table;
+  DeviceSlotGroups groups;
+  int floor_blocks = 0;
+  KernelLaunch gate_up, down;
+};
+
+// What the floor kernel reads for `kernel` of an arm: each slot's expert codes and scales in
+// the checkpoint's layout.
+ReadFloorArgs FloorArgs(const Banks& banks, const Arm& arm, MoeKernel kernel) {
+  const DeviceNvfp4Bank bank =
+      (kernel == MoeKernel::kGateUpSilu ? banks.gate_up : banks.down).View(false);
+  const int64_t code_bytes = int64_t{bank.rows} * bank.cols / 2;
+  const int64_t scale_bytes = int64_t{bank.rows} * bank.cols / kNvfp4BlockSize;
+  ReadFloorArgs args;
+  args.regions[0] = {bank.codes, code_bytes, code_bytes};
+  args.regions[1] = {bank.scales, scale_bytes, scale_bytes};
+  args.sel = arm.sel.get<int32_t>();
+  args.slots = arm.slots;
+  args.blocks = arm.floor_blocks;
+  args.partials = arm.partials.get<uint32_t>();
+  return args;
+}
+
+absl::Status KernelLaunch::Enqueue(DeviceStream device_stream) {
+  const cudaStream_t stream = static_cast<cudaStream_t>(device_stream);
+  if (arm->variant == KernelVariant::kFloor) {
+    return LaunchReadFloor(FloorArgs(*banks, *arm, kernel), stream);
+  }
+  if (kernel == MoeKernel::kGateUpSilu) {
+    SelGuSiluArgs args;
+    args.gate_up = banks->gate_up.View(true);
+    args.gate_global = banks->gate_global.get<float>();
+    args.up_global = banks->up_global.get<float>();
+    args.x = arm->x.get<float>();
+    args.selected = banks->geometry.selected;
+    args.groups = arm->groups;
+    args.h = arm->h_out.get<float>();
+    return LaunchSelGuSilu(args, stream);
+  }
+  SelDownArgs args;
+  args.down = banks->down.View(true);
+  args.down_global = banks->down_global.get<float>();
+  args.h = arm->h_in.get<float>();
+  args.groups = arm->groups;
+  args.y = arm->y.get<float>();
+  return LaunchSelDown(args, stream);
+}
+
+class CudaArms final : public MoeArms {
+ public:
+  explicit CudaArms(Backend& device) : device_(device) {}
+
+  absl::Status LoadBanks(const MoeGeometry& geometry, uint64_t seed) override {
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(device_.Ordinal()));  // the caller's thread may be new
+    if (banks_ && banks_->geometry == geometry && banks_->seed == seed) return absl::OkStatus();
+    arms_.Clear();
+    banks_.reset();
+    ASSIGN_OR_RETURN(MoeBanks host, SynthesizeBanks(geometry, seed));
+    auto banks = std::make_unique<Banks>();
+    banks->geometry = geometry;
+    banks->seed = seed;
+    ASSIGN_OR_RETURN(banks->gate_up, DeviceBank::Upload(host.gate_up, geometry.experts, Stream()));
+    ASSIGN_OR_RETURN(banks->down, DeviceBank::Upload(host.down, geometry.experts, Stream()));
+    ASSIGN_OR_RETURN(banks->gate_global, DeviceBuffer::FromHost(host.gate_global));
+    ASSIGN_OR_RETURN(banks->up_global, DeviceBuffer::FromHost(host.up_global));
+    ASSIGN_OR_RETURN(banks->down_global, DeviceBuffer::FromHost(host.down_global));
+    banks_ = std::move(banks);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override {
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(device_.Ordinal()));
+    if (!banks_) return absl::FailedPreconditionError("PrepareArm before LoadBanks");
+    const MoeGeometry& g = banks_->geometry;
+    auto arm = std::make_unique<Arm>();
+    arm->variant = inputs.variant;
+    arm->slots = static_cast<int>(inputs.sel.size());
+    // The launch plan is built here, once per arm: outside every timed region.
+    const SlotGroups plan = inputs.variant == KernelVariant::kUnion ? UnionGroups(inputs.sel)
+                                                                    : PerSlotGroups(inputs.sel);
+    RETURN_IF_ERROR(CanImplementSelKernels(g, plan.max_group_slots));
+    ASSIGN_OR_RETURN(arm->sel, DeviceBuffer::FromHost(inputs.sel));
+    ASSIGN_OR_RETURN(arm->x, DeviceBuffer::FromHost(inputs.x));
+    ASSIGN_OR_RETURN(arm->h_in, DeviceBuffer::FromHost(inputs.h));
+    ASSIGN_OR_RETURN(arm->h_out, DeviceBuffer::Allocate(int64_t{4} * arm->slots * g.ff));
+    ASSIGN_OR_RETURN(arm->y, DeviceBuffer::Allocate(int64_t{4} * arm->slots * g.hidden));
+    ASSIGN_OR_RETURN(arm->group_expert, DeviceBuffer::FromHost(plan.expert));
+    ASSIGN_OR_RETURN(arm->group_slot_table, DeviceBuffer::FromHost(SlotTable(plan)));
+    arm->groups = {arm->group_expert.get<int32_t>(),
+                   arm->group_slot_table.get<int32_t>(),
+                   plan.groups(),
+                   plan.max_group_slots,
+                   arm->slots,
+                   SlotsAreGroups(plan),
+                   DistinctExperts(plan)};
+    arm->floor_blocks = kFloorBlocksPerSm * device_.Details().multiprocessors;
+    ASSIGN_OR_RETURN(arm->partials, DeviceBuffer::Allocate(arm->floor_blocks * sizeof(uint32_t)));
+    return arms_.Add(std::move(arm), banks_.get());
+  }
+
+  absl::StatusOr<DeviceLaunch*> Launch(ArmHandle handle, MoeKernel kernel) override {
+    return arms_.Launch(handle, kernel);
+  }
+
+  absl::StatusOr<LaunchOutput> RunOnce(ArmHandle handle, MoeKernel kernel) override {
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(device_.Ordinal()));
+    ASSIGN_OR_RETURN(Arm * arm, arms_.Find(handle));
+    LaunchOutput out;
+    if (arm->variant == KernelVariant::kFloor) {
+      ASSIGN_OR_RETURN(out.checksum, ReadFloorChecksum(FloorArgs(*banks_, *arm, kernel), Stream()));
+      return out;
+    }
+    DeviceBuffer& target = kernel == MoeKernel::kGateUpSilu ? arm->h_out : arm->y;
+    CUDA_RETURN_IF_ERROR(cudaMemsetAsync(target.get(), 0xFF, target.bytes(), Stream()));  // NaN
+    RETURN_IF_ERROR(
+        (kernel == MoeKernel::kGateUpSilu ? arm->gate_up : arm->down).Enqueue(Stream()));
+    out.values.resize(target.bytes() / sizeof(float));
+    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out.values.data(), target.get(), target.bytes(),
+                                         cudaMemcpyDeviceToHost, Stream()));
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(Stream()));
+    return out;
+  }
+
+  void ReleaseArms() override { arms_.Clear(); }
+
+ private:
+  cudaStream_t Stream() const { return static_cast<cudaStream_t>(device_.Stream()); }
+
+  Backend& device_;
+  std::unique_ptr<Banks> banks_;
+  ArmTable<Arm> arms_;
+};
+
+}  // namespace
+
+std::unique_ptr<MoeArms> CudaMoeArms(Backend& device) { return std::make_unique<CudaArms>(device); }
+
+}  // namespace gpuprobe
