@@ -200,6 +200,19 @@ TEST_F(ProbesEndToEndTest, SubmitShowWatchAndCompareWorkForAProbeJob) {
   EXPECT_THAT(dom.out, HasSubstr("read_us against size_bytes"));
   EXPECT_THAT(dom.out, HasSubstr("<h2>Results</h2>"));
   EXPECT_THAT(dom.out, HasSubstr("131072"));
+  // The trends view follows one arm's metric across the jobs labelled branch, per branch.
+  const CommandResult trends = testing_support::Chromium(
+      *dir_, {"--dump-dom"},
+      "http://" + *http_ +
+          "/#/trends?key=branch&base=main&arm=size_bytes%3D131072%2Ccache%3Dwarm&metric=read_us");
+  ASSERT_EQ(trends.exit_code, 0) << trends.err;
+  EXPECT_THAT(trends.out, HasSubstr("2 jobs with label branch")) << trends.out;
+  EXPECT_THAT(trends.out, HasSubstr("read_us median of size_bytes=131072,cache=warm"));
+  EXPECT_THAT(trends.out, HasSubstr("data-series=\"branch=feature\""));
+  EXPECT_THAT(trends.out, HasSubstr("baseline: " + base_id + ", the newest with branch=main"));
+  for (const std::string& id : {base_id, cand_id}) {
+    EXPECT_THAT(trends.out, HasSubstr(">" + id + "</text>"));
+  }
   // A moe-union sweep is another probe: refused, naming it.
   const CommandResult sweep = Cli({"submit", "--experts", "16", "--hidden", "64", "--ff", "32",
                                    "--selected", "2", "--t", "1", "--reps", "3", "--wait"});

@@ -290,16 +290,30 @@ async function renderCompare(base, cand) {
   return false;
 }
 
-// Trends: one arm's median with its 95% interval across the newest succeeded jobs that carry
-// label KEY (one series per value of KEY, oldest first), and a baseline line at the newest job
-// with KEY=BASE. Only jobs of the newest job's geometry, device, timing and cache count. Reads
-// at most TREND_JOBS jobs' rows.
+// Trends: one arm's metric (its median, with its 95% interval) across the newest succeeded jobs
+// that carry label KEY (one series per value of KEY, oldest first), and a baseline line at the
+// newest job with KEY=BASE. Every probe: a moe-union arm is `reference` (the default) or
+// variant,t,union, its metric gu (the default) or down; another probe's arm is its axes as
+// name=value joined by commas (empty: its first result), its metric one of the probe's metrics
+// (empty: the first). Only jobs of the newest job's probe, device and resolved spec (reps, seed,
+// order and labels aside) count. Reads at most TREND_JOBS jobs' results.
 const TREND_JOBS = 50;
 
 function trendParams() {
   const q = new URLSearchParams(location.hash.split('?')[1] || '');
-  return {key: q.get('key') || 'branch', base: q.get('base') || 'main', arm: q.get('arm') || 'reference',
-          metric: q.get('metric') === 'down' ? 'down' : 'gu'};
+  return {key: q.get('key') || 'branch', base: q.get('base') || 'main', arm: q.get('arm') || '',
+          metric: q.get('metric') || ''};
+}
+
+const labelsOf = (job) => {
+  const r = job.request || {};
+  return (r.sweep || r.check || r.probe || {}).labels || {};
+};
+
+// The job's resolved spec as trends compare it.
+function specKey(job) {
+  const {reps, seed, order, labels, ...rest} = job.resolved || {};
+  return JSON.stringify(rest);
 }
 
 function armMatches(r, arm, tMax) {
@@ -308,44 +322,61 @@ function armMatches(r, arm, tMax) {
   return variant(r.arm.variant) === v && r.arm.t === Number(t) && r.arm.union_size === Number(u);
 }
 
+// The arm's point in one job's results, or null: its value, interval, device and what it is.
+function trendPoint(job, results, p) {
+  if ((job.probe || 'moe-union') === 'moe-union') {
+    const rows = results.rows || [];
+    const tMax = Math.max(0, ...rows.map((r) => r.arm.t));
+    const row = rows.find((r) => armMatches(r, p.arm || 'reference', tMax));
+    const m = p.metric === 'down' ? 'down_us' : 'gu_us';
+    return row && {y: row[m], lo: row[`${m}_low`], hi: row[`${m}_high`], device: row.device,
+                   metric: p.metric === 'down' ? 'down' : 'gate+up', unit: 'us'};
+  }
+  const want = p.arm.split(',').filter(Boolean).map((kv) => kv.split('='));
+  const result = (results.results || []).find((r) => want.every(([name, value]) =>
+    r.axes.some((a) => a.name === name && String(axisValue(a)) === value)));
+  const metric = result && (p.metric ? result.metrics.find((m) => m.name === p.metric) : result.metrics[0]);
+  return metric && {y: metric.median, lo: metric.low, hi: metric.high, device: result.device,
+                    metric: metric.name, unit: metric.unit || '-'};
+}
+
 async function renderTrends() {
   const view = document.getElementById('view');
   const p = trendParams();
   const listed = await api(`/api/v1/jobs?state=succeeded&page_size=${TREND_JOBS}`);
-  const jobs = (listed.jobs || []).filter((j) => ((j.request || {}).sweep || {}).labels?.[p.key] !== undefined);
-  const withRows = await Promise.all(jobs.map(async (j) => ({job: j, rows: (await api(`/api/v1/jobs/${j.id}/rows`)).rows || []})));
+  const jobs = (listed.jobs || []).filter((j) => labelsOf(j)[p.key] !== undefined);
+  const withResults = await Promise.all(jobs.map(async (j) => ({job: j, results: await api(`/api/v1/jobs/${j.id}/rows`)})));
   const points = [];
-  for (const {job, rows} of withRows) {
-    const tMax = Math.max(0, ...rows.map((r) => r.arm.t));
-    const row = rows.find((r) => armMatches(r, p.arm, tMax));
-    if (row) points.push({job, row, value: job.request.sweep.labels[p.key], when: new Date(job.created_at)});
+  for (const {job, results} of withResults) {
+    const point = trendPoint(job, results, p);
+    if (point) points.push({job, ...point, value: labelsOf(job)[p.key], when: new Date(job.created_at)});
   }
   points.sort((a, b) => a.when - b.when);
   const newest = points[points.length - 1];
-  const same = (a) => newest && a.row.device === newest.row.device && a.row.timing === newest.row.timing &&
-    a.row.cache === newest.row.cache && JSON.stringify(a.job.request.sweep.geometry) === JSON.stringify(newest.job.request.sweep.geometry);
+  const same = (a) => newest && a.device === newest.device && (a.job.probe || '') === (newest.job.probe || '') &&
+    specKey(a.job) === specKey(newest.job);
   const kept = points.filter(same);
-  const m = p.metric === 'down' ? 'down_us' : 'gu_us';
   const series = new Map();
   kept.forEach((pt, i) => {
     if (!series.has(pt.value)) series.set(pt.value, {name: `${p.key}=${pt.value}`, points: []});
-    series.get(pt.value).points.push({x: i + 1, y: pt.row[m], lo: pt.row[`${m}_low`], hi: pt.row[`${m}_high`], job: pt.job.id});
+    series.get(pt.value).points.push({x: i + 1, y: pt.y, lo: pt.lo, hi: pt.hi, job: pt.job.id});
   });
   const baseline = [...kept].reverse().find((pt) => pt.value === p.base);
   // The baseline first, without markers, so that no job's point is drawn behind it.
   const all = [...(baseline ? [{name: `baseline ${p.base}`, dashed: true, color: '#111', markers: false,
-    points: [{x: 1, y: baseline.row[m]}, {x: Math.max(2, kept.length), y: baseline.row[m]}]}] : []), ...series.values()];
+    points: [{x: 1, y: baseline.y}, {x: Math.max(2, kept.length), y: baseline.y}]}] : []), ...series.values()];
+  const arm = p.arm || (newest && (newest.job.probe || 'moe-union') !== 'moe-union' ? 'the first result' : 'the reference row');
   view.innerHTML = `<section><h2>Trends</h2><form id="trend-form">
       label key <input name="key" value="${esc(p.key)}" size="10"> baseline value <input name="base" value="${esc(p.base)}" size="10">
-      arm <input name="arm" value="${esc(p.arm)}" size="16" title="reference, or variant,t,union e.g. per-slot,6,60">
-      <select name="metric"><option value="gu"${p.metric === 'gu' ? ' selected' : ''}>gate+up</option>
-      <option value="down"${p.metric === 'down' ? ' selected' : ''}>down</option></select> <button>show</button></form>
+      arm <input name="arm" value="${esc(p.arm)}" size="24" title="moe-union: reference, or variant,t,union e.g. per-slot,6,60; another probe: its axes, e.g. size_bytes=1073741824,cache=warm">
+      metric <input name="metric" value="${esc(p.metric)}" size="10" title="moe-union: gu or down; another probe: one of its metrics (empty: the first)">
+      <button>show</button></form>
       <div class="muted" id="trend-summary">${kept.length} jobs with label ${esc(p.key)} (of the newest ${TREND_JOBS} succeeded),
-      ${newest ? `geometry and mode of ${esc(newest.job.id)}: ${esc(newest.row.device)}` : 'none match'}${baseline ? ` · baseline: ${esc(baseline.job.id)}, the newest with ${esc(p.key)}=${esc(p.base)}` : ` · no job with ${esc(p.key)}=${esc(p.base)} for a baseline`}.
+      ${newest ? `probe, spec and device of ${esc(newest.job.id)}: ${esc(newest.job.probe || 'moe-union')} on ${esc(newest.device)}` : 'none match'}${baseline ? ` · baseline: ${esc(baseline.job.id)}, the newest with ${esc(p.key)}=${esc(p.base)}` : ` · no job with ${esc(p.key)}=${esc(p.base)} for a baseline`}.
       Click a legend entry to hide or show its series.</div></section>
-    <section class="plots"><div id="plot-trend">${plot({title: `${p.metric === 'down' ? 'down' : 'gate+up'} median of ${p.arm === 'reference' ? 'the reference row' : p.arm}, 95% intervals, per job (oldest first)`,
-      xLabel: 'job (oldest first)', yLabel: `${p.metric === 'down' ? 'down' : 'gate+up'} (us)`, series: all, xTicks: kept.map((pt, i) => ({x: i + 1, label: pt.job.id}))})
-      || '<p class="muted">no matching jobs</p>'}</div></section>`;
+    <section class="plots"><div id="plot-trend">${newest ? plot({title: `${newest.metric} median of ${arm}, 95% intervals, per job (oldest first)`,
+      xLabel: 'job (oldest first)', yLabel: `${newest.metric} (${newest.unit})`, series: all, xTicks: kept.map((pt, i) => ({x: i + 1, label: pt.job.id}))})
+      : '<p class="muted">no matching jobs</p>'}</div></section>`;
   document.getElementById('trend-form').addEventListener('submit', (e) => {
     e.preventDefault();
     location.hash = '#/trends?' + new URLSearchParams(new FormData(e.target)).toString();
