@@ -1,12 +1,8 @@
 #include "server/probe/arm_rows.h"
 
+#include "server/measure/bandwidth.h"
+
 namespace gpuprobe {
-namespace {
-
-// bytes / microseconds / 1e6 = terabytes per second.
-double Tbps(double bytes, double us) { return us > 0.0 ? bytes / us / 1e6 : 0.0; }
-
-}  // namespace
 
 std::optional<int> ReferenceArm(const SweepSpec& spec, const std::vector<Arm>& arms) {
   for (size_t i = 0; i < arms.size(); ++i) {
@@ -35,12 +31,14 @@ std::vector<ArmRow> BuildRows(const SweepSpec& spec, const std::vector<Arm>& arm
                .timing = spec.timing,
                .cache = spec.cache,
                .device = context.device};
-    if (context.calibrated_read_tbps > 0.0) {
-      row.gu_pct_of_read_bw = 100.0 * Tbps(static_cast<double>(reads[i].gu), row.gu.median) /
-                              context.calibrated_read_tbps;
-      row.down_pct_of_read_bw = 100.0 * Tbps(static_cast<double>(reads[i].down), row.down.median) /
-                                context.calibrated_read_tbps;
-    }
+    // 0: the device has no calibrated read.
+    row.gu_pct_of_read_bw = PercentOfRead(Tbps(static_cast<double>(reads[i].gu), row.gu.median),
+                                          context.calibrated_read_tbps)
+                                .value_or(0.0);
+    row.down_pct_of_read_bw =
+        PercentOfRead(Tbps(static_cast<double>(reads[i].down), row.down.median),
+                      context.calibrated_read_tbps)
+            .value_or(0.0);
     row.section_us = row.gu.median + row.down.median;
     row.gu_bw_vs_union_tbps = Tbps(arms[i].union_size * gu_expert_bytes, row.gu.median);
     row.gu_bw_vs_slots_tbps = Tbps(arms[i].slots * gu_expert_bytes, row.gu.median);

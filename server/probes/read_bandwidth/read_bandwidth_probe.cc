@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "kernels/read_buffer.h"
+#include "server/measure/bandwidth.h"
 #include "server/measure/interleaved.h"
 #include "server/probes/job_events.h"
 #include "server/probes/param_text.h"
@@ -307,10 +308,11 @@ JobOutcome ReadBandwidthProbe::Run(const ProbeRun& run, Backend& device,
     r->set_arm_index(static_cast<uint32_t>(i));
     *r->mutable_axes() = Planned(arms[i]).axes();
     *r->add_metrics() = MetricOf("read_us", "us", samples);
-    const double tbps = static_cast<double>(arms[i].bytes) / r->metrics(0).median() / 1e6;
+    const double tbps = Tbps(static_cast<double>(arms[i].bytes), r->metrics(0).median());
     *r->add_derived() = Derived("tbps", "TB/s", tbps);
-    if (calibrated > 0.0)
-      *r->add_derived() = Derived("pct_of_read", "%", 100.0 * tbps / calibrated);
+    if (std::optional<double> pct = PercentOfRead(tbps, calibrated)) {
+      *r->add_derived() = Derived("pct_of_read", "%", *pct);
+    }
     r->set_disturbance(measured.disturbance);
     r->set_device(device.Description());
     publish(std::move(event));
