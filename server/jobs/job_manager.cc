@@ -17,11 +17,6 @@
 namespace gpuprobe {
 namespace {
 
-// A client-chosen key longer than this is refused.
-constexpr size_t kMaxIdempotencyKeyBytes = 128;
-// A gpu or host target longer than this is refused.
-constexpr size_t kMaxTargetBytes = 128;
-
 // A job id in a request: the daemon's own form, else NOT_FOUND quoting a short prefix.
 absl::Status CheckJobId(const std::string& id) {
   if (IsJobId(id)) return absl::OkStatus();
@@ -217,110 +212,46 @@ std::vector<v1::DeviceStatus> JobManager::Devices() {
 
 absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std::string& submitter,
                                            const std::string& key_scope) {
-  if (request.idempotency_key().size() > kMaxIdempotencyKeyBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("idempotency_key: \"%s\" is longer than %d bytes",
-                        Abbreviated(request.idempotency_key()), kMaxIdempotencyKeyBytes));
-  }
-  if (!StoreWritable()) {
-    if (absl::Status probe = store_->ProbeWrite(); !probe.ok()) {
-      // RESOURCE_EXHAUSTED: gRPC's code for a full file system; the daemon itself is reachable.
-      return absl::ResourceExhaustedError(
-          absl::StrCat("gpuprobed's job store cannot write (", probe.message(),
-                       "); no job is accepted until it can: ",
-                       store_->Shared() ? "the --store database must take writes again"
-                                        : "free disk space under --data-dir"));
-    }
-    SetStoreWritable(true, absl::OkStatus());
-  }
-  // A retried submit gets its job back, whatever the queue's state.
-  ASSIGN_OR_RETURN(std::optional<v1::Job> earlier,
-                   store_->FindByIdempotencyKey(key_scope, request.idempotency_key()));
-  if (earlier.has_value()) return *std::move(earlier);
-  if (request.has_check() && !request.check().has_seed()) {
-    request.mutable_check()->set_seed(FreshSeed());  // stored, so every attempt checks the same
-  }
-  for (const auto& [field, value] : {std::pair{"gpu", &request.gpu()}, {"host", &request.host()}}) {
-    if (value->size() > kMaxTargetBytes) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s: \"%s\" is longer than %d bytes", field,
-                                                        Abbreviated(*value), kMaxTargetBytes));
-    }
-  }
-  ASSIGN_OR_RETURN(const v1::ProbeRequest probe_request, ProbeRequestOf(request));
-  ASSIGN_OR_RETURN(const Probe* probe, probes_->Get(probe_request.probe()));
-  if (probe_request.check() && !probe->Info().has_check()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("check: probe \"", probe->Name(), "\" has no exactness check"));
-  }
-  RETURN_IF_ERROR(CheckLabels(std::map<std::string, std::string>(probe_request.labels().begin(),
-                                                                 probe_request.labels().end()),
-                              SweepLimits{}));
-  ASSIGN_OR_RETURN(google::protobuf::Any resolved, probe->Resolve(probe_request));
-  // A job for another host or model is planned where it runs; this daemon plans what it can.
-  if (ServesTargets(request)) {
-    if (request.has_device() && request.device() >= devices_.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("device: %d is not a device of this daemon (it serves 0..%d)",
-                          request.device(), devices_.size() - 1));
-    }
-    const Backend& device = devices_[request.has_device() ? request.device() : 0]->executor->info();
-    ASSIGN_OR_RETURN(const ProbePlan plan, probe->Plan(resolved, probe_request.check(), device));
-    if (plan.device_seconds > limits_.max_job_seconds) {
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "reps: the job needs about %.0f s of device time, more than the limit of %.0f s "
-          "(--max-job-seconds)",
-          plan.device_seconds, limits_.max_job_seconds));
-    }
-    if (plan.artifact_bytes > 0) {
-      if (artifacts_ == nullptr) {
-        return absl::FailedPreconditionError("dump: this gpuprobed keeps no artifacts");
-      }
-      if (plan.artifact_bytes > artifacts_->max_bytes()) {
-        return absl::ResourceExhaustedError(absl::StrFormat(
-            "dump: the job would keep about %d bytes of artifacts, more than the limit of %d "
-            "(--max-artifact-bytes); check a smaller geometry",
-            plan.artifact_bytes, artifacts_->max_bytes()));
-      }
-    }
-  }
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::UnavailableError("gpuprobed is shutting down");
   }
-  const NewJob new_job{.request = request,
-                       .probe = probe->Name(),
-                       .resolved = std::move(resolved),
-                       .check = probe_request.check()};
-  absl::StatusOr<JobStore::Inserted> inserted;
-  {
-    absl::MutexLock admission(&admission_mu_);
-    const int64_t queued = store_->CountQueued();
-    if (queued >= limits_.max_queued_jobs) {
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "queue: %d jobs are queued, the limit (--max-queued-jobs); try again later", queued));
-    }
-    inserted = store_->Insert(new_job, submitter, key_scope, absl::Now(), [](const v1::Job& job) {
-      v1::JobEvent accepted = AcceptedEvent(job.id(), job.queue_position());
-      *accepted.mutable_stored_at() = job.created_at();
-      return accepted;
-    });
-  }
-  if (!inserted.ok()) {
-    // Nothing was stored; the store is suspect until a probe write succeeds.
-    SetStoreWritable(false, inserted.status());
-    return absl::ResourceExhaustedError(
-        absl::StrCat("gpuprobed's job store cannot write: ", inserted.status().message()));
-  }
-  if (inserted->created) {
+  ASSIGN_OR_RETURN(JobStore::Inserted inserted,
+                   admission_.Admit(std::move(request), submitter, key_scope));
+  if (inserted.created) {
     {
       absl::MutexLock lock(&mu_);
       ++submissions_;
     }
-    spdlog::info("job {} queued by {} with {} ahead", inserted->job.id(), submitter,
-                 inserted->job.queue_position());
+    spdlog::info("job {} queued by {} with {} ahead", inserted.job.id(), submitter,
+                 inserted.job.queue_position());
   }
-  ExplainWaiting({&inserted->job});
-  return inserted->job;
+  ExplainWaiting({&inserted.job});
+  return inserted.job;
+}
+
+absl::Status JobManager::EnsureStoreWritable() {
+  if (StoreWritable()) return absl::OkStatus();
+  if (absl::Status probe = store_->ProbeWrite(); !probe.ok()) {
+    // RESOURCE_EXHAUSTED: gRPC's code for a full file system; the daemon itself is reachable.
+    return absl::ResourceExhaustedError(
+        absl::StrCat("gpuprobed's job store cannot write (", probe.message(),
+                     "); no job is accepted until it can: ",
+                     store_->Shared() ? "the --store database must take writes again"
+                                      : "free disk space under --data-dir"));
+  }
+  SetStoreWritable(true, absl::OkStatus());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const Backend*> JobManager::DeviceFor(const v1::SubmitRequest& request) const {
+  if (!ServesTargets(request)) return nullptr;
+  if (request.has_device() && request.device() >= devices_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("device: %d is not a device of this daemon (it serves 0..%d)",
+                        request.device(), devices_.size() - 1));
+  }
+  return &devices_[request.has_device() ? request.device() : 0]->executor->info();
 }
 
 bool JobManager::ServesTargets(const v1::SubmitRequest& request) const {

@@ -2,9 +2,9 @@
 //
 // Jobs wait in the store (priority, then submission order); each device runs one at a time on
 // its own thread (never a gRPC callback), claiming the next job that matches it (pinned index,
-// gpu model, host). Admission (the queue's bound and the insert) is one step among submissions;
-// the events of jobs reach their watchers through EventFanout (stored first, no gap, no
-// duplicate). No lock of the manager is held over store I/O.
+// gpu model, host). Admission checks a submitted request completely and stores it within the
+// queue's bound; the events of jobs reach their watchers through EventFanout (stored first, no
+// gap, no duplicate). No lock of the manager is held over store I/O.
 //
 // The daemon is a member of the store's fleet (FleetMembership: registration, heartbeat, leases,
 // cancels asked through other daemons, jobs of lost daemons queued again). With a shared store (a
@@ -31,6 +31,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gpuprobe/v1/probe.pb.h"
 #include "server/device/backend.h"
+#include "server/jobs/admission.h"
 #include "server/jobs/artifact_store.h"
 #include "server/jobs/device_executor.h"
 #include "server/jobs/event_fanout.h"
@@ -40,21 +41,6 @@
 #include "server/store/job_store.h"
 
 namespace gpuprobe {
-
-struct QueueLimits {
-  int max_queued_jobs = 1000;
-  // All jobs' artifacts together (ArtifactStore).
-  int64_t max_artifact_bytes = int64_t{4} << 30;
-  // A device worker may stay silent this long plus 10 times the job's estimated device time
-  // before it is declared stuck (killed, the job failed): generous, as bank synthesis and
-  // loading before the first rep take host time the estimate does not count.
-  absl::Duration min_watchdog = absl::Seconds(120);
-  // A job's estimated device time (its launches' bytes at the device's read bandwidth, plus
-  // launch overhead) may not exceed this.
-  double max_job_seconds = 3600.0;
-  // Runs of a job that a daemon restart interrupted before it is failed instead of re-queued.
-  int max_attempts = 2;
-};
 
 class JobManager {
  public:
@@ -147,6 +133,11 @@ class JobManager {
         artifacts_(std::move(artifacts)),
         fleet_(std::move(fleet)),
         fanout_(*store_),
+        admission_(
+            *store_, *probes_, limits, artifacts_.get(),
+            {.writable = [this] { return EnsureStoreWritable(); },
+             .write_failed = [this](const absl::Status& why) { SetStoreWritable(false, why); },
+             .device_for = [this](const v1::SubmitRequest& r) { return DeviceFor(r); }}),
         devices_(std::move(devices)),
         runs_(devices_.size()) {}
 
@@ -167,6 +158,10 @@ class JobManager {
   static void ExplainWaiting(v1::Job& job, const std::vector<v1::FleetDevice>& fleet);
   // Whether a device of this daemon may run the request (its gpu and host targets).
   bool ServesTargets(const v1::SubmitRequest& request) const;
+  // The device that would run the request here (Admission::Hooks::device_for).
+  absl::StatusOr<const Backend*> DeviceFor(const v1::SubmitRequest& request) const;
+  // OK when the store takes writes, trying a probe write once it could not (Submit).
+  absl::Status EnsureStoreWritable();
   // Stores the event, then hands it to the job's watchers. An event that cannot be stored is
   // not streamed: the store is marked unwritable and the error returned (the caller fails the
   // job with it).
@@ -180,12 +175,10 @@ class JobManager {
   const std::unique_ptr<ArtifactStore> artifacts_;
   const std::unique_ptr<FleetMembership> fleet_;
   EventFanout fanout_;
+  Admission admission_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::thread watch_thread_;
 
-  // Admission: counting the queue and storing a new job are one step among submissions (and
-  // nothing else waits on it).
-  absl::Mutex admission_mu_;
   // What the devices run, the wake-ups and the store's health; never held over store I/O.
   absl::Mutex mu_;
   // Per device, by index: what it runs now.

@@ -1,5 +1,6 @@
 // The one place that lists the daemon's probes. A probe lives in its own folder under
-// server/probes/ and is added here by one line (ProbeRegistry::Builtin) and one line of build.
+// server/probes/ and is added here by two lines (its include and its Add in ProbeRegistry::Builtin)
+// and one line of build.
 //
 //   ProbeRegistry registry = ProbeRegistry::Builtin({.sweep = limits});
 //   const Probe* probe = registry.Find("moe-union");
