@@ -505,11 +505,13 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   d.busy_seconds = d.busy_seconds.load() + absl::ToDoubleSeconds(end - start);
   {
     absl::MutexLock lock(&mu_);
+    // The device is idle from here (its worker is done with the job; what is left is recording
+    // its end), so that nothing (Info, /metrics) reports it running a job stored as ended.
+    EndRun(device);
     if (stopping_ && outcome.status.code() == absl::StatusCode::kCancelled) {
       // Interrupted by shutdown, not by a user: left RUNNING (its lease given up at Stop), so
       // the next start, or another daemon of the fleet, queues it again.
       spdlog::warn("job {} interrupted by shutdown; it runs again at the next start", id);
-      EndRun(device);
       return;
     }
   }
@@ -544,8 +546,6 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   } else {
     spdlog::warn("job {} ended: {}", id, outcome.status.ToString());
   }
-  absl::MutexLock lock(&mu_);
-  EndRun(device);
 }
 
 int JobManager::DeviceRunning(const std::string& job_id) const {
