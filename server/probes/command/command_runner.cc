@@ -139,6 +139,14 @@ absl::StatusOr<CommandOutput> RunBoundedCommand(const std::vector<std::string>& 
     killpg(group, SIGTERM);
     term_sent = absl::Now();
   };
+  // Kills what it left running after it exited: an error, unless the run already is one.
+  auto kill_left_behind = [&] {
+    killpg(group, SIGKILL);
+    if (stopped.ok()) {
+      stopped = absl::FailedPreconditionError(
+          "it left processes of its own running after it exited; they were killed");
+    }
+  };
   while (open[0] || open[1]) {
     pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
     for (int i = 0; i < 2; ++i) {
@@ -179,11 +187,7 @@ absl::StatusOr<CommandOutput> RunBoundedCommand(const std::vector<std::string>& 
     }
     // Exited, yet its output stays open: a process it left behind holds it.
     if (now - exited_at > absl::Milliseconds(500)) {
-      killpg(group, SIGKILL);
-      if (stopped.ok()) {
-        stopped = absl::FailedPreconditionError(
-            "it left processes of its own running after it exited; they were killed");
-      }
+      kill_left_behind();
       break;
     }
     if (now - term_sent > limits.term_grace) {
@@ -204,13 +208,7 @@ absl::StatusOr<CommandOutput> RunBoundedCommand(const std::vector<std::string>& 
   while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   output.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (LiveProcessesOfGroup(group) > 0) {
-    killpg(group, SIGKILL);
-    if (stopped.ok()) {
-      stopped = absl::FailedPreconditionError(
-          "it left processes of its own running after it exited; they were killed");
-    }
-  }
+  if (LiveProcessesOfGroup(group) > 0) kill_left_behind();
   if (!stopped.ok()) {
     if (partial != nullptr) *partial = std::move(output);
     return stopped;
