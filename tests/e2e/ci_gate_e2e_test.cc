@@ -39,10 +39,9 @@ class CiGateTest : public testing::Test {
         dir_ + "/daemon.log");
     ASSERT_TRUE(daemon.ok()) << daemon.status();
     daemon_.emplace(*std::move(daemon));
-    absl::StatusOr<std::string> port =
-        daemon_->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
-    ASSERT_TRUE(port.ok()) << port.status();
-    server_ = "127.0.0.1:" + *port;
+    absl::StatusOr<std::string> server = daemon_->GrpcAddress();
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *server;
   }
 
   // The gate on one commit of one branch, a small sweep of 16 kept reps per arm.

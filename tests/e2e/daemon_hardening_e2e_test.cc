@@ -45,10 +45,9 @@ class DaemonHardeningTest : public testing::Test {
         ChildProcess::Start(argv, dir_ + "/daemon.log", {"GPUPROBE_ALLOW_FAULTS=1"});
     ASSERT_TRUE(daemon.ok()) << daemon.status();
     daemon_.emplace(*std::move(daemon));
-    absl::StatusOr<std::string> port =
-        daemon_->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
-    ASSERT_TRUE(port.ok()) << port.status() << daemon_->Log();
-    server_ = "127.0.0.1:" + *port;
+    absl::StatusOr<std::string> server = daemon_->GrpcAddress();
+    ASSERT_TRUE(server.ok()) << server.status() << daemon_->Log();
+    server_ = *server;
   }
 
   CommandResult Cli(std::vector<std::string> args) {

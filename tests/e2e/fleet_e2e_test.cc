@@ -70,14 +70,13 @@ class FleetEndToEndTest : public testing::Test {
     absl::StatusOr<ChildProcess> d =
         ChildProcess::Start(DaemonArgv(i, store_), absl::StrCat(dir_, "/daemon", i, ".log"));
     ASSERT_TRUE(d.ok()) << d.status();
-    absl::StatusOr<std::string> port = d->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(30));
-    ASSERT_TRUE(port.ok()) << port.status() << d->Log();
-    absl::StatusOr<std::string> http =
-        d->AwaitLog("http listening on 127.0.0.1:", absl::Seconds(5));
+    absl::StatusOr<std::string> server = d->GrpcAddress(absl::Seconds(30));
+    ASSERT_TRUE(server.ok()) << server.status() << d->Log();
+    absl::StatusOr<std::string> http = d->HttpAddress();
     ASSERT_TRUE(http.ok()) << http.status();
     daemons_.emplace(i, *std::move(d));
-    servers_[i] = "127.0.0.1:" + *port;
-    http_[i] = "127.0.0.1:" + *http;
+    servers_[i] = *server;
+    http_[i] = *http;
   }
   static std::string Host(int i) { return absl::StrCat("h", i); }
 

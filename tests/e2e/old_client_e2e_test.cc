@@ -28,12 +28,11 @@ class OldClientTest : public testing::Test {
                             *dir_ + "/daemon.log");
     ASSERT_TRUE(daemon.ok()) << daemon.status();
     daemon_ = new ChildProcess(*std::move(daemon));
-    absl::StatusOr<std::string> port =
-        daemon_->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
-    ASSERT_TRUE(port.ok()) << port.status();
-    stub_ = v1::ProbeService::NewStub(
-                grpc::CreateChannel("127.0.0.1:" + *port, grpc::InsecureChannelCredentials()))
-                .release();
+    absl::StatusOr<std::string> server = daemon_->GrpcAddress();
+    ASSERT_TRUE(server.ok()) << server.status();
+    stub_ =
+        v1::ProbeService::NewStub(grpc::CreateChannel(*server, grpc::InsecureChannelCredentials()))
+            .release();
   }
   void SetUp() override { ASSERT_NE(stub_, nullptr) << "gpuprobed did not start"; }
   static void TearDownTestSuite() {

@@ -78,14 +78,12 @@ printf 't\tunion\tgu_us\n1\t10\t8.5\n2\t20\t9.5\n')");
         *dir_ + "/daemon.log");
     ASSERT_TRUE(daemon.ok()) << daemon.status();
     daemon_ = new ChildProcess(*std::move(daemon));
-    absl::StatusOr<std::string> port =
-        daemon_->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
-    ASSERT_TRUE(port.ok()) << port.status();
-    server_ = new std::string("127.0.0.1:" + *port);
-    absl::StatusOr<std::string> http_port =
-        daemon_->AwaitLog("http listening on 127.0.0.1:", absl::Seconds(5));
-    ASSERT_TRUE(http_port.ok()) << http_port.status();
-    http_ = new std::string("127.0.0.1:" + *http_port);
+    absl::StatusOr<std::string> server = daemon_->GrpcAddress();
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = new std::string(*server);
+    absl::StatusOr<std::string> http = daemon_->HttpAddress();
+    ASSERT_TRUE(http.ok()) << http.status();
+    http_ = new std::string(*http);
   }
   void SetUp() override { ASSERT_NE(server_, nullptr) << "gpuprobed did not start"; }
   static void WriteScript(const std::string& name, const std::string& body) {
@@ -294,12 +292,11 @@ TEST_F(ProbesEndToEndTest, StoppingTheDaemonKillsARunningCommand) {
        dir + "/data", "--probe-command", "hang=" + dir + "/hang.sh"},
       dir + "/daemon.log");
   ASSERT_TRUE(daemon.ok()) << daemon.status();
-  absl::StatusOr<std::string> port =
-      daemon->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
-  ASSERT_TRUE(port.ok()) << port.status();
+  absl::StatusOr<std::string> server = daemon->GrpcAddress();
+  ASSERT_TRUE(server.ok()) << server.status();
   absl::StatusOr<CommandResult> submitted =
-      RunCommand({GPUPROBE_PATH, "--server", "127.0.0.1:" + *port, "submit", "--probe", "command",
-                  "--param", "command=hang"},
+      RunCommand({GPUPROBE_PATH, "--server", *server, "submit", "--probe", "command", "--param",
+                  "command=hang"},
                  {}, dir);
   ASSERT_TRUE(submitted.ok()) << submitted.status();
   ASSERT_EQ(submitted->exit_code, 0) << submitted->err;

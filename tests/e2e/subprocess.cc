@@ -114,6 +114,18 @@ absl::StatusOr<std::string> ChildProcess::AwaitLog(const std::string& needle,
   return absl::DeadlineExceededError(absl::StrCat("no \"", needle, "\" in log:\n", Log()));
 }
 
+absl::StatusOr<std::string> ChildProcess::GrpcAddress(absl::Duration timeout) {
+  absl::StatusOr<std::string> port = AwaitLog(" listening on 127.0.0.1:", timeout);
+  if (!port.ok()) return port.status();
+  return "127.0.0.1:" + *port;
+}
+
+absl::StatusOr<std::string> ChildProcess::HttpAddress(absl::Duration timeout) {
+  absl::StatusOr<std::string> port = AwaitLog("http listening on 127.0.0.1:", timeout);
+  if (!port.ok()) return port.status();
+  return "127.0.0.1:" + *port;
+}
+
 absl::StatusOr<int> ChildProcess::StopWith(int signal, absl::Duration timeout) {
   kill(pid_, signal);
   absl::StatusOr<int> code = WaitExit(pid_, timeout);

@@ -40,6 +40,10 @@ class ChildProcess {
   // Waits until the log holds `needle`; returns the word that follows it (up to a space or
   // the end of the line).
   absl::StatusOr<std::string> AwaitLog(const std::string& needle, absl::Duration timeout);
+  // A gpuprobed child's gRPC and HTTP addresses ("127.0.0.1:PORT"), once it logs that it
+  // listens on them.
+  absl::StatusOr<std::string> GrpcAddress(absl::Duration timeout = absl::Seconds(20));
+  absl::StatusOr<std::string> HttpAddress(absl::Duration timeout = absl::Seconds(5));
   // Sends `signal` and returns the exit code (128 + signal if it died of one).
   absl::StatusOr<int> StopWith(int signal, absl::Duration timeout);
   std::string Log() const;

@@ -47,14 +47,12 @@ class SweepEndToEndTest : public testing::Test {
                             *dir_ + "/daemon.log");
     ASSERT_TRUE(daemon.ok()) << daemon.status();
     daemon_ = new ChildProcess(*std::move(daemon));
-    absl::StatusOr<std::string> port =
-        daemon_->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
-    ASSERT_TRUE(port.ok()) << port.status();
-    server_ = new std::string("127.0.0.1:" + *port);
-    absl::StatusOr<std::string> http_port =
-        daemon_->AwaitLog("http listening on 127.0.0.1:", absl::Seconds(5));
-    ASSERT_TRUE(http_port.ok()) << http_port.status();
-    http_ = new std::string("127.0.0.1:" + *http_port);
+    absl::StatusOr<std::string> server = daemon_->GrpcAddress();
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = new std::string(*server);
+    absl::StatusOr<std::string> http = daemon_->HttpAddress();
+    ASSERT_TRUE(http.ok()) << http.status();
+    http_ = new std::string(*http);
   }
 
   // A daemon that did not start fails every test of the suite (never skips it).
@@ -348,7 +346,7 @@ TEST_F(SweepEndToEndTest, HealthReportsServingAndReflectionListsTheService) {
   EXPECT_THAT(services, testing::Contains("grpc.health.v1.Health"));
   (void)stream->Finish();
   // The HTTP side is up too, on the port it logged.
-  EXPECT_TRUE(daemon_->AwaitLog("http listening on 127.0.0.1:", absl::Seconds(1)).ok());
+  EXPECT_TRUE(daemon_->HttpAddress(absl::Seconds(1)).ok());
 }
 
 TEST_F(SweepEndToEndTest, DashboardShowsAJobsRowsAndOnePlottedSeriesPerT) {
@@ -480,9 +478,9 @@ TEST(RestartEndToEndTest, JobsSurviveKillNine) {
   auto start = [&](const std::string& log) -> std::pair<ChildProcess, std::string> {
     absl::StatusOr<ChildProcess> d = ChildProcess::Start(daemon_argv, dir + "/" + log);
     EXPECT_TRUE(d.ok());
-    absl::StatusOr<std::string> port = d->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
-    EXPECT_TRUE(port.ok()) << port.status();
-    return {*std::move(d), "127.0.0.1:" + *port};
+    absl::StatusOr<std::string> server = d->GrpcAddress();
+    EXPECT_TRUE(server.ok()) << server.status();
+    return {*std::move(d), *server};
   };
   auto cli = [&](const std::string& server, std::vector<std::string> args) {
     args.insert(args.begin(), {GPUPROBE_PATH, "--server", server});
@@ -540,10 +538,9 @@ TEST(SecureEndToEndTest, TlsAndTokens) {
                            "--tls-cert", dir + "/cert.pem", "--tls-key", dir + "/key.pem"},
                           dir + "/daemon.log");
   ASSERT_TRUE(daemon.ok());
-  absl::StatusOr<std::string> port =
-      daemon->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
-  ASSERT_TRUE(port.ok()) << port.status();
-  const std::string server = "127.0.0.1:" + *port;
+  absl::StatusOr<std::string> address = daemon->GrpcAddress();
+  ASSERT_TRUE(address.ok()) << address.status();
+  const std::string server = *address;
   auto cli = [&](std::vector<std::string> args, std::vector<std::string> env) {
     args.insert(args.begin(), {GPUPROBE_PATH, "--server", server});
     absl::StatusOr<CommandResult> r = RunCommand(args, env, dir);
@@ -589,11 +586,10 @@ TEST(WorkerIsolationEndToEndTest, AWorkerCrashFailsOneJobAndTheNextSucceeds) {
                            "127.0.0.1:0", "--data-dir", dir + "/data"},
                           dir + "/daemon.log", {"GPUPROBE_ALLOW_FAULTS=1"});
   ASSERT_TRUE(daemon.ok());
-  absl::StatusOr<std::string> port =
-      daemon->AwaitLog(" listening on 127.0.0.1:", absl::Seconds(20));
-  ASSERT_TRUE(port.ok()) << port.status();
+  absl::StatusOr<std::string> server = daemon->GrpcAddress();
+  ASSERT_TRUE(server.ok()) << server.status();
   auto cli = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {GPUPROBE_PATH, "--server", "127.0.0.1:" + *port});
+    args.insert(args.begin(), {GPUPROBE_PATH, "--server", *server});
     absl::StatusOr<CommandResult> r = RunCommand(args, {}, dir);
     EXPECT_TRUE(r.ok());
     return r.ok() ? *r : CommandResult{};
