@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The probes on a GPU host in one sitting, from a bundle (make-bundle.sh). Writes into OUT_DIR:
-#   new/, base/, new2/, base2/  bench/gpu-bench.sh --quick of this build and of a base build,
+#   new/, base/, new2/, base2/  bench/gpu-bench.sh --modes of this build and of a base build,
 #                     alternating so that drift of the card shows: the moe-union targets before
-#                     and after a change behind the probe interface (new/ also runs the GPU tests)
+#                     and after a change behind the probe interface, in every timing and cache
+#                     mode (new/ also runs the GPU tests)
 #   read-bandwidth.tsv   the read-bandwidth probe's default sweep, warm and cold
 #   read-bandwidth-check.txt  its exactness check (checksums of every size)
 #   copy.tsv, copy-show.txt  the bundle's example command probe (copy_bandwidth_probe),
@@ -31,10 +32,10 @@ base=$(mktemp -d)
 ln -s "$base_bin" "$base/bin"
 ln -s "$bundle/lib" "$base/lib"
 
-"$here/gpu-bench.sh" "$bundle" "$out/new" --quick
-"$here/gpu-bench.sh" "$base" "$out/base" --quick
-"$here/gpu-bench.sh" "$bundle" "$out/new2" --quick
-"$here/gpu-bench.sh" "$base" "$out/base2" --quick
+"$here/gpu-bench.sh" "$bundle" "$out/new" --modes
+"$here/gpu-bench.sh" "$base" "$out/base" --modes
+"$here/gpu-bench.sh" "$bundle" "$out/new2" --modes
+"$here/gpu-bench.sh" "$base" "$out/base2" --modes
 
 export PATH="$bundle/bin:$PATH"
 gpuprobed --listen 127.0.0.1:0 --backend cuda --data-dir "$(mktemp -d)" \
@@ -60,6 +61,7 @@ runs=(new base new2 base2)
   for run in "${runs[@]}"; do
     echo "== $run: targets (t, slots, union, gu_us, down_us, section_us, spreads, variant)"
     grep -v -e '^#' -e '^t' "$out/$run/targets.tsv" | cut -f1-8,12
+    grep -v -e '^# [^=]' -e '^t' "$out/$run/modes.tsv" | cut -f1-8,12
   done
   echo "== read-bandwidth"
   cat "$out/read-bandwidth.tsv"

@@ -24,6 +24,7 @@
 #include "server/jobs/data_dir_lock.h"
 #include "server/jobs/worker_main.h"
 #include "server/jobs/worker_process.h"
+#include "server/measure/cold_cache.h"
 #include "server/options/daemon_options.h"
 #include "server/probes/command/command_registrations.h"
 #include "server/probes/registry.h"
@@ -95,12 +96,21 @@ absl::StatusOr<std::shared_ptr<const gpuprobe::ProbeRegistry>> Probes(
       gpuprobe::ProbeRegistry::Builtin({.commands = std::move(commands)}));
 }
 
+// A device that runs jobs, with its cold-cache flush memory taken before any probe's buffers:
+// every job then finds the same memory layout, and no cold job fails for want of that memory.
+absl::StatusOr<std::unique_ptr<gpuprobe::Backend>> MakeDevice(
+    const gpuprobe::DaemonOptions& options, int device) {
+  ASSIGN_OR_RETURN(std::unique_ptr<gpuprobe::Backend> backend,
+                   gpuprobe::MakeBackend(options.backend, device, options.cpu_repeat));
+  RETURN_IF_ERROR(gpuprobe::ColdCache::Of(*backend).status());
+  return backend;
+}
+
 absl::StatusOr<std::unique_ptr<gpuprobe::DeviceExecutor>> MakeExecutor(
     const gpuprobe::DaemonOptions& options, int device,
     const std::shared_ptr<const gpuprobe::ProbeRegistry>& probes) {
   if (options.isolation == "none") {
-    ASSIGN_OR_RETURN(std::unique_ptr<gpuprobe::Backend> in_process,
-                     gpuprobe::MakeBackend(options.backend, device, options.cpu_repeat));
+    ASSIGN_OR_RETURN(std::unique_ptr<gpuprobe::Backend> in_process, MakeDevice(options, device));
     return std::unique_ptr<gpuprobe::DeviceExecutor>(
         std::make_unique<gpuprobe::InProcessExecutor>(std::move(in_process), probes));
   }
@@ -151,7 +161,7 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(options.log_level));
   if (options.worker_fd >= 0) {
     absl::StatusOr<std::unique_ptr<gpuprobe::Backend>> backend =
-        gpuprobe::MakeBackend(options.backend, options.device, options.cpu_repeat);
+        MakeDevice(options, options.device);
     if (!backend.ok()) {
       spdlog::error("worker: {}", backend.status().ToString());
       return 2;

@@ -11,6 +11,11 @@ std::string_view TimingName(TimingMode timing) {
 
 std::string_view CacheName(CacheMode cache) { return cache == CacheMode::kCold ? "cold" : "warm"; }
 
+absl::Status Backend::NoWork() const {
+  return absl::FailedPreconditionError(
+      absl::StrFormat("the %s device %s runs no work in this process", Name(), Description()));
+}
+
 std::vector<std::string> ThrottleReasonNames(uint64_t clock_event_reasons) {
   static constexpr std::pair<uint64_t, const char*> kNames[] = {{0x4, "sw_power_cap"},
                                                                 {0x8, "hw_slowdown"},

@@ -1,11 +1,13 @@
-// The interface between the probes and a device. A backend gives memory, a stream, timers and
-// telemetry; each probe's device code (its buffers and kernels, one file per backend in the
-// probe's folder) enqueues its launches on Stream() and has them timed by Time. The probes call
-// it from one thread (the device's worker); implementations need no locking.
+// The interface between the probes and a device. A backend gives memory, a stream, timing
+// primitives (marks, capture and replay) and telemetry; each probe's device code (its buffers
+// and kernels, one file per backend in the probe's folder) enqueues its launches on Stream(),
+// and the measurement module (server/measure/launch_timer.h) times them with the primitives.
+// The probes call it from one thread (the device's worker); implementations need no locking.
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<ReadBuffers> reads, ReadBuffersOn(backend));
 //   ASSIGN_OR_RETURN(int buffer, reads->Allocate(bytes, seed));
-//   ASSIGN_OR_RETURN(double us, backend.Time(reads->Read(buffer), timing));
+//   LaunchTimer timer(backend);
+//   ASSIGN_OR_RETURN(double us, timer.Time(reads->Read(buffer), timing));
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -36,8 +39,8 @@ struct TimingOptions {
 // Where a launch's work goes: the device's stream (cuda: a cudaStream_t); null on the cpu.
 using DeviceStream = void*;
 
-// Work a probe launches on a device, timed by Backend::Time. The device keeps what it needs to
-// time the launch again (a captured graph) with the launch, so it lives as long as the launch.
+// Work a probe launches on a device, timed by the measurement module, which keeps what it needs
+// to time the launch again (a captured graph) with the launch, so it lives as long as the launch.
 class DeviceLaunch {
  public:
   virtual ~DeviceLaunch() = default;
@@ -45,11 +48,36 @@ class DeviceLaunch {
   // captures a graph: it must not synchronize or allocate.
   virtual absl::Status Enqueue(DeviceStream stream) = 0;
 
-  // The device's own state for this launch (a backend's type); empty until it times it.
+  // The timer's own state for this launch (server/measure's type); empty until it is timed.
   std::shared_ptr<void>& timer_state() { return timer_state_; }
 
  private:
   std::shared_ptr<void> timer_state_;
+};
+
+// Memory on a device, freed with this object.
+class DeviceMemory {
+ public:
+  virtual ~DeviceMemory() = default;
+  virtual int64_t bytes() const = 0;
+};
+
+// Points in a device's stream of work whose times can be read once the work is done: CUDA
+// events on cuda; the host's monotonic clock, read as the mark is reached, on the cpu.
+class TimeMarks {
+ public:
+  virtual ~TimeMarks() = default;
+  // Enqueues mark `mark` (also while the device captures work).
+  virtual absl::Status Record(int mark) = 0;
+  // Microseconds from mark `from` to mark `to`; both recorded, and the device synchronized.
+  virtual absl::StatusOr<double> ElapsedUs(int from, int to) = 0;
+};
+
+// Work captured once and enqueued again as a unit (cuda: an instantiated CUDA graph).
+class CapturedWork {
+ public:
+  virtual ~CapturedWork() = default;
+  virtual absl::Status Replay() = 0;
 };
 
 // The device as GetServerInfo reports it. Zero where a backend has no such figure.
@@ -110,20 +138,39 @@ class Backend {
   virtual std::string Description() const = 0;
   // Bytes a probe's buffers (a sweep's banks) may take on this device.
   virtual int64_t MemoryCapacityBytes() const = 0;
-  // Timers: one sample of `launch`, microseconds. Events: one launch between two events. Graph:
-  // graph_launches launches captured once (kept with the launch) and replayed, the sample their
-  // mean. Cold: the device's last-level cache overwritten before each launch, outside the timed
-  // region. A launch of every probe is timed here; only its work is the probe's.
-  virtual absl::StatusOr<double> Time(DeviceLaunch& launch, const TimingOptions& options) = 0;
   // Where probes' device code enqueues work (cuda: the device's cudaStream_t); null on the cpu,
   // whose launches run on the calling thread.
   virtual DeviceStream Stream() const { return nullptr; }
+  // Bytes of the device's last-level cache (cuda: the L2).
+  virtual int64_t LastLevelCacheBytes() const { return 0; }
+
+  // The primitives the measurement module times launches with. A backend that runs no work
+  // (the daemon's picture of a worker's device) keeps these defaults, which fail.
+  //
+  // Makes this the calling thread's device; first on a thread, before the others.
+  virtual absl::Status Bind() { return NoWork(); }
+  // Enqueues one run of `launch` on Stream() (the cpu runs it now).
+  virtual absl::Status Enqueue(DeviceLaunch&) { return NoWork(); }
+  virtual absl::StatusOr<std::unique_ptr<DeviceMemory>> Allocate(int64_t) { return NoWork(); }
+  // Enqueues writes of `value` that pass every cache line of `memory` through the device's
+  // caches (ordinary stores, never ones that bypass the cache).
+  virtual absl::Status Overwrite(DeviceMemory&, uint8_t) { return NoWork(); }
+  // `count` marks, numbered from 0.
+  virtual absl::StatusOr<std::unique_ptr<TimeMarks>> NewMarks(int) { return NoWork(); }
+  // Captures what `enqueue` enqueues, without running it, as work to replay; `enqueue` is
+  // called once here (cuda) or at every replay (cpu), so it must stay callable.
+  virtual absl::StatusOr<std::unique_ptr<CapturedWork>> Capture(
+      absl::AnyInvocable<absl::Status()>) {
+    return NoWork();
+  }
+  // Waits until everything enqueued is done.
+  virtual absl::Status Synchronize() { return NoWork(); }
 
   virtual DeviceDetails Details() const = 0;
 
-  // What a probe keeps on this device across jobs (the moe-union banks), by probe name; freed
-  // with the device.
-  std::shared_ptr<void>& Resident(const std::string& probe) { return resident_[probe]; }
+  // What a probe (the moe-union banks) or the measurement module (the cold-cache flush's
+  // memory) keeps on this device across jobs, by name; freed with the device.
+  std::shared_ptr<void>& Resident(const std::string& name) { return resident_[name]; }
 
   // A reading of the device now; none where the backend has no telemetry (cpu, or no NVML).
   virtual std::optional<TelemetrySample> SampleTelemetry() { return std::nullopt; }
@@ -132,6 +179,8 @@ class Backend {
   virtual void SetOwnProcessGroup(int) {}
 
  private:
+  absl::Status NoWork() const;
+
   std::map<std::string, std::shared_ptr<void>> resident_;
 };
 

@@ -8,6 +8,8 @@
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "kernels/cuda_status.h"
+#include "kernels/read_floor.h"
+#include "server/device/device_buffer.h"
 
 namespace gpuprobe {
 namespace {
@@ -27,20 +29,67 @@ double Median(std::vector<double> v) {
 
 }  // namespace
 
-// A captured CUDA graph of N launches of one kernel, with the events that time it: recorded by
-// the graph itself, so that the host's launch of the graph is not timed: a start/stop pair
-// around each launch (cold) or around all of them (warm).
-struct CudaBackend::Graph {
-  cudaGraphExec_t exec = nullptr;
-  std::vector<cudaEvent_t> events;
+// Device memory of one cudaMalloc.
+class CudaMemory final : public DeviceMemory {
+ public:
+  explicit CudaMemory(DeviceBuffer buffer) : buffer_(std::move(buffer)) {}
+  int64_t bytes() const override { return buffer_.bytes(); }
+  void* get() const { return buffer_.get(); }
 
-  Graph() = default;
-  Graph(const Graph&) = delete;
-  Graph& operator=(const Graph&) = delete;
-  ~Graph() {
-    if (exec != nullptr) cudaGraphExecDestroy(exec);
-    for (cudaEvent_t e : events) cudaEventDestroy(e);
+ private:
+  DeviceBuffer buffer_;
+};
+
+// Events on the device's stream. A mark recorded while the stream captures a graph becomes an
+// event record node of the graph (an external record), so the graph's replay records it.
+class CudaMarks final : public TimeMarks {
+ public:
+  // `capturing`: whether the stream captures now (the backend's flag, read at each record).
+  CudaMarks(cudaStream_t stream, const bool& capturing, int count)
+      : stream_(stream), capturing_(capturing), events_(count, nullptr) {}
+  ~CudaMarks() override {
+    for (cudaEvent_t e : events_) {
+      if (e != nullptr) cudaEventDestroy(e);
+    }
   }
+  absl::Status Create() {
+    for (cudaEvent_t& e : events_) CUDA_RETURN_IF_ERROR(cudaEventCreate(&e));
+    return absl::OkStatus();
+  }
+  absl::Status Record(int mark) override {
+    if (capturing_) {
+      CUDA_RETURN_IF_ERROR(
+          cudaEventRecordWithFlags(events_[mark], stream_, cudaEventRecordExternal));
+    } else {
+      CUDA_RETURN_IF_ERROR(cudaEventRecord(events_[mark], stream_));
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<double> ElapsedUs(int from, int to) override {
+    float ms = 0;
+    CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, events_[from], events_[to]));
+    return ms * 1e3;
+  }
+
+ private:
+  const cudaStream_t stream_;
+  const bool& capturing_;
+  std::vector<cudaEvent_t> events_;
+};
+
+// An instantiated CUDA graph, launched on the device's stream.
+class CudaGraph final : public CapturedWork {
+ public:
+  CudaGraph(cudaStream_t stream, cudaGraphExec_t exec) : stream_(stream), exec_(exec) {}
+  ~CudaGraph() override { cudaGraphExecDestroy(exec_); }
+  absl::Status Replay() override {
+    CUDA_RETURN_IF_ERROR(cudaGraphLaunch(exec_, stream_));
+    return absl::OkStatus();
+  }
+
+ private:
+  const cudaStream_t stream_;
+  const cudaGraphExec_t exec_;
 };
 
 int CudaBackend::VisibleDevices() {
@@ -83,9 +132,6 @@ absl::Status CudaBackend::Init(int device) {
     telemetry_ = NvmlTelemetry::Open(pci_bus_id);
   }
   CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  CUDA_RETURN_IF_ERROR(cudaEventCreate(&start_));
-  CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop_));
-  ASSIGN_OR_RETURN(flush_, DeviceBuffer::Allocate(2 * details_.l2_bytes));
   RETURN_IF_ERROR(Calibrate());
   size_t free_bytes = 0, total_bytes = 0;
   CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -94,8 +140,6 @@ absl::Status CudaBackend::Init(int device) {
 }
 
 CudaBackend::~CudaBackend() {
-  if (start_ != nullptr) cudaEventDestroy(start_);
-  if (stop_ != nullptr) cudaEventDestroy(stop_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
@@ -111,15 +155,15 @@ absl::Status CudaBackend::Calibrate() {
   args.slots = 1;
   args.blocks = blocks;
   args.partials = partials.get<uint32_t>();
+  ASSIGN_OR_RETURN(std::unique_ptr<TimeMarks> marks, NewMarks(2));
   std::vector<double> tbps;
   for (int i = 0; i < kCalibrationWarmups + kCalibrationSamples; ++i) {
-    CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
+    RETURN_IF_ERROR(marks->Record(0));
     RETURN_IF_ERROR(LaunchReadFloor(args, stream_));
-    CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
-    CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
-    float ms = 0;
-    CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
-    if (i >= kCalibrationWarmups) tbps.push_back(kCalibrationBytes / (ms * 1e-3) / 1e12);
+    RETURN_IF_ERROR(marks->Record(1));
+    RETURN_IF_ERROR(Synchronize());
+    ASSIGN_OR_RETURN(const double us, marks->ElapsedUs(0, 1));
+    if (i >= kCalibrationWarmups) tbps.push_back(kCalibrationBytes / (us * 1e-6) / 1e12);
   }
   details_.calibrated_read_tbps = Median(tbps);
   details_.calibration_bytes = kCalibrationBytes;
@@ -131,76 +175,48 @@ std::optional<TelemetrySample> CudaBackend::SampleTelemetry() {
   return telemetry_->Sample(static_cast<int>(getpid()), own_group_);
 }
 
-// Overwrites twice the L2 so that no line of the next launch's inputs is left in it; the
-// value changes every time so no flush is ever a no-op.
-absl::Status CudaBackend::Flush(cudaStream_t stream) {
-  CUDA_RETURN_IF_ERROR(cudaMemsetAsync(flush_.get(), ++flush_value_, flush_.bytes(), stream));
+absl::Status CudaBackend::Bind() {
+  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
   return absl::OkStatus();
 }
 
-absl::StatusOr<double> CudaBackend::TimeEvents(LaunchFn launch, bool cold) {
-  if (cold) RETURN_IF_ERROR(Flush(stream_));
-  CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
-  RETURN_IF_ERROR(launch(stream_));
-  CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
-  CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
-  float ms = 0;
-  CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
-  return ms * 1e3;
+absl::StatusOr<std::unique_ptr<DeviceMemory>> CudaBackend::Allocate(int64_t bytes) {
+  ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::Allocate(bytes));
+  return std::make_unique<CudaMemory>(std::move(buffer));
 }
 
-absl::StatusOr<double> CudaBackend::TimeGraph(Graph& graph, LaunchFn launch, bool cold,
-                                              int launches) {
-  if (graph.exec == nullptr) {
-    if (graph.events.empty()) {  // a capture that failed before keeps its events
-      graph.events.resize(cold ? 2 * launches : 2);
-      for (cudaEvent_t& e : graph.events) CUDA_RETURN_IF_ERROR(cudaEventCreate(&e));
-    }
-    CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    auto record = [&](cudaEvent_t e) {
-      return CudaStatus(cudaEventRecordWithFlags(e, stream_, cudaEventRecordExternal),
-                        "cudaEventRecordWithFlags", __FILE__, __LINE__);
-    };
-    absl::Status captured = cold ? absl::OkStatus() : record(graph.events[0]);
-    for (int i = 0; i < launches && captured.ok(); ++i) {
-      if (cold) {
-        captured = Flush(stream_);
-        if (captured.ok()) captured = record(graph.events[2 * i]);
-      }
-      if (captured.ok()) captured = launch(stream_);
-      if (captured.ok() && cold) captured = record(graph.events[2 * i + 1]);
-    }
-    if (captured.ok() && !cold) captured = record(graph.events[1]);
-    cudaGraph_t g = nullptr;
-    const cudaError_t end = cudaStreamEndCapture(stream_, &g);
-    RETURN_IF_ERROR(captured);
-    CUDA_RETURN_IF_ERROR(end);
-    const cudaError_t inst = cudaGraphInstantiate(&graph.exec, g, 0);
-    cudaGraphDestroy(g);
-    CUDA_RETURN_IF_ERROR(inst);
-  }
-  CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph.exec, stream_));
+absl::Status CudaBackend::Overwrite(DeviceMemory& memory, uint8_t value) {
+  CudaMemory& cuda = static_cast<CudaMemory&>(memory);
+  CUDA_RETURN_IF_ERROR(cudaMemsetAsync(cuda.get(), value, cuda.bytes(), stream_));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<TimeMarks>> CudaBackend::NewMarks(int count) {
+  auto marks = std::make_unique<CudaMarks>(stream_, capturing_, count);
+  RETURN_IF_ERROR(marks->Create());
+  return marks;
+}
+
+absl::StatusOr<std::unique_ptr<CapturedWork>> CudaBackend::Capture(
+    absl::AnyInvocable<absl::Status()> enqueue) {
+  CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  capturing_ = true;
+  const absl::Status captured = enqueue();
+  capturing_ = false;
+  cudaGraph_t graph = nullptr;
+  const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
+  RETURN_IF_ERROR(captured);
+  CUDA_RETURN_IF_ERROR(end);
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  CUDA_RETURN_IF_ERROR(instantiated);
+  return std::make_unique<CudaGraph>(stream_, exec);
+}
+
+absl::Status CudaBackend::Synchronize() {
   CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
-  double total_ms = 0;
-  for (size_t i = 0; i < graph.events.size(); i += 2) {
-    float ms = 0;
-    CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, graph.events[i], graph.events[i + 1]));
-    total_ms += ms;
-  }
-  return total_ms * 1e3 / launches;
-}
-
-absl::StatusOr<double> CudaBackend::Time(DeviceLaunch& launch, const TimingOptions& options) {
-  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // the caller's thread may be new
-  const bool cold = options.cache == CacheMode::kCold;
-  auto enqueue = [&](cudaStream_t stream) { return launch.Enqueue(stream); };
-  if (options.timing == TimingMode::kGraph) {
-    std::shared_ptr<void>& state = launch.timer_state();
-    if (state == nullptr) state = std::make_shared<LaunchGraphs>();
-    LaunchGraphs& graphs = *static_cast<LaunchGraphs*>(state.get());
-    return TimeGraph(graphs[{cold, options.graph_launches}], enqueue, cold, options.graph_launches);
-  }
-  return TimeEvents(enqueue, cold);
+  return absl::OkStatus();
 }
 
 }  // namespace gpuprobe

@@ -1,26 +1,17 @@
-// The cuda backend: one CUDA device's memory, stream, timers and telemetry. At creation it
-// calibrates the card's streaming read bandwidth (a 2 GiB read of the floor kernel) so that rows
-// can report achieved bandwidth as a share of what this card really streams.
-//
-// Timing: `events` puts one event pair around each launch (launch overhead included, as the
-// seed measured); `graph` captures kGraphLaunches launches in a CUDA graph and reports the
-// graph's time / N. Cache: `cold` overwrites a buffer of twice the L2 before each timed launch,
-// outside the timed region (in graph mode, event nodes inside the graph bracket each launch).
+// The cuda backend: one CUDA device's memory, stream, timing primitives (events as marks, CUDA
+// graphs as captured work) and telemetry. At creation it calibrates the card's streaming read
+// bandwidth (a 2 GiB read of the floor kernel) so that rows can report achieved bandwidth as a
+// share of what this card really streams.
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> cuda, CudaBackend::Create(/*device=*/0));
 #pragma once
 
 #include <cuda_runtime_api.h>
 
-#include <map>
 #include <memory>
 #include <optional>
-#include <vector>
 
-#include "absl/functional/function_ref.h"
-#include "kernels/read_floor.h"
 #include "server/device/backend.h"
-#include "server/device/device_buffer.h"
 #include "server/device/nvml_telemetry.h"
 
 namespace gpuprobe {
@@ -37,27 +28,25 @@ class CudaBackend final : public Backend {
   int Ordinal() const override { return device_; }
   std::string Description() const override { return description_; }
   int64_t MemoryCapacityBytes() const override { return capacity_bytes_; }
-  absl::StatusOr<double> Time(DeviceLaunch& launch, const TimingOptions& options) override;
   DeviceStream Stream() const override { return stream_; }
+  int64_t LastLevelCacheBytes() const override { return details_.l2_bytes; }
+  absl::Status Bind() override;
+  absl::Status Enqueue(DeviceLaunch& launch) override { return launch.Enqueue(stream_); }
+  absl::StatusOr<std::unique_ptr<DeviceMemory>> Allocate(int64_t bytes) override;
+  absl::Status Overwrite(DeviceMemory& memory, uint8_t value) override;
+  absl::StatusOr<std::unique_ptr<TimeMarks>> NewMarks(int count) override;
+  absl::StatusOr<std::unique_ptr<CapturedWork>> Capture(
+      absl::AnyInvocable<absl::Status()> enqueue) override;
+  absl::Status Synchronize() override;
   DeviceDetails Details() const override { return details_; }
   // NVML's reading of this device (found by PCI bus id); none without NVML.
   std::optional<TelemetrySample> SampleTelemetry() override;
   void SetOwnProcessGroup(int group) override { own_group_ = group; }
 
  private:
-  struct Graph;
-  // A DeviceLaunch's captured graphs, by (cold, launches): its timer_state.
-  using LaunchGraphs = std::map<std::pair<bool, int>, Graph>;
-  // Enqueues one launch of what is being timed on the stream.
-  using LaunchFn = absl::FunctionRef<absl::Status(cudaStream_t)>;
-
   CudaBackend() = default;
   absl::Status Init(int device);
   absl::Status Calibrate();
-  absl::Status Flush(cudaStream_t stream);
-  // One sample: one event-timed launch, or a captured graph of `launches` launches (time / N).
-  absl::StatusOr<double> TimeEvents(LaunchFn launch, bool cold);
-  absl::StatusOr<double> TimeGraph(Graph& graph, LaunchFn launch, bool cold, int launches);
 
   int device_ = 0;
   std::string description_;
@@ -66,9 +55,7 @@ class CudaBackend final : public Backend {
   DeviceDetails details_;
   int64_t capacity_bytes_ = 0;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
-  DeviceBuffer flush_;
-  uint8_t flush_value_ = 0;
+  bool capturing_ = false;  // Capture is running: marks become the graph's record nodes
 };
 
 }  // namespace gpuprobe

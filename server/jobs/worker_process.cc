@@ -45,12 +45,7 @@ class RemoteBackend final : public Backend {
                          .calibration_bytes = static_cast<int64_t>(d.calibration_bytes())};
   }
 
-  absl::StatusOr<double> Time(DeviceLaunch&, const TimingOptions&) override { return Remote(); }
-
  private:
-  static absl::Status Remote() {
-    return absl::FailedPreconditionError("this backend runs in the device worker process");
-  }
   const v1::WorkerHello hello_;
 };
 

@@ -9,6 +9,7 @@
 #include "common/status_macros.h"
 #include "kernels/moe_banks.h"
 #include "kernels/slot_groups.h"
+#include "server/measure/launch_timer.h"
 #include "server/probe/routing.h"
 
 namespace gpuprobe {
@@ -108,8 +109,9 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend, M
                            .calibrated_read_tbps = backend.Details().calibrated_read_tbps};
   const TimingOptions timing{
       .timing = spec.timing, .cache = spec.cache, .graph_launches = kGraphLaunchesPerSample};
+  LaunchTimer timer(backend);
   const TimeLaunchFn time = [&](int arm, int launch) {
-    return backend.Time(*launches[arm][launch], timing);
+    return timer.Time(*launches[arm][launch], timing);
   };
   const InterleavedSpec schedule{.arms = static_cast<int>(arms.size()),
                                  .launches = 2,

@@ -56,15 +56,8 @@ TEST_F(ProbeServiceTest, ACpuSweepsRecordSaysItHasNoTelemetry) {
 
 // The cpu backend with telemetry: a throttled reading at the third sample, and a foreign
 // process from the fifth on.
-class TelemetryCpuBackend final : public Backend {
+class TelemetryCpuBackend final : public CpuBackend {
  public:
-  std::string Name() const override { return cpu_.Name(); }
-  std::string Description() const override { return cpu_.Description(); }
-  int64_t MemoryCapacityBytes() const override { return cpu_.MemoryCapacityBytes(); }
-  absl::StatusOr<double> Time(DeviceLaunch& launch, const TimingOptions& o) override {
-    return cpu_.Time(launch, o);
-  }
-  DeviceDetails Details() const override { return cpu_.Details(); }
   std::optional<TelemetrySample> SampleTelemetry() override {
     ++samples_;
     TelemetrySample s{.sm_mhz = 1980 - (samples_ == 3 ? 600 : 0),
@@ -77,7 +70,6 @@ class TelemetryCpuBackend final : public Backend {
   }
 
  private:
-  CpuBackend cpu_;
   int samples_ = 0;
 };
 

@@ -59,9 +59,6 @@ class FaultyBackend final : public Backend, public MoeArms {
     inputs_.clear();
     cpu_->ReleaseArms();
   }
-  absl::StatusOr<double> Time(DeviceLaunch&, const TimingOptions&) override {
-    return absl::UnimplementedError("the exactness check times nothing");
-  }
   DeviceDetails Details() const override { return {}; }
 
  private:

@@ -1,10 +1,12 @@
 #include "server/probe/sweep_runner.h"
 
+#include <algorithm>
 #include <deque>
 #include <set>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/measure/fake_clock_device.h"
 #include "tests/probe/small_sweep.h"
 
 namespace gpuprobe {
@@ -16,7 +18,7 @@ struct Timed {
   MoeKernel kernel;
 };
 
-// One kernel of one arm, as the fakes hand them out; the fakes' Time knows it.
+// One kernel of one arm, as the fakes hand them out; the fake devices know it.
 struct FakeLaunch final : DeviceLaunch {
   ArmHandle arm = 0;
   MoeKernel kernel = MoeKernel::kGateUpSilu;
@@ -49,13 +51,12 @@ class FakeArms : public MoeArms {
   std::deque<FakeLaunch> kernel_launches_;  // two per arm; a deque keeps their addresses
 };
 
-// Records every call; a sample is 1000 us in rep 0 (so a leak of rep 0 into the statistics
-// shows) and afterwards 10 * (arm + 1) us for gate+up, 5 * (arm + 1) for down. Named "cpu", so
-// the cpu's variants apply (per-slot only).
-class RecordingBackend final : public Backend, public FakeArms {
+// Records every call; an event-timed launch is 1000 us in rep 0 (so a leak of rep 0 into the
+// statistics shows) and afterwards 10 * (arm + 1) us for gate+up, 5 * (arm + 1) for down. Named
+// "cpu", so the cpu's variants apply (per-slot only).
+class RecordingBackend final : public FakeClockDevice, public FakeArms {
  public:
   std::string Name() const override { return "cpu"; }
-  std::string Description() const override { return "fake device"; }
   int64_t MemoryCapacityBytes() const override { return capacity_bytes; }
   absl::Status LoadBanks(const MoeGeometry& g, uint64_t seed) override {
     ++loads;
@@ -64,10 +65,9 @@ class RecordingBackend final : public Backend, public FakeArms {
     return absl::OkStatus();
   }
   void ReleaseArms() override { ++releases; }
-  absl::StatusOr<double> Time(DeviceLaunch& launch, const TimingOptions& options) override {
+  absl::StatusOr<double> LaunchUs(DeviceLaunch& launch) override {
     const auto& fake = static_cast<const FakeLaunch&>(launch);
     launches.push_back({fake.arm, fake.kernel});
-    last_options = options;
     if (fail_at_launch >= 0 && static_cast<int>(launches.size()) > fail_at_launch) {
       return absl::InternalError("launch failed");
     }
@@ -89,7 +89,6 @@ class RecordingBackend final : public Backend, public FakeArms {
   MoeGeometry geometry;
   uint64_t bank_seed = 0;
   std::vector<Timed> launches;
-  TimingOptions last_options;
   // Telemetry after each rep, in turn; the last repeats. Empty: none.
   std::vector<TelemetrySample> readings;
 };
@@ -232,20 +231,17 @@ TEST(RunSweepTest, CancelStopsBetweenLaunches) {
 
 TEST(RunSweepTest, CancelKeepsRowsOfTheCompletedRepsOnly) {
   // Cancels in the middle of rep 3: reps 1 and 2 are kept, rep 3's partial samples are not.
-  class CancelMidRep final : public Backend, public FakeArms {
+  class CancelMidRep final : public FakeClockDevice, public FakeArms {
    public:
     explicit CancelMidRep(std::atomic<bool>& cancelled) : cancelled_(cancelled) {}
     std::string Name() const override { return "cpu"; }
-    std::string Description() const override { return "fake"; }
-    int64_t MemoryCapacityBytes() const override { return int64_t{1} << 40; }
     absl::Status LoadBanks(const MoeGeometry&, uint64_t) override { return absl::OkStatus(); }
     void ReleaseArms() override {}
-    absl::StatusOr<double> Time(DeviceLaunch&, const TimingOptions&) override {
+    absl::StatusOr<double> LaunchUs(DeviceLaunch&) override {
       // 6 arms x 2 kernels per rep: launch 40 is inside rep 3.
       if (++launches_ == 40) cancelled_ = true;
       return launches_ > 36 ? 1e6 : 10.0;  // rep 3 samples would show as huge
     }
-    DeviceDetails Details() const override { return {}; }
 
    private:
     std::atomic<bool>& cancelled_;
@@ -292,7 +288,9 @@ TEST(CheckFitsBackendTest, RefusesMissingVariantsAndOversizedSweepsBeforeAllocat
   EXPECT_EQ(backend.loads, 0);
 }
 
-TEST(RunSweepTest, TimingOptionsReachTheBackend) {
+TEST(RunSweepTest, TheSpecsTimingAndCacheReachTheTimer) {
+  // Graph, cold: each launch of each arm is captured once, as kGraphLaunchesPerSample launches
+  // each after its flush, and replayed at every rep.
   RecordingBackend backend;
   CountingObserver observer;
   std::atomic<bool> cancelled{false};
@@ -300,9 +298,13 @@ TEST(RunSweepTest, TimingOptionsReachTheBackend) {
   spec.timing = TimingMode::kGraph;
   spec.cache = CacheMode::kCold;
   ASSERT_TRUE(RunSweep(spec, backend, backend, observer, cancelled).ok());
-  EXPECT_EQ(backend.last_options.timing, TimingMode::kGraph);
-  EXPECT_EQ(backend.last_options.cache, CacheMode::kCold);
-  EXPECT_EQ(backend.last_options.graph_launches, kGraphLaunchesPerSample);
+  const int launches = 2 * static_cast<int>(ExpandArms(spec).size());
+  EXPECT_EQ(backend.captures, launches);
+  EXPECT_THAT(backend.marks_made, testing::Each(testing::Eq(2 * kGraphLaunchesPerSample)));
+  EXPECT_EQ(backend.launches.size(),
+            static_cast<size_t>(spec.reps * launches * kGraphLaunchesPerSample));
+  EXPECT_EQ(std::count(backend.log.begin(), backend.log.end(), "flush"),
+            std::ssize(backend.launches));
 }
 
 }  // namespace

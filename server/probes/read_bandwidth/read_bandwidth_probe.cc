@@ -10,6 +10,7 @@
 #include "kernels/read_buffer.h"
 #include "server/measure/bandwidth.h"
 #include "server/measure/interleaved.h"
+#include "server/measure/launch_timer.h"
 #include "server/probes/job_events.h"
 #include "server/probes/param_text.h"
 #include "server/probes/read_bandwidth/read_bandwidth.pb.h"
@@ -280,11 +281,12 @@ JobOutcome ReadBandwidthProbe::Run(const ProbeRun& run, Backend& device,
   }
   const TimingMode timing = TimingFromProto(p.timing());
   const int caches = p.caches_size();
+  LaunchTimer timer(device);
   const TimeLaunchFn time = [&](int arm, int) {
-    return device.Time((*reads)->Read(buffers[arm / caches]),
-                       {.timing = timing,
-                        .cache = CacheFromProto(arms[arm].cache),
-                        .graph_launches = kGraphLaunchesPerSample});
+    return timer.Time((*reads)->Read(buffers[arm / caches]),
+                      {.timing = timing,
+                       .cache = CacheFromProto(arms[arm].cache),
+                       .graph_launches = kGraphLaunchesPerSample});
   };
   PublishingObserver observer(publish, absl::Now());
   Interleaved partial;
