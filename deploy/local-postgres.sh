@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster in a directory, for the fleet's tests and for trying a fleet on
 # one machine (Debian's postgresql-15; deploy/install-deps.sh installs it).
-#   deploy/local-postgres.sh start DIR   initdb + start; prints the --store URL on stdout
-#   deploy/local-postgres.sh stop DIR    stops it (DIR stays; remove it yourself)
+#   deploy/local-postgres.sh start DIR   initdb (unless DIR holds a cluster already) + start;
+#                                        prints the --store URL on stdout
+#   deploy/local-postgres.sh stop DIR    stops it (DIR stays: start it again, or remove it)
 # The server listens on a Unix socket in DIR only (no TCP port to collide with), trusts local
 # connections and runs with fsync off: never for data you keep. As root, the cluster runs as the
 # postgres user, as initdb refuses root.
@@ -29,7 +30,8 @@ case "$command" in
         exit 1
       }
     fi
-    if ! as_owner "$bin/initdb" -D "$dir/data" -U gpuprobe --auth=trust -E UTF8 --locale=C \
+    if [[ ! -f "$dir/data/PG_VERSION" ]] &&
+      ! as_owner "$bin/initdb" -D "$dir/data" -U gpuprobe --auth=trust -E UTF8 --locale=C \
         >"$dir/initdb.log" 2>&1; then
       cat "$dir/initdb.log" >&2
       exit 1

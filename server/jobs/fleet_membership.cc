@@ -96,6 +96,9 @@ void FleetMembership::HeartbeatLoop() {
     if (cancels.ok()) {
       for (const std::string& id : *cancels) hooks_.cancel(id);
     }
+    if (hooks_.store_health) {
+      hooks_.store_health(cancels.ok() ? store_.ProbeWrite() : cancels.status());
+    }
     absl::StatusOr<std::vector<std::string>> requeued =
         store_.RequeueExpired(max_attempts_, absl::Now());
     lease_log.Record(requeued.status());

@@ -1,7 +1,8 @@
 // This daemon as a member of the store's fleet (a fleet of one with SQLite): its entry in the
 // fleet registry, and the heartbeat that renews the leases of the jobs it runs, hears the
-// cancellations asked through other daemons, and queues again the jobs whose lease expired
-// (their daemon was lost), or fails them after their last attempt.
+// cancellations asked through other daemons, finds out whether the store takes writes (the
+// daemon's health), and queues again the jobs whose lease expired (their daemon was lost), or
+// fails them after their last attempt.
 //
 //   FleetMembership fleet(store, options, registration, /*max_attempts=*/2);
 //   RETURN_IF_ERROR(fleet.Join({.running = ..., .cancel = ...}));
@@ -50,6 +51,9 @@ class FleetMembership {
     std::function<std::vector<std::string>()> running;
     // Stops a job this daemon runs: a cancel asked through another daemon.
     std::function<void(const std::string& job_id)> cancel;
+    // At every heartbeat, whether the store takes writes: the heartbeat's own error, else a
+    // probe write's answer (a row as large as a few events). OK: it does.
+    std::function<void(const absl::Status& answer)> store_health;
   };
 
   // `options.daemon_id` empty: one is made from the host, the process id and a random suffix.

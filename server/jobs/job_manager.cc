@@ -63,15 +63,17 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
                                                      std::move(devices)));
   JobManager* m = manager.get();
   manager->ResolveStoredJobs();
-  RETURN_IF_ERROR(manager->fleet_->Join({.running = [m] { return m->RunningJobs(); },
-                                         .cancel =
-                                             [m](const std::string& id) {
-                                               absl::MutexLock lock(&m->mu_);
-                                               if (const int device = m->DeviceRunning(id);
-                                                   device >= 0) {
-                                                 m->devices_[device]->cancel = true;
-                                               }
-                                             }}));
+  RETURN_IF_ERROR(manager->fleet_->Join(
+      {.running = [m] { return m->RunningJobs(); },
+       .cancel =
+           [m](const std::string& id) {
+             absl::MutexLock lock(&m->mu_);
+             if (const int device = m->DeviceRunning(id); device >= 0) {
+               m->devices_[device]->cancel = true;
+             }
+           },
+       .store_health =
+           [m](const absl::Status& answer) { m->SetStoreWritable(answer.ok(), answer); }}));
   for (size_t i = 0; i < manager->devices_.size(); ++i) {
     manager->devices_[i]->thread = std::thread([m, i] { m->Loop(static_cast<int>(i)); });
   }

@@ -74,8 +74,9 @@ class JobManager {
   absl::StatusOr<std::unique_ptr<ArtifactReader>> OpenArtifact(const std::string& job_id,
                                                                const std::string& name);
 
-  // Whether the store could write at its last write; false after a failed write until a
-  // probe write succeeds (Submit tries one). `listener` hears every change (health checks).
+  // Whether the store took its last write: false after a failed write or heartbeat, true again
+  // once a probe write succeeds (every heartbeat tries one, and so does Submit). `listener`
+  // hears every change (health checks).
   bool StoreWritable();
   void OnStoreHealth(std::function<void(bool writable)> listener);
 

@@ -10,10 +10,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
-#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "sqlite3.h"
+#include "tests/e2e/grpc_health.h"
 #include "tests/e2e/subprocess.h"
 
 namespace gpuprobe {
@@ -55,6 +56,21 @@ class DaemonHardeningTest : public testing::Test {
     absl::StatusOr<CommandResult> r = RunCommand(args, {}, dir_);
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *r : CommandResult{};
+  }
+
+  grpc::health::v1::HealthCheckResponse::ServingStatus Health() {
+    return testing_support::CheckHealth(server_);
+  }
+  // How long until the health is `status` (at most `timeout`, then a failure).
+  absl::Duration AwaitHealth(grpc::health::v1::HealthCheckResponse::ServingStatus status,
+                             absl::Duration timeout) {
+    const absl::Time start = absl::Now();
+    while (absl::Now() - start < timeout) {
+      if (Health() == status) return absl::Now() - start;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    ADD_FAILURE() << "health did not become " << status << " in " << timeout;
+    return timeout;
   }
 
   // Queues a small sweep (plus `extra` flags); returns its job id.
@@ -182,17 +198,30 @@ TEST_F(DaemonHardeningTest, AFullStoreFailsTheJobAndTurnsHealthToNotServing) {
   const CommandResult r = Cli(args);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("could not store"));
-  grpc::health::v1::HealthCheckResponse health;
-  grpc::ClientContext context;
-  const grpc::Status checked =
-      grpc::health::v1::Health::NewStub(
-          grpc::CreateChannel(server_, grpc::InsecureChannelCredentials()))
-          ->Check(&context, grpc::health::v1::HealthCheckRequest(), &health);
-  ASSERT_TRUE(checked.ok()) << checked.error_message();
-  EXPECT_EQ(health.status(), grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(Health(), grpc::health::v1::HealthCheckResponse::NOT_SERVING);
   const CommandResult refused = Cli({"submit", "--reps", "3"});
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_THAT(refused.err, HasSubstr("cannot write"));
+}
+
+TEST_F(DaemonHardeningTest, HealthFollowsTheStoreWhileAnotherProcessHoldsItsWriteLock) {
+  // Nobody submits: the daemon's own heartbeat (1 s, then the store's 5 s busy timeout) must
+  // find that its store cannot write, and that it can again.
+  using grpc::health::v1::HealthCheckResponse;
+  Start();
+  AwaitHealth(HealthCheckResponse::SERVING, absl::Seconds(10));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2((dir_ + "/data/gpuprobe.sqlite").c_str(), &db, SQLITE_OPEN_READWRITE,
+                            nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  const absl::Duration down = AwaitHealth(HealthCheckResponse::NOT_SERVING, absl::Seconds(30));
+  EXPECT_EQ(sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const absl::Duration up = AwaitHealth(HealthCheckResponse::SERVING, absl::Seconds(15));
+  std::cerr << "NOT_SERVING after " << down << ", SERVING again after " << up << "\n";
+  const std::string job = Submit();
+  EXPECT_EQ(Cli({"wait", job, "--timeout", "60s"}).exit_code, 0);
 }
 
 TEST_F(DaemonHardeningTest, SwappedTlsFilesAreNamedNotReportedAsCannotListen) {

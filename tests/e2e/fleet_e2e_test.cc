@@ -18,6 +18,7 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/chromium.h"
+#include "tests/e2e/grpc_health.h"
 #include "tests/e2e/subprocess.h"
 
 namespace gpuprobe {
@@ -130,6 +131,23 @@ class FleetEndToEndTest : public testing::Test {
     ADD_FAILURE() << id << " never reached " << v1::JobState_Name(state) << ": "
                   << job.ShortDebugString();
     return job;
+  }
+  // grpc.health.v1's answer of `daemon`.
+  grpc::health::v1::HealthCheckResponse::ServingStatus Health(int daemon) {
+    return testing_support::CheckHealth(servers_[daemon]);
+  }
+  // How long until every daemon's health is `status` (at most `timeout`, then a failure).
+  absl::Duration AwaitHealthOfAll(grpc::health::v1::HealthCheckResponse::ServingStatus status,
+                                  absl::Duration timeout) {
+    const absl::Time start = absl::Now();
+    while (absl::Now() - start < timeout) {
+      int agree = 0;
+      for (int i = 0; i < kDaemons; ++i) agree += Health(i) == status ? 1 : 0;
+      if (agree == kDaemons) return absl::Now() - start;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    ADD_FAILURE() << "not every daemon's health became " << status << " in " << timeout;
+    return timeout;
   }
   // Data rows of `show --format tsv` through `daemon`.
   int ShownRows(int daemon, const std::string& id) {
@@ -264,6 +282,26 @@ TEST_F(FleetEndToEndTest, EachDaemonsPageShowsTheWholeFleet) {
   for (int i = 0; i < kDaemons; ++i) {
     EXPECT_THAT(dom.out, HasSubstr(absl::StrCat(Host(i), " #0 cpu (reference kernels) · serving")));
   }
+}
+
+TEST_F(FleetEndToEndTest, EveryIdleDaemonsHealthFollowsTheDatabaseDownAndUpAgain) {
+  // Nobody submits: the daemons' own heartbeats must find the outage and the recovery. A
+  // heartbeat is 1 s; the bound leaves room for a loaded machine.
+  using grpc::health::v1::HealthCheckResponse;
+  AwaitHealthOfAll(HealthCheckResponse::SERVING, absl::Seconds(10));
+  absl::StatusOr<CommandResult> stopped =
+      RunCommand({LOCAL_POSTGRES_PATH, "stop", pg_dir_}, {}, dir_);
+  ASSERT_TRUE(stopped.ok() && stopped->exit_code == 0);
+  const absl::Duration down = AwaitHealthOfAll(HealthCheckResponse::NOT_SERVING, absl::Seconds(15));
+  absl::StatusOr<CommandResult> started =
+      RunCommand({LOCAL_POSTGRES_PATH, "start", pg_dir_}, {}, dir_);
+  ASSERT_TRUE(started.ok() && started->exit_code == 0) << (started.ok() ? started->err : "");
+  EXPECT_EQ(std::string(absl::StripTrailingAsciiWhitespace(started->out)), store_);
+  const absl::Duration up = AwaitHealthOfAll(HealthCheckResponse::SERVING, absl::Seconds(15));
+  std::cerr << "NOT_SERVING after " << down << ", SERVING again after " << up << "\n";
+  // Serving again means it: a job submitted now runs.
+  const std::string job = Submit(1, 3);
+  AwaitState(2, job, v1::JOB_STATE_SUCCEEDED);
 }
 
 TEST_F(FleetEndToEndTest, BadStoreUrlsAndAnUnreachableDatabaseStopTheStartNamingTheFlag) {

@@ -1,5 +1,5 @@
 // FleetMembership registers the daemon's devices, hears a cancel asked through another daemon
-// at its heartbeat, and leaves the registry.
+// at its heartbeat, reports the store's answer at every beat, and leaves the registry.
 #include "server/jobs/fleet_membership.h"
 
 #include <stdlib.h>
@@ -39,6 +39,7 @@ TEST(FleetMembershipTest, RegistersHearsARemoteCancelAtItsHeartbeatAndLeaves) {
   std::string cancelled_id;
   absl::Mutex mu;
   std::string running;  // read by the heartbeat's thread
+  int answers = 0, refusals = 0;
   ASSERT_TRUE(fleet
                   .Join({.running =
                              [&] {
@@ -50,6 +51,12 @@ TEST(FleetMembershipTest, RegistersHearsARemoteCancelAtItsHeartbeatAndLeaves) {
                                if (cancelled.HasBeenNotified()) return;
                                cancelled_id = id;
                                cancelled.Notify();
+                             },
+                         .store_health =
+                             [&](const absl::Status& answer) {
+                               absl::MutexLock lock(&mu);
+                               ++answers;
+                               refusals += answer.ok() ? 0 : 1;
                              }})
                   .ok());
   absl::StatusOr<std::vector<v1::FleetDevice>> devices = fleet.Devices();
@@ -73,6 +80,11 @@ TEST(FleetMembershipTest, RegistersHearsARemoteCancelAtItsHeartbeatAndLeaves) {
   EXPECT_EQ(cancelled_id, job_id);
 
   fleet.Leave();
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_GE(answers, 1) << "the store's answer at every heartbeat";
+    EXPECT_EQ(refusals, 0);
+  }
   devices = fleet.Devices();
   ASSERT_TRUE(devices.ok()) << devices.status();
   EXPECT_THAT(*devices, testing::IsEmpty());
