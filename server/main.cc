@@ -265,13 +265,16 @@ int main(int argc, char** argv) {
   const std::string& listen = options.listen;
   int port = 0;
   grpc::ServerBuilder builder;
+  // gRPC turns SO_REUSEPORT on by default: a second daemon could then listen on the same
+  // address and take half its calls.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(listen, *credentials, &port);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
-    spdlog::error("cannot listen on {}", listen);
-    return 1;
+    spdlog::error("--listen: cannot listen on {} (in use, or not this host's)", listen);
+    return 2;
   }
   // The device worker answered its hello before the manager started: ready, while the store
   // can write.
@@ -285,7 +288,7 @@ int main(int argc, char** argv) {
     absl::StatusOr<int> bound = http.Start(options.http_host, options.http_port);
     if (!bound.ok()) {
       spdlog::error("{}", bound.status().ToString());
-      return 1;
+      return 2;
     }
     spdlog::info("http listening on {}:{}", options.http_host, *bound);
   }

@@ -1,6 +1,15 @@
 #include "server/store/sqlite_connection.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace gpuprobe {
 namespace {
@@ -55,7 +64,8 @@ std::optional<std::string> Cell(sqlite3_stmt* st, int column) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SqliteConnection>> SqliteConnection::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<SqliteConnection>> SqliteConnection::Open(const std::string& path,
+                                                                         Sharing sharing) {
   sqlite3* raw = nullptr;
   const int rc =
       sqlite3_open_v2(path.c_str(), &raw,
@@ -63,7 +73,35 @@ absl::StatusOr<std::unique_ptr<SqliteConnection>> SqliteConnection::Open(const s
   std::unique_ptr<SqliteConnection> db(new SqliteConnection(raw));
   if (rc != SQLITE_OK) return SqliteError(raw, rc, absl::StrCat("open ", path));
   sqlite3_busy_timeout(raw, 5000);
+  if (sharing == kThisProcessOnly) RETURN_IF_ERROR(db->LockFile(path));
   return db;
+}
+
+SqliteConnection::~SqliteConnection() {
+  db_.reset();
+  if (lock_fd_ >= 0) close(lock_fd_);
+}
+
+absl::Status SqliteConnection::LockFile(const std::string& path) {
+  // sqlite3_open_v2 has created the file; this descriptor follows links to the same inode.
+  lock_fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (lock_fd_ < 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("store: cannot open ", path, ": ", std::strerror(errno)));
+  }
+  if (flock(lock_fd_, LOCK_EX | LOCK_NB) == 0) return absl::OkStatus();
+  const int error = errno;
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(path, ec);
+  const std::string reached = ec || real == path ? "" : absl::StrCat(" (reached as ", path, ")");
+  if (error == EWOULDBLOCK) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store: ", ec ? path : real.string(), reached,
+        " is in use by another gpuprobed; one daemon per store file, whatever path, symlink or "
+        "hard link names it: stop that daemon or pass another --store"));
+  }
+  return absl::PermissionDeniedError(
+      absl::StrCat("store: cannot lock ", path, ": ", std::strerror(error)));
 }
 
 absl::StatusOr<SqlRows> SqliteConnection::Query(absl::string_view sql,

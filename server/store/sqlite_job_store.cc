@@ -145,7 +145,8 @@ absl::StatusOr<std::unique_ptr<JobStore>> SqliteJobStore::Open(const std::string
     return absl::DataLossError(
         absl::StrCat("store: ", path, " is empty (0 bytes), not a gpuprobe store", recover));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<SqliteConnection> db, SqliteConnection::Open(path));
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteConnection> db,
+                   SqliteConnection::Open(path, SqliteConnection::kThisProcessOnly));
   if (absl::Status s = CheckIntegrity(*db); !s.ok()) {
     return absl::DataLossError(
         absl::StrCat("store: ", path, " is damaged (", s.message(), ")", recover));
@@ -157,7 +158,8 @@ absl::StatusOr<std::unique_ptr<JobStore>> SqliteJobStore::Open(const std::string
     RETURN_IF_ERROR(db->Exec(
         absl::StrCat("PRAGMA max_page_count = ", std::max<int64_t>(1, max_bytes / page_bytes))));
   }
-  // One daemon per file: the registry and the leases of an earlier one are void.
+  // This process holds the file alone (its flock, taken before anything was read), so no other
+  // daemon can be running a job of it: the registry and the leases of an earlier one are void.
   RETURN_IF_ERROR(
       db->Exec("BEGIN; DELETE FROM devices; DELETE FROM daemons; "
                "UPDATE jobs SET lease_expires_us = 0; COMMIT;"));

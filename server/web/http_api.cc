@@ -1,6 +1,7 @@
 #include "server/web/http_api.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 
@@ -109,6 +110,12 @@ HttpApi::HttpApi(JobManager& manager, AccessControl access, std::string version)
       access_(std::move(access)),
       version_(std::move(version)),
       server_(std::make_unique<httplib::Server>()) {
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which lets a second daemon listen
+  // on the same address and take half its connections.
+  server_->set_socket_options([](int socket) {
+    const int yes = 1;
+    setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   Route();
 }
 
@@ -238,7 +245,8 @@ absl::StatusOr<int> HttpApi::Start(const std::string& host, int port) {
     bound = port;
   }
   if (bound <= 0) {
-    return absl::UnavailableError(absl::StrCat("http: cannot listen on ", host, ":", port));
+    return absl::UnavailableError(absl::StrCat("--http: cannot listen on ", host, ":", port,
+                                               " (in use, or not this host's)"));
   }
   thread_ = std::thread([this] {
     server_->listen_after_bind();

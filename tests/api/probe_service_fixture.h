@@ -32,8 +32,10 @@ class ProbeServiceTest : public testing::Test {
 
   void TearDown() override { StopDaemon(); }
 
+  // Stops the daemon if one runs (a restart: one daemon per store file), then starts one.
   // `max_store_bytes` > 0 bounds the store's file (SqliteJobStore::Open).
   void StartDaemon(QueueLimits limits = {}, int devices = 1, int64_t max_store_bytes = 0) {
+    StopDaemon();
     absl::StatusOr<std::unique_ptr<JobStore>> store =
         SqliteJobStore::Open(data_dir_ + "/gpuprobe.sqlite", max_store_bytes);
     ASSERT_TRUE(store.ok()) << store.status();

@@ -120,6 +120,26 @@ TEST_F(DaemonHardeningTest, ASecondDaemonOnTheSameDataDirRefusesToStartNamingThe
   EXPECT_EQ(Cli({"wait", job, "--timeout", "60s"}).exit_code, 0);
 }
 
+TEST_F(DaemonHardeningTest, ASecondDaemonOnAnAddressInUseFailsToStartNamingTheFlag) {
+  Start({"--http", "127.0.0.1:0"});
+  absl::StatusOr<std::string> http = daemon_->HttpAddress();
+  ASSERT_TRUE(http.ok()) << http.status();
+  for (const auto& [flag, taken] :
+       std::vector<std::pair<std::string, std::string>>{{"--listen", server_}, {"--http", *http}}) {
+    std::vector<std::string> argv = {GPUPROBED_PATH, "--backend",   "cpu",
+                                     "--listen",     "127.0.0.1:0", "--http",
+                                     "127.0.0.1:0",  "--data-dir",  dir_ + "/other"};
+    argv.push_back(flag);
+    argv.push_back(taken);
+    absl::StatusOr<CommandResult> second = RunCommand(argv, {}, dir_, absl::Seconds(30));
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(second->exit_code, 2) << flag << ": " << second->err;
+    EXPECT_THAT(second->out + second->err, HasSubstr(flag + ": cannot listen on")) << flag;
+  }
+  // Every call still reaches the first daemon.
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(Cli({"jobs"}).exit_code, 0);
+}
+
 TEST_F(DaemonHardeningTest, AWorkerThatDiedWhileIdleIsReplacedAndTheNextJobRuns) {
   Start();
   absl::StatusOr<std::string> pid_text = daemon_->AwaitLog("device worker ", absl::Seconds(5));

@@ -147,7 +147,11 @@ class JobStoreContractTest : public testing::TestWithParam<std::string> {
   std::string dir_, url_;
 };
 
-TEST_P(JobStoreContractTest, IdempotencyKeysAreUniqueWithinTheirScopeAcrossDaemons) {
+// Several daemons on one store at once: PostgreSQL only (a SQLite file takes one daemon, see
+// sqlite_job_store_test.cc).
+class SharedStoreContractTest : public JobStoreContractTest {};
+
+TEST_P(SharedStoreContractTest, IdempotencyKeysAreUniqueWithinTheirScopeAcrossDaemons) {
   std::unique_ptr<JobStore> one = Open(), two = Open();
   v1::SubmitRequest r = Sweep();
   r.set_idempotency_key("k");
@@ -194,7 +198,7 @@ TEST_P(JobStoreContractTest, ClaimsFollowPriorityThenSubmissionOrderAndTheJobsTa
   EXPECT_EQ(job->attempts(), 1u);
 }
 
-TEST_P(JobStoreContractTest, DaemonsClaimingTogetherTakeEachJobExactlyOnce) {
+TEST_P(SharedStoreContractTest, DaemonsClaimingTogetherTakeEachJobExactlyOnce) {
   std::unique_ptr<JobStore> one = Open(), two = Open();
   std::set<std::string> submitted;
   for (int i = 0; i < 40; ++i) submitted.insert(Insert(*one, Sweep()));
@@ -262,7 +266,7 @@ TEST_P(JobStoreContractTest, AnExpiredLeaseQueuesTheJobAgainOnceAndTheOldAttempt
   EXPECT_THAT(job->error_message(), HasSubstr("2 times; not retried again"));
 }
 
-TEST_P(JobStoreContractTest, HeartbeatsRenewLeasesAndCarryCancelRequestsToTheRunningDaemon) {
+TEST_P(SharedStoreContractTest, HeartbeatsRenewLeasesAndCarryCancelRequestsToTheRunningDaemon) {
   std::unique_ptr<JobStore> runner = Open(), other = Open();
   const absl::Time t0 = absl::Now();
   ASSERT_TRUE(runner->Register(a_, t0).ok());
@@ -396,6 +400,8 @@ TEST_P(JobStoreContractTest, ADamagedTelemetrySummaryIsSaidToBeDamagedAndTheJobS
 }
 
 INSTANTIATE_TEST_SUITE_P(BothStores, JobStoreContractTest, testing::Values("sqlite", "postgresql"),
+                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Shared, SharedStoreContractTest, testing::Values("postgresql"),
                          [](const auto& info) { return info.param; });
 
 TEST(StoreUrlTest, BadUrlsAndAnUnreachableDatabaseNameTheFlag) {

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -48,6 +50,28 @@ class SqliteJobStoreTest : public testing::Test {
   }
   std::string dir_;
 };
+
+TEST_F(SqliteJobStoreTest, ASecondStoreOnTheSameFileIsRefusedWhateverPathNamesIt) {
+  absl::StatusOr<std::unique_ptr<JobStore>> first = SqliteJobStore::Open(DbPath());
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(Insert(**first).ok());
+  ASSERT_EQ(mkdir((dir_ + "/other").c_str(), 0700), 0);
+  ASSERT_EQ(symlink(DbPath().c_str(), (dir_ + "/other/symlink.db").c_str()), 0);
+  ASSERT_EQ(link(DbPath().c_str(), (dir_ + "/other/hardlink.db").c_str()), 0);
+  for (const std::string& path : {DbPath(), dir_ + "/other/symlink.db", dir_ + "/other/hardlink.db",
+                                  dir_ + "/other/../gpuprobe.sqlite"}) {
+    absl::StatusOr<std::unique_ptr<JobStore>> second = SqliteJobStore::Open(path);
+    EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition) << path;
+    EXPECT_THAT(second.status().message(), HasSubstr("in use by another gpuprobed")) << path;
+  }
+  // Nothing of the first store's was touched: its job is still queued and it still writes.
+  absl::StatusOr<v1::Job> job = (*first)->Get("job-1");
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->state(), v1::JOB_STATE_QUEUED);
+  EXPECT_TRUE(Insert(**first).ok());
+  first->reset();
+  EXPECT_TRUE(SqliteJobStore::Open(dir_ + "/other/symlink.db").ok()) << "free once it closed";
+}
 
 TEST_F(SqliteJobStoreTest, AnEmptyDatabaseFileIsDamagedNotANewStore) {
   std::ofstream(DbPath()).close();
