@@ -215,12 +215,13 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
   } else if (context.format != "csv") {
     std::cerr << absl::StrFormat(
         "job %s: %s | submitted %s by %s | started %s | finished %s | attempts %d | device "
-        "%s%s%s%s\n",
+        "%s%s%s%s%s\n",
         job.id(), StateName(job.state()), When(job.created_at()), job.submitter(),
         When(job.started_at()), When(job.finished_at()), job.attempts(), job.device(),
         job.host().empty() ? "" : " on " + job.host(),
         job.error_message().empty() ? "" : " | " + job.error_message(),
-        job.waiting_reason().empty() ? "" : " | " + job.waiting_reason());
+        job.waiting_reason().empty() ? "" : " | " + job.waiting_reason(),
+        job.ending().empty() ? "" : " | ending: " + job.ending());
     if (job.has_telemetry()) std::cerr << TelemetryLine(job.telemetry()) << "\n";
   }
   // Collect first: only the last attempt's rows count.

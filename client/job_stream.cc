@@ -91,6 +91,13 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
         finished = event.finished();
         on.finished(event.finished());
         break;
+      case v1::JobEvent::kEnding:  // the finished event follows once stored: keep waiting
+        progress.Clear();
+        std::cerr << "gpuprobe: job " << job_id << " "
+                  << absl::AsciiStrToLower(
+                         v1::JobState_Name(event.ending().finished().state()).substr(10))
+                  << ", but " << event.ending().reason() << "; waiting for it\n";
+        break;
       case v1::JobEvent::kTelemetry:  // `show` tells the job's summary
       case v1::JobEvent::EVENT_NOT_SET:
         break;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -299,6 +301,16 @@ void JobManager::ExplainWaiting(v1::Job& job, const std::vector<v1::FleetDevice>
       ")"));
 }
 
+void JobManager::ExplainEnding(const std::vector<v1::Job*>& jobs) {
+  absl::MutexLock lock(&mu_);
+  for (v1::Job* job : jobs) {
+    const int device = DeviceRunning(job->id());
+    if (device >= 0 && job->state() == v1::JOB_STATE_RUNNING) {
+      job->set_ending(runs_[device].ending);
+    }
+  }
+}
+
 absl::Status JobManager::Watch(const std::string& job_id, std::shared_ptr<JobEventSink> sink,
                                bool all_attempts) {
   RETURN_IF_ERROR(CheckJobId(job_id));
@@ -309,6 +321,7 @@ absl::StatusOr<v1::Job> JobManager::Get(const std::string& job_id) {
   RETURN_IF_ERROR(CheckJobId(job_id));
   ASSIGN_OR_RETURN(v1::Job job, store_->Get(job_id));
   ExplainWaiting({&job});
+  ExplainEnding({&job});
   return job;
 }
 
@@ -359,6 +372,7 @@ absl::StatusOr<v1::ListJobsResponse> JobManager::List(const v1::ListJobsRequest&
   std::vector<v1::Job*> jobs;
   for (v1::Job& job : *response.mutable_jobs()) jobs.push_back(&job);
   ExplainWaiting(jobs);
+  ExplainEnding(jobs);
   return response;
 }
 
@@ -523,30 +537,66 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   finished.set_attempt(attempt);
   std::optional<v1::TelemetrySummary> telemetry;
   if (!job.check()) telemetry = SummarizeTelemetry(readings, backend_name);
-  const absl::Status recorded = fanout_.Publish(id, finished, [&]() -> absl::StatusOr<bool> {
-    RETURN_IF_ERROR(
-        store_->MarkFinished(id, attempt, finished, end, telemetry ? &*telemetry : nullptr));
-    return true;
-  });
-  if (absl::IsAborted(recorded)) {
-    spdlog::warn("job {}: {}; this daemon's attempt ends unrecorded", id,
-                 std::string(recorded.message()));
-  } else if (!recorded.ok()) {
-    // The store cannot take the end either: the job stays RUNNING there (a restart queues it
-    // again); its watchers hear that it failed, and why.
-    SetStoreWritable(false, recorded);
-    v1::JobEvent lost =
-        FinishedEvent(absl::DataLossError(absl::StrCat("gpuprobed could not store the job's end: ",
-                                                       recorded.message())),
-                      outcome.results, absl::ToDoubleSeconds(end - start), std::nullopt);
-    lost.set_attempt(attempt);
-    fanout_.Tell(id, lost);
-  }
+  RecordEnd(device, id, finished, end, telemetry ? &*telemetry : nullptr);
   if (outcome.status.ok()) {
     spdlog::info("job {} succeeded: {} results in {:.2f} s", id, outcome.results,
                  absl::ToDoubleSeconds(end - start));
   } else {
     spdlog::warn("job {} ended: {}", id, outcome.status.ToString());
+  }
+}
+
+void JobManager::RecordEnd(int device, const std::string& id, const v1::JobEvent& finished,
+                           absl::Time end, const v1::TelemetrySummary* telemetry) {
+  auto store = [&] {
+    return fanout_.Publish(id, finished, [&]() -> absl::StatusOr<bool> {
+      RETURN_IF_ERROR(store_->MarkFinished(id, finished.attempt(), finished, end, telemetry));
+      return true;
+    });
+  };
+  absl::Status recorded = store();
+  if (!recorded.ok() && !absl::IsAborted(recorded)) {
+    // Kept here, not lost: the device holds the job (so the heartbeat renews its lease and no
+    // daemon runs it again) and takes no other job until the store takes its end.
+    SetStoreWritable(false, recorded);
+    v1::JobEvent ending;
+    *ending.mutable_ending()->mutable_finished() = finished.finished();
+    ending.mutable_ending()->set_reason(absl::StrCat(
+        "gpuprobed could not store the job's end (", recorded.message(),
+        "); it keeps it and stores it as soon as the store takes writes, and its device runs "
+        "nothing else meanwhile; the job runs again only if gpuprobed stops first"));
+    ending.set_attempt(finished.attempt());
+    spdlog::error("job {}: {}", id, ending.ending().reason());
+    {
+      absl::MutexLock lock(&mu_);
+      runs_[device].job_id = id;
+      runs_[device].ending = absl::StrCat(
+          absl::AsciiStrToLower(v1::JobState_Name(finished.finished().state()).substr(10)),
+          ", not stored yet: ", ending.ending().reason());
+    }
+    fanout_.Tell(id, ending);
+    while (!recorded.ok() && !absl::IsAborted(recorded)) {
+      {
+        absl::MutexLock lock(&mu_);
+        auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
+        if (mu_.AwaitWithTimeout(absl::Condition(&stopping), fleet_->options().heartbeat)) break;
+      }
+      recorded = store();
+    }
+    absl::MutexLock lock(&mu_);
+    EndRun(device);
+    if (recorded.ok()) {
+      spdlog::info("job {}: its end is stored now", id);
+    } else if (!absl::IsAborted(recorded)) {
+      spdlog::warn(
+          "job {}: gpuprobed stops with the job's end unstored; it runs again at the "
+          "next start",
+          id);
+    }
+  }
+  if (absl::IsAborted(recorded)) {
+    spdlog::warn("job {}: {}; this daemon's attempt ends unrecorded", id,
+                 std::string(recorded.message()));
   }
 }
 
@@ -561,6 +611,7 @@ int JobManager::DeviceRunning(const std::string& job_id) const {
 void JobManager::EndRun(int device) {
   runs_[device].job_id.clear();
   runs_[device].progress.Clear();
+  runs_[device].ending.clear();
 }
 
 }  // namespace gpuprobe

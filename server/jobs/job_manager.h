@@ -117,6 +117,8 @@ class JobManager {
     std::string job_id;                             // "" when idle
     v1::JobProgress progress;                       // the running job's last progress event
     std::optional<v1::TelemetryReading> telemetry;  // the latest reading; unset: none yet
+    // How the job ended, while the store has not taken its end (Job.ending); else empty.
+    std::string ending;
   };
 
   std::vector<v1::DeviceStatus> Devices();
@@ -124,6 +126,14 @@ class JobManager {
   int DeviceRunning(const std::string& job_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks the device idle.
   void EndRun(int device) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Stores the job's end and hands it to its watchers. Until the store takes it, the end is
+  // kept here: the watchers hear a JobEnding, Get and List show it (Job.ending), the device
+  // holds the job and runs nothing else, and the store is asked again at every heartbeat,
+  // until it takes the end, another attempt owns the job (ABORTED) or the daemon stops.
+  void RecordEnd(int device, const std::string& id, const v1::JobEvent& finished, absl::Time end,
+                 const v1::TelemetrySummary* telemetry);
+  // Job.ending of the jobs whose end this daemon keeps.
+  void ExplainEnding(const std::vector<v1::Job*>& jobs);
 
   JobManager(std::unique_ptr<JobStore> store, QueueLimits limits,
              std::shared_ptr<const ProbeRegistry> probes, std::unique_ptr<ArtifactStore> artifacts,

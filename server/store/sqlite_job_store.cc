@@ -151,7 +151,16 @@ absl::StatusOr<std::unique_ptr<JobStore>> SqliteJobStore::Open(const std::string
     return absl::DataLossError(
         absl::StrCat("store: ", path, " is damaged (", s.message(), ")", recover));
   }
-  RETURN_IF_ERROR(Migrate(*db, path));
+  // A start writes (the schema, the registry): a full file system is named, not its SQL.
+  auto writable = [&path](absl::Status s) {
+    if (!absl::IsResourceExhausted(s)) return s;
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "store: ", path,
+        " cannot take writes: the file system that holds it is full, or the "
+        "store reached --max-store-bytes; free space there (df ",
+        std::filesystem::path(path).parent_path().string(), ") or raise --max-store-bytes"));
+  };
+  RETURN_IF_ERROR(writable(Migrate(*db, path)));
   if (max_bytes > 0) {
     ASSIGN_OR_RETURN(SqlRows page, db->Query("PRAGMA page_size"));
     const int64_t page_bytes = page.empty() ? 4096 : page.Int(0, 0);
@@ -161,8 +170,8 @@ absl::StatusOr<std::unique_ptr<JobStore>> SqliteJobStore::Open(const std::string
   // This process holds the file alone (its flock, taken before anything was read), so no other
   // daemon can be running a job of it: the registry and the leases of an earlier one are void.
   RETURN_IF_ERROR(
-      db->Exec("BEGIN; DELETE FROM devices; DELETE FROM daemons; "
-               "UPDATE jobs SET lease_expires_us = 0; COMMIT;"));
+      writable(db->Exec("BEGIN; DELETE FROM devices; DELETE FROM daemons; "
+                        "UPDATE jobs SET lease_expires_us = 0; COMMIT;")));
   return std::make_unique<SqlJobStore>(std::move(db), "sqlite", /*shared=*/false);
 }
 

@@ -244,6 +244,43 @@ TEST_F(DaemonHardeningTest, HealthFollowsTheStoreWhileAnotherProcessHoldsItsWrit
   EXPECT_EQ(Cli({"wait", job, "--timeout", "60s"}).exit_code, 0);
 }
 
+TEST_F(DaemonHardeningTest, AJobsEndTheStoreRefusesIsKeptShownAndStoredOnceItCanBe) {
+  // The store refuses writes while the job runs (another process holds its write lock): the
+  // job fails for its results, and its end cannot be stored either. It must be kept, shown as
+  // such, stored once the lock is gone, and never run again.
+  Start();
+  const std::string job = Submit({"--reps", "10000", "--experts", "64", "--hidden", "512", "--ff",
+                                  "128", "--selected", "4", "--t", "3"});
+  AwaitRunning(job);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2((dir_ + "/data/gpuprobe.sqlite").c_str(), &db, SQLITE_OPEN_READWRITE,
+                            nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  std::string shown;
+  for (int i = 0; i < 600 && shown.find("| ending: failed, not stored yet") == std::string::npos;
+       ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+    shown = Cli({"show", job}).err;
+  }
+  EXPECT_THAT(shown, HasSubstr(": running |"));
+  EXPECT_THAT(shown, HasSubstr("| ending: failed, not stored yet: gpuprobed could not store the "
+                               "job's end"));
+  EXPECT_EQ(sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const CommandResult waited = Cli({"wait", job, "--timeout", "60s"});
+  EXPECT_EQ(waited.exit_code, 1) << waited.err;
+  shown = Cli({"show", job}).err;
+  EXPECT_THAT(shown, HasSubstr(": failed |"));
+  EXPECT_THAT(shown, HasSubstr("attempts 1 |"));
+  EXPECT_THAT(shown, HasSubstr("could not store the job's results"));
+  EXPECT_THAT(shown, testing::Not(HasSubstr("ending:")));
+  // The device is free again and the queue moves on.
+  const std::string next = Submit();
+  EXPECT_EQ(Cli({"wait", next, "--timeout", "60s"}).exit_code, 0);
+  EXPECT_THAT(Cli({"show", job}).err, HasSubstr("attempts 1 |")) << "never run again";
+}
+
 TEST_F(DaemonHardeningTest, SwappedTlsFilesAreNamedNotReportedAsCannotListen) {
   absl::StatusOr<CommandResult> made = RunCommand(
       {"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
