@@ -87,7 +87,7 @@ void CheckPrinter::Finished(const v1::JobFinished& f) {
   if (format_ != "table") return;
   out_ << (f.state() == v1::JOB_STATE_SUCCEEDED
                ? absl::StrFormat("all %d kernel checks passed in %.1f s\n", f.rows(), f.elapsed_s())
-               : absl::StrFormat("check %s: %s\n", v1::JobState_Name(f.state()), f.error_message()))
+               : absl::StrFormat("check %s: %s\n", StateName(f.state()), f.error_message()))
        << std::flush;
 }
 

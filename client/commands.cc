@@ -36,6 +36,8 @@ int SweepCommand(const ClientContext& context) {
 int CheckCommand(const ClientContext& context) {
   absl::StatusOr<v1::CheckRequest> request = CheckRequestFromFlags(ProcessEnv());
   if (!request.ok()) return UsageError(request.status());
+  const std::string dump = absl::GetFlag(FLAGS_dump);
+  if (absl::Status s = CheckDumpDir(dump); !s.ok()) return UsageError(s);
   absl::StatusOr<std::unique_ptr<CheckPrinter>> printer =
       MakeCheckPrinter(context.format, std::cout);
   if (!printer.ok()) return UsageError(printer.status());
@@ -52,7 +54,6 @@ int CheckCommand(const ClientContext& context) {
                  .check = [&](const v1::KernelCheck& e) { p.Check(e); },
                  .finished = [&](const v1::JobFinished& e) { p.Finished(e); }});
   // A failed check's dump is the evidence: fetch it whenever the job ran.
-  const std::string dump = absl::GetFlag(FLAGS_dump);
   if (dump.empty() || job_id.empty()) return exit_code;
   const int fetched = DownloadArtifacts(context, job_id, dump);
   return exit_code != kExitOk ? exit_code : fetched;

@@ -19,6 +19,7 @@
 #include "client/job_printers.h"
 #include "client/job_stream.h"
 #include "client/probe_commands.h"
+#include "client/proto_names.h"
 #include "client/sweep_request_flags.h"
 #include "common/proto_json.h"
 
@@ -48,11 +49,6 @@ ABSL_FLAG(bool, all_attempts, false,
 
 namespace gpuprobe {
 namespace {
-
-std::string StateName(v1::JobState state) {
-  std::string name = v1::JobState_Name(state);
-  return absl::AsciiStrToLower(name.substr(std::string("JOB_STATE_").size()));
-}
 
 std::string When(const google::protobuf::Timestamp& t) {
   if (t.seconds() == 0 && t.nanos() == 0) return "-";
@@ -142,10 +138,14 @@ int WaitCommand(const ClientContext& context, const std::string& job_id) {
   v1::WatchRequest request;
   request.set_job_id(job_id);
   std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Watch(&rpc, request);
-  std::optional<v1::JobState> state;
+  std::optional<v1::JobFinished> finished;
   v1::JobEvent event;
   while (stream->Read(&event)) {
-    if (event.has_finished()) state = event.finished().state();
+    if (event.has_finished()) finished = event.finished();
+    if (event.has_ending()) {
+      std::cerr << "gpuprobe: job " << job_id << " " << StateName(event.ending().finished().state())
+                << ", but " << event.ending().reason() << "; waiting for it\n";
+    }
   }
   const grpc::Status status = stream->Finish();
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
@@ -153,10 +153,14 @@ int WaitCommand(const ClientContext& context, const std::string& job_id) {
               << absl::FormatDuration(timeout) << "\n";
     return kExitTimedOut;
   }
-  if (!state.has_value()) return ReportRpcError(context, status);
+  if (!finished.has_value()) return ReportRpcError(context, status);
   if (!status.ok())
     std::cerr << "gpuprobe: job " << job_id << ": " << status.error_message() << "\n";
-  return ExitCodeOf(*state);
+  if (finished->state() != v1::JOB_STATE_SUCCEEDED) {
+    std::cerr << "gpuprobe: job " << job_id << " " << StateName(finished->state()) << ": "
+              << finished->error_message() << "\n";
+  }
+  return ExitCodeOf(finished->state());
 }
 
 int WatchCommand(const ClientContext& context, const std::string& job_id) {

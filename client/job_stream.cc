@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "client/exit_codes.h"
+#include "client/proto_names.h"
 
 namespace gpuprobe {
 namespace {
@@ -94,9 +95,8 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
       case v1::JobEvent::kEnding:  // the finished event follows once stored: keep waiting
         progress.Clear();
         std::cerr << "gpuprobe: job " << job_id << " "
-                  << absl::AsciiStrToLower(
-                         v1::JobState_Name(event.ending().finished().state()).substr(10))
-                  << ", but " << event.ending().reason() << "; waiting for it\n";
+                  << StateName(event.ending().finished().state()) << ", but "
+                  << event.ending().reason() << "; waiting for it\n";
         break;
       case v1::JobEvent::kTelemetry:  // `show` tells the job's summary
       case v1::JobEvent::EVENT_NOT_SET:
@@ -109,8 +109,7 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
   // A watched job's stream ends OK whatever the job did: its finished event tells.
   if (!finished.has_value()) return kExitOk;
   if (finished->state() != v1::JOB_STATE_SUCCEEDED) {
-    std::cerr << "gpuprobe: job " << job_id << " "
-              << absl::AsciiStrToLower(v1::JobState_Name(finished->state()).substr(10)) << ": "
+    std::cerr << "gpuprobe: job " << job_id << " " << StateName(finished->state()) << ": "
               << finished->error_message() << "\n";
   }
   return ExitCodeOf(finished->state());

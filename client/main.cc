@@ -17,6 +17,7 @@
 #include "client/exit_codes.h"
 #include "client/probe_commands.h"
 #include "common/flag_names.h"
+#include "common/host_port.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
@@ -109,8 +110,18 @@ int main(int argc, char** argv) {
   gpuprobe::ClientContext context;
   context.params = std::move(params);
   context.server = absl::GetFlag(FLAGS_server);
-  if (context.server.empty()) context.server = FlagOrEnv("", "GPUPROBE_SERVER");
+  std::string_view server_source = "--server";
+  if (context.server.empty()) {
+    context.server = FlagOrEnv("", "GPUPROBE_SERVER");
+    server_source = "GPUPROBE_SERVER";
+  }
   if (context.server.empty()) context.server = "127.0.0.1:7070";
+  if (absl::StatusOr<gpuprobe::HostPort> server =
+          gpuprobe::ParseHostPort(server_source, context.server, /*min_port=*/1);
+      !server.ok()) {
+    std::cerr << "gpuprobe: " << server.status().message() << "\n";
+    return gpuprobe::kExitUsage;
+  }
   context.format = absl::GetFlag(FLAGS_format);
   if (context.format != "table" && context.format != "tsv" && context.format != "csv" &&
       context.format != "json") {

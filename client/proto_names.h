@@ -3,9 +3,20 @@
 
 #include <string>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "gpuprobe/v1/probe.pb.h"
 
 namespace gpuprobe {
+
+// A value this client does not know (a newer daemon's), shown as such.
+inline std::string UnknownName(int value) { return absl::StrCat("unknown (", value, ")"); }
+
+// "queued", "running", "succeeded", ...
+inline std::string StateName(v1::JobState s) {
+  if (!v1::JobState_IsValid(s)) return UnknownName(s);
+  return absl::AsciiStrToLower(v1::JobState_Name(s).substr(std::string("JOB_STATE_").size()));
+}
 
 inline std::string VariantName(v1::KernelVariant v) {
   switch (v) {
@@ -13,16 +24,23 @@ inline std::string VariantName(v1::KernelVariant v) {
       return "union";
     case v1::KERNEL_VARIANT_FLOOR:
       return "floor";
-    default:
+    case v1::KERNEL_VARIANT_PER_SLOT:
+    case v1::KERNEL_VARIANT_UNSPECIFIED:
       return "per-slot";
+    default:
+      return UnknownName(v);
   }
 }
 
 inline std::string TimingName(v1::TimingMode t) {
+  if (!v1::TimingMode_IsValid(t)) return UnknownName(t);
   return t == v1::TIMING_MODE_GRAPH ? "graph" : "events";
 }
 
-inline std::string CacheName(v1::CacheMode c) { return c == v1::CACHE_MODE_COLD ? "cold" : "warm"; }
+inline std::string CacheName(v1::CacheMode c) {
+  if (!v1::CacheMode_IsValid(c)) return UnknownName(c);
+  return c == v1::CACHE_MODE_COLD ? "cold" : "warm";
+}
 
 // "-" where nothing was judged.
 inline std::string VerdictName(v1::Verdict v) {
@@ -37,8 +55,10 @@ inline std::string VerdictName(v1::Verdict v) {
       return "unsure";
     case v1::VERDICT_TOO_FEW_REPS:
       return "too few reps";
-    default:
+    case v1::VERDICT_UNSPECIFIED:
       return "-";
+    default:
+      return UnknownName(v);
   }
 }
 

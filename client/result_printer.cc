@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/csv.h"
+#include "client/proto_names.h"
 #include "common/proto_json.h"
 
 namespace gpuprobe {
@@ -112,10 +113,9 @@ void ResultPrinter::Result(const v1::Result& result) {
 
 void ResultPrinter::Finished(const v1::JobFinished& f) {
   if (format_ != "table" && format_ != "tsv") return;
-  const std::string end =
-      f.state() == v1::JOB_STATE_SUCCEEDED
-          ? absl::StrFormat("%d results in %.1f s", f.rows(), f.elapsed_s())
-          : absl::StrFormat("%s: %s", v1::JobState_Name(f.state()), f.error_message());
+  const std::string end = f.state() == v1::JOB_STATE_SUCCEEDED
+                              ? absl::StrFormat("%d results in %.1f s", f.rows(), f.elapsed_s())
+                              : absl::StrFormat("%s: %s", StateName(f.state()), f.error_message());
   out_ << (format_ == "tsv" ? "# " : "") << end << "\n" << std::flush;
 }
 

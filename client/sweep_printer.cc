@@ -70,7 +70,7 @@ std::vector<std::string> SeedHeader(const v1::ResolvedSweep& s) {
 
 void FinishedComment(std::ostream& out, const v1::JobFinished& f) {
   if (f.state() != v1::JOB_STATE_SUCCEEDED) {
-    out << "# job " << v1::JobState_Name(f.state()) << ": " << f.error_message() << "\n";
+    out << "# job " << StateName(f.state()) << ": " << f.error_message() << "\n";
   }
 }
 

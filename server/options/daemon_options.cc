@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "common/flag_names.h"
+#include "common/host_port.h"
 #include "common/status_macros.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
@@ -88,15 +89,12 @@ std::string MachineHostName() {
 }
 
 // HOST:PORT with a port in 0..65535.
+// A listener's address; port 0: any free port (the daemon logs the one it got).
 absl::Status SplitAddress(const char* flag, const std::string& address, std::string& host,
                           int& port) {
-  const size_t colon = address.rfind(':');
-  if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) ||
-      port < 0 || port > 65535) {
-    return Invalid(
-        absl::StrFormat("%s: \"%s\" is not HOST:PORT with a port in 0..65535", flag, address));
-  }
-  host = address.substr(0, colon);
+  ASSIGN_OR_RETURN(HostPort parsed, ParseHostPort(flag, address, 0));
+  host = parsed.host;
+  port = parsed.port;
   return absl::OkStatus();
 }
 

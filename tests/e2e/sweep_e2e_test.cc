@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -211,6 +212,29 @@ TEST_F(SweepEndToEndTest, UnreachableServerIsReportedWithItsOwnExitCode) {
   EXPECT_THAT(r->err, HasSubstr("cannot reach gpuprobed at 127.0.0.1:1"));
 }
 
+TEST_F(SweepEndToEndTest, AServerAddressThatIsNotHostAndPortIsRefusedNamingItsSource) {
+  for (const std::string bad : {"127.0.0.1:103639", "127.0.0.1:38103abc", "127.0.0.1:-1",
+                                "127.0.0.1:0", "127.0.0.1", "[::1]:x"}) {
+    absl::StatusOr<CommandResult> r =
+        RunCommand({GPUPROBE_PATH, "--server", bad, "jobs"}, {}, *dir_);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->exit_code, 2) << bad;
+    EXPECT_THAT(r->err, HasSubstr("--server: \"" + bad +
+                                  "\" is not HOST:PORT with a port in "
+                                  "1..65535"));
+  }
+  absl::StatusOr<CommandResult> env =
+      RunCommand({GPUPROBE_PATH, "jobs"}, {"GPUPROBE_SERVER=h:65536"}, *dir_);
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->exit_code, 2);
+  EXPECT_THAT(env->err, HasSubstr("GPUPROBE_SERVER: \"h:65536\""));
+  // Bracketed IPv6 is an address (nothing listens there: unreachable, not a usage error).
+  absl::StatusOr<CommandResult> v6 =
+      RunCommand({GPUPROBE_PATH, "--server", "[::1]:1", "jobs"}, {}, *dir_);
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->exit_code, 4) << v6->err;
+}
+
 TEST_F(SweepEndToEndTest, CheckPassesAndItsDumpVerifiesOfflineWithNumpy) {
   const std::string dump = *dir_ + "/dump";
   const CommandResult check = Cli({"check", "--experts", "32", "--hidden", "256", "--ff", "64",
@@ -224,6 +248,39 @@ TEST_F(SweepEndToEndTest, CheckPassesAndItsDumpVerifiesOfflineWithNumpy) {
   ASSERT_TRUE(verify.ok()) << verify.status();
   EXPECT_EQ(verify->exit_code, 0) << verify->out << verify->err;
   EXPECT_THAT(verify->out, HasSubstr("3 arms"));
+}
+
+TEST_F(SweepEndToEndTest, CheckDumpNeverWritesThroughALinkAndNeedsADirectory) {
+  const std::vector<std::string> check = {"check", "--experts",  "32", "--hidden", "256", "--ff",
+                                          "64",    "--selected", "4",  "--t",      "2",   "--dump"};
+  std::vector<std::string> args = check;
+  args.push_back(*dir_ + "/first");
+  ASSERT_EQ(Cli(args).exit_code, 0);
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(*dir_ + "/first")) {
+    names.push_back(entry.path().filename().string());
+  }
+  ASSERT_FALSE(names.empty());
+  // Another dump directory where someone planted a link at an artifact's name.
+  const std::string planted = *dir_ + "/planted", victim = *dir_ + "/victim";
+  std::filesystem::create_directory(planted);
+  std::ofstream(victim) << "keep me";
+  std::filesystem::create_symlink(victim, planted + "/" + names[0]);
+  args = check;
+  args.push_back(planted);
+  const CommandResult refused = Cli(args);
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr(planted + "/" + names[0] + " is a symbolic link"));
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "keep me");
+  // A file where the directory should be: refused before any job is submitted.
+  const std::string jobs_before = Cli({"--format", "tsv", "jobs"}).out;
+  args = check;
+  args.push_back(victim);
+  const CommandResult not_a_dir = Cli(args);
+  EXPECT_EQ(not_a_dir.exit_code, 2);
+  EXPECT_THAT(not_a_dir.err, HasSubstr("--dump: " + victim + " is not a directory"));
+  EXPECT_EQ(Cli({"--format", "tsv", "jobs"}).out, jobs_before);
 }
 
 TEST_F(SweepEndToEndTest, CheckOfAVariantTheBackendLacksIsRefused) {
