@@ -1,6 +1,7 @@
 #include "server/api/access_control.h"
 
 #include <fstream>
+#include <map>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
@@ -28,6 +29,7 @@ absl::StatusOr<AccessControl> AccessControl::FromFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrFormat("tokens: cannot read %s", path));
   AccessControl access;
+  std::map<std::string, int> line_of;  // each token's line
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     const std::string content(absl::StripAsciiWhitespace(line.substr(0, line.find('#'))));
@@ -47,6 +49,12 @@ absl::StatusOr<AccessControl> AccessControl::FromFile(const std::string& path) {
     } else {
       return absl::InvalidArgumentError(absl::StrFormat(
           "tokens: %s line %d: role \"%s\" is not read, submit or admin", path, number, fields[1]));
+    }
+    if (const auto [it, added] = line_of.emplace(fields[0], number); !added) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("tokens: %s line %d: the token of line %d again; each token names one "
+                          "caller with one role",
+                          path, number, it->second));
     }
     access.tokens_[fields[0]] = Caller{.name = fields[2], .role = role, .key_scope = fields[2]};
   }

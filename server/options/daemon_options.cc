@@ -34,7 +34,7 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
 ABSL_FLAG(int, max_message_bytes, 4 << 20, "largest request message accepted, bytes");
 ABSL_FLAG(double, max_job_seconds, gpuprobe::QueueLimits{}.max_job_seconds,
           "largest estimated device time of one job, seconds");
-ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error");
+ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error, critical or off");
 ABSL_FLAG(std::string, isolation, "process",
           "process: the backend runs in a worker child process, so a crash or a sticky CUDA "
           "error fails one job and the worker is restarted; none: in the daemon");
@@ -55,8 +55,9 @@ ABSL_FLAG(int, cpu_repeat, 1,
           "testing CI gates; rows say so); 1: as measured");
 ABSL_FLAG(std::string, store, "",
           "the job store: sqlite:///ABS/PATH/jobs.db (this daemon alone) or "
-          "postgresql://USER@HOST:PORT/DB (shared by a fleet of daemons); default: SQLite at "
-          "DATA_DIR/gpuprobe.sqlite");
+          "postgresql://USER@HOST:PORT/DB (shared by a fleet of daemons); default: "
+          "$GPUPROBE_STORE (which keeps a password out of the process list; libpq's PGPASSWORD "
+          "and PGPASSFILE work too), else SQLite at DATA_DIR/gpuprobe.sqlite");
 ABSL_FLAG(std::string, host_name, "",
           "this daemon's name in the fleet, as jobs' --host targets name it; default: the "
           "machine's host name");
@@ -165,10 +166,19 @@ absl::StatusOr<DaemonOptions> FromFlags(std::vector<std::string> probe_commands)
   o.data_dir = absl::GetFlag(FLAGS_data_dir);
   if (o.data_dir.empty()) o.data_dir = DefaultDataDir();
   o.store = absl::GetFlag(FLAGS_store);
+  if (const char* env = std::getenv("GPUPROBE_STORE"); o.store.empty() && env != nullptr) {
+    o.store = env;
+  }
   o.tokens_file = absl::GetFlag(FLAGS_tokens);
   o.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
   o.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   o.log_level = absl::GetFlag(FLAGS_log_level);
+  if (o.log_level != "trace" && o.log_level != "debug" && o.log_level != "info" &&
+      o.log_level != "warn" && o.log_level != "error" && o.log_level != "critical" &&
+      o.log_level != "off") {
+    return Invalid(absl::StrCat("log-level: \"", o.log_level,
+                                "\" is not trace, debug, info, warn, error, critical or off"));
+  }
   o.probe_commands = std::move(probe_commands);
   o.probe_commands_file = absl::GetFlag(FLAGS_probe_commands);
   o.worker_fd = absl::GetFlag(FLAGS_worker_fd);

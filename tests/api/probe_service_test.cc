@@ -446,6 +446,15 @@ TEST(AccessControlTest, MalformedTokenFilesNameTheLine) {
   EXPECT_THAT(std::string(access.status().message()), HasSubstr("superuser"));
 }
 
+TEST(AccessControlTest, ATokenGivenTwiceIsRefusedNamingBothLines) {
+  const std::string path = ::testing::TempDir() + "gpuprobe_twice_tokens";
+  std::ofstream(path) << "t1 read alice\nt2 submit bob\n# the same token, another role\n"
+                         "t1 admin mallory\n";
+  absl::StatusOr<AccessControl> access = AccessControl::FromFile(path);
+  ASSERT_FALSE(access.ok());
+  EXPECT_THAT(std::string(access.status().message()), HasSubstr("line 4: the token of line 1"));
+}
+
 TEST_F(ProbeServiceTest, EachDeviceRunsItsOwnQueueAndJobsMayPinOne) {
   StopDaemon();
   StartDaemon({}, /*devices=*/2);

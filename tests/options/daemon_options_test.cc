@@ -64,6 +64,19 @@ TEST_F(DaemonOptionsTest, DashesAndUnderscoresBothSetFlags) {
   EXPECT_EQ(o->isolation, "none");
 }
 
+TEST_F(DaemonOptionsTest, TheStoreComesFromTheEnvironmentUnlessTheFlagNamesOne) {
+  // So that a password need not be in the process list.
+  setenv("GPUPROBE_STORE", "postgresql://gpuprobe:secret@db/gpuprobe", 1);
+  absl::StatusOr<DaemonOptions> from_env = Parse({});
+  ASSERT_TRUE(from_env.ok()) << from_env.status();
+  EXPECT_EQ(from_env->store, "postgresql://gpuprobe:secret@db/gpuprobe");
+  absl::FlagSaver restore;
+  absl::StatusOr<DaemonOptions> from_flag = Parse({"--store", "sqlite:///x/jobs.db"});
+  ASSERT_TRUE(from_flag.ok()) << from_flag.status();
+  EXPECT_EQ(from_flag->store, "sqlite:///x/jobs.db");
+  unsetenv("GPUPROBE_STORE");
+}
+
 TEST_F(DaemonOptionsTest, ProbeCommandsRepeatInOrderAndReachTheWorker) {
   absl::StatusOr<DaemonOptions> o = Parse({"--probe-command", "a=/bin/a,with,commas", "--backend",
                                            "cpu", "--probe-command=b=/bin/b", "--probe-commands",
@@ -95,6 +108,7 @@ TEST_F(DaemonOptionsTest, EveryBadValueIsRefusedNamingItsFlag) {
       {{"--listen", ":7070"}, "listen: \":7070\" is not HOST:PORT"},
       {{"--http", "::1:7071"}, "http: \"::1:7071\" is not HOST:PORT"},
       {{"--isolation", "thread"}, "isolation: \"thread\" is not process or none"},
+      {{"--log-level", "bogus"}, "log-level: \"bogus\" is not trace, debug, info"},
       {{"--devices", "0,x"}, "devices: \"0,x\" is neither all nor a list like 0,1"},
       {{"--max-queued-jobs", "many"}, "--max-queued-jobs: "},
       {{"--frobnicate"}, "--frobnicate: no such flag"},
