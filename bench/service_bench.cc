@@ -122,9 +122,8 @@ absl::StatusOr<Daemon> StartDaemon(const std::string& store_flag, const std::str
   FleetOptions fleet;
   fleet.host = HostName(i);
   Daemon d;
-  ASSIGN_OR_RETURN(
-      d.manager,
-      JobManager::Start(std::move(store), std::move(executors), limits, probes, nullptr, fleet));
+  ASSIGN_OR_RETURN(d.manager, JobManager::Start(std::move(store), std::move(executors), limits,
+                                                probes, nullptr, fleet));
   d.service = std::make_unique<ProbeService>(*d.manager, AccessControl(), "bench");
   grpc::ServerBuilder builder;
   int port = 0;
@@ -163,8 +162,8 @@ int Main(int argc, char** argv) {
     daemons.push_back(*std::move(d));
   }
   std::cout << absl::StrFormat("%d daemon(s) on a %s store; sweeps run on %s, watched through %s\n",
-                               daemon_count, daemons[0].manager->Info("bench").store(), HostName(0),
-                               HostName(daemon_count - 1));
+                               daemon_count, daemons[0].manager->Info("bench").value().store(),
+                               HostName(0), HostName(daemon_count - 1));
   auto submit = v1::ProbeService::NewStub(daemons.front().channel);
   auto watch = v1::ProbeService::NewStub(daemons.back().channel);
 
@@ -245,7 +244,7 @@ int Main(int argc, char** argv) {
   const double submit_s = absl::ToDoubleSeconds(absl::Now() - submit_start);
   std::cout << absl::StrFormat("submitted %d jobs in %.2f s: %.0f submits/s; queue depth now %d\n",
                                submitted, submit_s, submitted / submit_s,
-                               daemons[0].manager->QueueDepth());
+                               daemons[0].manager->QueueDepth().value_or(-1));
   for (Daemon& d : daemons) {
     d.manager->Stop();
     d.server->Shutdown();

@@ -246,7 +246,10 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
     last_attempt = std::max(last_attempt, event.attempt());
     events.push_back(event);
   }
-  (void)stream->Finish();
+  // A stored event that cannot be read (DATA_LOSS) fails `show` as it fails `watch`.
+  if (const grpc::Status status = stream->Finish(); !status.ok()) {
+    return ReportRpcError(context, status);
+  }
   std::ostringstream csv;
   std::ostream& out = context.format == "csv" ? csv : std::cout;
   absl::StatusOr<JobPrinter> printer =

@@ -188,8 +188,7 @@ grpc::ServerUnaryReactor* ProbeService::GetServerInfo(grpc::CallbackServerContex
                                                       v1::ServerInfo* response) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "GetServerInfo");
   if (!caller.ok()) return Answer<v1::ServerInfo>(context, caller.status(), response);
-  return AnswerLater(context, calls_, response,
-                     [this] { return absl::StatusOr<v1::ServerInfo>(manager_.Info(version_)); });
+  return AnswerLater(context, calls_, response, [this] { return manager_.Info(version_); });
 }
 
 grpc::ServerUnaryReactor* ProbeService::ListProbes(grpc::CallbackServerContext* context,

@@ -82,10 +82,15 @@ absl::StatusOr<JobStore::Inserted> Admission::Admit(v1::SubmitRequest request,
   absl::StatusOr<JobStore::Inserted> inserted;
   {
     absl::MutexLock lock(&mu_);
-    const int64_t queued = store_.CountQueued();
-    if (queued >= limits_.max_queued_jobs) {
+    const absl::StatusOr<int64_t> queued = store_.CountQueued();
+    if (!queued.ok()) {
+      // The limit cannot be checked: nothing is queued past it.
+      return absl::UnavailableError(absl::StrCat("gpuprobed's job store cannot count the queue: ",
+                                                 queued.status().message()));
+    }
+    if (*queued >= limits_.max_queued_jobs) {
       return absl::ResourceExhaustedError(absl::StrFormat(
-          "queue: %d jobs are queued, the limit (--max-queued-jobs); try again later", queued));
+          "queue: %d jobs are queued, the limit (--max-queued-jobs); try again later", *queued));
     }
     inserted = store_.Insert(new_job, submitter, key_scope, absl::Now(), [](const v1::Job& job) {
       v1::JobEvent accepted = AcceptedEvent(job.id(), job.queue_position());

@@ -150,31 +150,34 @@ void JobManager::WatchLoop() {
   }
 }
 
-int64_t JobManager::QueueDepth() {
+absl::StatusOr<int64_t> JobManager::QueueDepth() {
   int64_t running = 0;
   {
     absl::MutexLock lock(&mu_);
     running = std::count_if(runs_.begin(), runs_.end(),
                             [](const DeviceRun& run) { return !run.job_id.empty(); });
   }
-  return store_->CountQueued() + running;
+  ASSIGN_OR_RETURN(const int64_t queued, store_->CountQueued());
+  return queued + running;
 }
 
-v1::ServerInfo JobManager::Info(const std::string& version) {
+absl::StatusOr<v1::ServerInfo> JobManager::Info(const std::string& version) {
   v1::ServerInfo info;
   const Backend& device0 = backend();
   info.set_version(version);
   info.set_backend(device0.Name());
   info.set_device(device0.Description());
   info.set_device_memory_bytes(device0.MemoryCapacityBytes());
-  info.set_queue_depth(static_cast<uint32_t>(QueueDepth()));
+  ASSIGN_OR_RETURN(const int64_t depth, QueueDepth());
+  info.set_queue_depth(static_cast<uint32_t>(depth));
   info.set_host(fleet_->options().host);
   info.set_store(store_->Kind());
   if (absl::StatusOr<std::vector<v1::FleetDevice>> fleet = Fleet(); fleet.ok()) {
     for (v1::FleetDevice& d : *fleet) *info.add_fleet() = std::move(d);
   }
   *info.mutable_details() = DeviceDetailsToProto(device0.Details());
-  for (v1::DeviceStatus& device : Devices()) *info.add_devices() = std::move(device);
+  ASSIGN_OR_RETURN(std::vector<v1::DeviceStatus> devices, Devices());
+  for (v1::DeviceStatus& device : devices) *info.add_devices() = std::move(device);
   return info;
 }
 
@@ -190,7 +193,7 @@ absl::StatusOr<std::vector<v1::JobEvent>> JobManager::Results(const std::string&
   return results;
 }
 
-std::vector<v1::DeviceStatus> JobManager::Devices() {
+absl::StatusOr<std::vector<v1::DeviceStatus>> JobManager::Devices() {
   std::vector<DeviceRun> runs;
   {
     absl::MutexLock lock(&mu_);
@@ -204,7 +207,8 @@ std::vector<v1::DeviceStatus> JobManager::Devices() {
     d.set_description(info.Description());
     *d.mutable_details() = DeviceDetailsToProto(info.Details());
     d.set_running_job_id(runs[i].job_id);
-    d.set_pinned_queue_depth(static_cast<uint32_t>(store_->CountQueuedOn(static_cast<int>(i))));
+    ASSIGN_OR_RETURN(const int64_t pinned, store_->CountQueuedOn(static_cast<int>(i)));
+    d.set_pinned_queue_depth(static_cast<uint32_t>(pinned));
     d.set_busy_seconds(devices_[i]->busy_seconds.load());
     d.set_running_reps_done(runs[i].progress.reps_done());
     d.set_running_reps_total(runs[i].progress.reps_total());

@@ -90,9 +90,10 @@ class JobManager {
   void Stop();
 
   // Jobs queued or running, on every device.
-  int64_t QueueDepth();
+  absl::StatusOr<int64_t> QueueDepth();
   // The daemon, its devices and its queue, as GetServerInfo and /api/v1/info report them.
-  v1::ServerInfo Info(const std::string& version);
+  // UNAVAILABLE when the store cannot count the queue.
+  absl::StatusOr<v1::ServerInfo> Info(const std::string& version);
   absl::StatusOr<JobStore::Totals> Totals() { return store_->CountTotals(); }
   // Every device of the fleet sharing the store (this daemon's included).
   absl::StatusOr<std::vector<v1::FleetDevice>> Fleet();
@@ -121,7 +122,7 @@ class JobManager {
     std::string ending;
   };
 
-  std::vector<v1::DeviceStatus> Devices();
+  absl::StatusOr<std::vector<v1::DeviceStatus>> Devices();
   // The device running `job_id`, or -1.
   int DeviceRunning(const std::string& job_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks the device idle.

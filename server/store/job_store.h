@@ -93,7 +93,7 @@ class JobStore {
 
   virtual absl::StatusOr<v1::Job> Get(const std::string& id) = 0;
   virtual absl::StatusOr<v1::ListJobsResponse> List(const v1::ListJobsRequest& request) = 0;
-  virtual int64_t CountQueued() = 0;
+  virtual absl::StatusOr<int64_t> CountQueued() = 0;
 
   // For metrics: jobs per state, and rows and checks stored over all jobs.
   struct Totals {
@@ -103,7 +103,7 @@ class JobStore {
   virtual absl::StatusOr<Totals> CountTotals() = 0;
 
   // Queued jobs pinned to device index `device` (of any host).
-  virtual int64_t CountQueuedOn(int device) = 0;
+  virtual absl::StatusOr<int64_t> CountQueuedOn(int device) = 0;
 
   struct Claimed {
     v1::Job job;  // RUNNING, on the claiming device

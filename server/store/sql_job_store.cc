@@ -66,9 +66,10 @@ absl::Status SqlJobStore::InTransaction(const std::function<absl::Status()>& bod
   return s;
 }
 
-int64_t SqlJobStore::CountLocked(const std::string& sql, const std::vector<SqlValue>& params) {
-  absl::StatusOr<SqlRows> rows = db_->Query(sql, params);
-  return rows.ok() && !rows->empty() ? rows->Int(0, 0) : 0;
+absl::StatusOr<int64_t> SqlJobStore::CountLocked(const std::string& sql,
+                                                 const std::vector<SqlValue>& params) {
+  ASSIGN_OR_RETURN(SqlRows rows, db_->Query(sql, params));
+  return rows.empty() ? 0 : rows.Int(0, 0);
 }
 
 absl::Status SqlJobStore::ProbeWrite() {
@@ -183,11 +184,12 @@ absl::StatusOr<v1::Job> SqlJobStore::GetLocked(const std::string& id) {
   v1::Job job = JobAt(rows, 0);
   if (job.state() == v1::JOB_STATE_QUEUED) {
     const int64_t priority = rows.Int(0, 4);
-    job.set_queue_position(static_cast<uint32_t>(
-        CountLocked("SELECT COUNT(*) FROM jobs WHERE state = ?1 OR (state = ?2 AND "
-                    "(priority > ?3 OR (priority = ?3 AND seq < ?4)))",
-                    {int64_t{v1::JOB_STATE_RUNNING}, int64_t{v1::JOB_STATE_QUEUED}, priority,
-                     rows.Int(0, 0)})));
+    ASSIGN_OR_RETURN(const int64_t ahead,
+                     CountLocked("SELECT COUNT(*) FROM jobs WHERE state = ?1 OR (state = ?2 AND "
+                                 "(priority > ?3 OR (priority = ?3 AND seq < ?4)))",
+                                 {int64_t{v1::JOB_STATE_RUNNING}, int64_t{v1::JOB_STATE_QUEUED},
+                                  priority, rows.Int(0, 0)}));
+    job.set_queue_position(static_cast<uint32_t>(ahead));
   }
   return job;
 }
@@ -234,7 +236,7 @@ absl::StatusOr<v1::ListJobsResponse> SqlJobStore::List(const v1::ListJobsRequest
   return response;
 }
 
-int64_t SqlJobStore::CountQueued() {
+absl::StatusOr<int64_t> SqlJobStore::CountQueued() {
   absl::MutexLock lock(&mu_);
   return CountLocked("SELECT COUNT(*) FROM jobs WHERE state = ?1", {int64_t{v1::JOB_STATE_QUEUED}});
 }
@@ -251,7 +253,7 @@ absl::StatusOr<JobStore::Totals> SqlJobStore::CountTotals() {
   return totals;
 }
 
-int64_t SqlJobStore::CountQueuedOn(int device) {
+absl::StatusOr<int64_t> SqlJobStore::CountQueuedOn(int device) {
   absl::MutexLock lock(&mu_);
   return CountLocked("SELECT COUNT(*) FROM jobs WHERE state = ?1 AND pinned_device = ?2",
                      {int64_t{v1::JOB_STATE_QUEUED}, int64_t{device}});

@@ -42,9 +42,9 @@ class SqlJobStore : public JobStore {
   absl::Status ProbeWrite() override;
   absl::StatusOr<v1::Job> Get(const std::string& id) override;
   absl::StatusOr<v1::ListJobsResponse> List(const v1::ListJobsRequest& request) override;
-  int64_t CountQueued() override;
+  absl::StatusOr<int64_t> CountQueued() override;
   absl::StatusOr<Totals> CountTotals() override;
-  int64_t CountQueuedOn(int device) override;
+  absl::StatusOr<int64_t> CountQueuedOn(int device) override;
   absl::StatusOr<std::optional<Claimed>> ClaimNext(const DaemonRegistration& daemon,
                                                    const DeviceRegistration& device, absl::Time now,
                                                    absl::Time lease_until) override;
@@ -77,7 +77,7 @@ class SqlJobStore : public JobStore {
   absl::Status AppendEventLocked(const std::string& id, const v1::JobEvent& event)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<v1::Job> GetLocked(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int64_t CountLocked(const std::string& sql, const std::vector<SqlValue>& params)
+  absl::StatusOr<int64_t> CountLocked(const std::string& sql, const std::vector<SqlValue>& params)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;

@@ -145,7 +145,9 @@ void HttpApi::Route() {
   });
 
   server_->Get("/api/v1/info", [this](const httplib::Request&, httplib::Response& res) {
-    Reply(res, ProtoJson(manager_.Info(version_)));
+    absl::StatusOr<v1::ServerInfo> info = manager_.Info(version_);
+    if (!info.ok()) return Fail(res, info.status());
+    Reply(res, ProtoJson(*info));
   });
 
   server_->Get("/api/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
@@ -232,8 +234,9 @@ void HttpApi::Route() {
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     absl::StatusOr<JobStore::Totals> totals = manager_.Totals();
     if (!totals.ok()) return Fail(res, totals.status());
-    res.set_content(PrometheusMetrics(manager_.Info(version_), *totals),
-                    "text/plain; version=0.0.4; charset=utf-8");
+    absl::StatusOr<v1::ServerInfo> info = manager_.Info(version_);
+    if (!info.ok()) return Fail(res, info.status());
+    res.set_content(PrometheusMetrics(*info, *totals), "text/plain; version=0.0.4; charset=utf-8");
   });
 }
 

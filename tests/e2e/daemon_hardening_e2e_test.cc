@@ -281,6 +281,27 @@ TEST_F(DaemonHardeningTest, AJobsEndTheStoreRefusesIsKeptShownAndStoredOnceItCan
   EXPECT_THAT(Cli({"show", job}).err, HasSubstr("attempts 1 |")) << "never run again";
 }
 
+TEST_F(DaemonHardeningTest, ACorruptStoredEventFailsShowAsItFailsWatch) {
+  Start();
+  const std::string job = Submit();
+  ASSERT_EQ(Cli({"wait", job, "--timeout", "60s"}).exit_code, 0);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2((dir_ + "/data/gpuprobe.sqlite").c_str(), &db, SQLITE_OPEN_READWRITE,
+                            nullptr),
+            SQLITE_OK);
+  // A row event's bytes damaged behind the daemon's back.
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE events SET event = X'FFFFFFFF' WHERE seq = 2", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  for (const std::vector<std::string>& command :
+       std::vector<std::vector<std::string>>{{"show", job}, {"watch", job}}) {
+    const CommandResult r = Cli(command);
+    EXPECT_EQ(r.exit_code, 1) << command[0] << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("a stored event is corrupt")) << command[0];
+  }
+}
+
 TEST_F(DaemonHardeningTest, SwappedTlsFilesAreNamedNotReportedAsCannotListen) {
   absl::StatusOr<CommandResult> made = RunCommand(
       {"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",

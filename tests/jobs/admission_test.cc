@@ -3,6 +3,7 @@
 // failed.
 #include "server/jobs/admission.h"
 
+#include <sqlite3.h>
 #include <stdlib.h>
 
 #include "gmock/gmock.h"
@@ -19,8 +20,8 @@ class AdmissionTest : public testing::Test {
  protected:
   void SetUp() override {
     std::string tmpl = ::testing::TempDir() + "gpuprobe_admission_XXXXXX";
-    absl::StatusOr<std::unique_ptr<JobStore>> store =
-        SqliteJobStore::Open(std::string(mkdtemp(tmpl.data())) + "/jobs.db");
+    path_ = std::string(mkdtemp(tmpl.data())) + "/jobs.db";
+    absl::StatusOr<std::unique_ptr<JobStore>> store = SqliteJobStore::Open(path_);
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
   }
@@ -45,6 +46,7 @@ class AdmissionTest : public testing::Test {
     return r;
   }
 
+  std::string path_;
   std::unique_ptr<JobStore> store_;
   const ProbeRegistry probes_ = ProbeRegistry::Builtin({});
   absl::Status writable_ = absl::OkStatus();
@@ -64,7 +66,7 @@ TEST_F(AdmissionTest, AFullQueueRefusesAndARetriedRequestGetsItsJobBack) {
   absl::StatusOr<JobStore::Inserted> second = admission.Admit(Read(), "alice", "");
   EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(second.status().message(), HasSubstr("queue: 1 jobs are queued"));
-  EXPECT_EQ(store_->CountQueued(), 1);
+  EXPECT_EQ(*store_->CountQueued(), 1);
 }
 
 TEST_F(AdmissionTest, ARequestIsPlannedOnlyOnTheDeviceThatWouldRunIt) {
@@ -73,7 +75,7 @@ TEST_F(AdmissionTest, ARequestIsPlannedOnlyOnTheDeviceThatWouldRunIt) {
   absl::StatusOr<JobStore::Inserted> here = Make(limits, &cpu).Admit(Read(), "alice", "");
   EXPECT_EQ(here.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(here.status().message(), HasSubstr("--max-job-seconds"));
-  EXPECT_EQ(store_->CountQueued(), 0);
+  EXPECT_EQ(*store_->CountQueued(), 0);
   // For another host: planned where it runs, so stored here.
   absl::StatusOr<JobStore::Inserted> elsewhere = Make(limits, nullptr).Admit(Read(), "alice", "");
   EXPECT_TRUE(elsewhere.ok()) << elsewhere.status();
@@ -85,11 +87,28 @@ TEST_F(AdmissionTest, AnUnwritableStoreRefusesBeforeAnythingIsStored) {
   absl::StatusOr<JobStore::Inserted> refused = Make({}, &cpu).Admit(Read(), "alice", "");
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(refused.status().message(), HasSubstr("disk full"));
-  EXPECT_EQ(store_->CountQueued(), 0);
+  EXPECT_EQ(*store_->CountQueued(), 0);
   // A bad field is named before the store is asked.
   v1::SubmitRequest long_key = Read(std::string(200, 'k'));
   EXPECT_THAT(Make({}, &cpu).Admit(long_key, "alice", "").status().message(),
               HasSubstr("idempotency_key"));
+}
+
+TEST_F(AdmissionTest, AQueueThatCannotBeCountedRefusesTheSubmitInsteadOfSkippingTheLimit) {
+  // The jobs table taken away behind the store's back: counting the queue fails.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE jobs RENAME TO jobs_away", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  CpuBackend cpu;
+  Admission admission = Make({.max_queued_jobs = 1}, &cpu);
+  absl::StatusOr<JobStore::Inserted> refused = admission.Admit(Read(), "alice", "");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(refused.status().message(), HasSubstr("cannot count the queue"));
+  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE jobs_away RENAME TO jobs", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  EXPECT_EQ(*store_->CountQueued(), 0);
 }
 
 }  // namespace
