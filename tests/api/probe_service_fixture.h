@@ -19,14 +19,16 @@
 #include "server/api/probe_service.h"
 #include "server/device/cpu_backend.h"
 #include "server/store/sqlite_job_store.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 
 class ProbeServiceTest : public testing::Test {
  protected:
+  testing_support::ScopedTempDir temp_{"gpuprobe_service"};  // removed last
+
   void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_service_XXXXXX";
-    data_dir_ = mkdtemp(tmpl.data());
+    data_dir_ = temp_.path();
     StartDaemon();
   }
 

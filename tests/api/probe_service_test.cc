@@ -435,7 +435,8 @@ TEST_F(ProbeServiceTest, EachRoleIsAllowedItsCallsAndRefusedTheRest) {
 }
 
 TEST(AccessControlTest, MalformedTokenFilesNameTheLine) {
-  const std::string path = ::testing::TempDir() + "gpuprobe_bad_tokens";
+  const testing_support::ScopedTempDir temp("gpuprobe_bad_tokens");
+  const std::string path = temp.path() + "/tokens";
   {
     std::ofstream out(path);
     out << "# comment\nt1 read a\nt2 superuser b\n";
@@ -447,7 +448,8 @@ TEST(AccessControlTest, MalformedTokenFilesNameTheLine) {
 }
 
 TEST(AccessControlTest, ATokenGivenTwiceIsRefusedNamingBothLines) {
-  const std::string path = ::testing::TempDir() + "gpuprobe_twice_tokens";
+  const testing_support::ScopedTempDir temp("gpuprobe_twice_tokens");
+  const std::string path = temp.path() + "/tokens";
   std::ofstream(path) << "t1 read alice\nt2 submit bob\n# the same token, another role\n"
                          "t1 admin mallory\n";
   absl::StatusOr<AccessControl> access = AccessControl::FromFile(path);

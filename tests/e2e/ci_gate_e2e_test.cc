@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/subprocess.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -26,10 +27,9 @@ using testing_support::RunCommand;
 
 class CiGateTest : public testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_gate_XXXXXX";
-    dir_ = mkdtemp(tmpl.data());
-  }
+  testing_support::ScopedTempDir temp_{"gpuprobe_gate"};  // removed last
+
+  void SetUp() override { dir_ = temp_.path(); }
 
   void Start(int cpu_repeat) {
     daemon_.reset();

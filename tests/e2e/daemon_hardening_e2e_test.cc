@@ -16,6 +16,7 @@
 #include "sqlite3.h"
 #include "tests/e2e/grpc_health.h"
 #include "tests/e2e/subprocess.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -30,10 +31,9 @@ const std::vector<std::string> kSmall = {"--experts", "16",         "--hidden", 
 
 class DaemonHardeningTest : public testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_hard_XXXXXX";
-    dir_ = mkdtemp(tmpl.data());
-  }
+  testing_support::ScopedTempDir temp_{"gpuprobe_hard"};  // removed last
+
+  void SetUp() override { dir_ = temp_.path(); }
 
   // Starts gpuprobed (cpu backend, port 0, worker processes) with `extra` flags; test faults
   // allowed.

@@ -20,6 +20,7 @@
 #include "tests/e2e/chromium.h"
 #include "tests/e2e/grpc_health.h"
 #include "tests/e2e/subprocess.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -34,11 +35,12 @@ constexpr int kDaemons = 3;
 
 class FleetEndToEndTest : public testing::Test {
  protected:
+  // Removed last, after the daemons and the cluster stopped.
+  testing_support::ScopedTempDir temp_{"gpuprobe_fleet"}, pg_temp_{"gpuprobe_fleet_pg"};
+
   void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_fleet_XXXXXX";
-    dir_ = mkdtemp(tmpl.data());
-    std::string pg_tmpl = ::testing::TempDir() + "gpuprobe_fleet_pg_XXXXXX";
-    pg_dir_ = mkdtemp(pg_tmpl.data());  // its own: the cluster's owner must reach it
+    dir_ = temp_.path();
+    pg_dir_ = pg_temp_.path();  // its own: the cluster's owner must reach it
     absl::StatusOr<CommandResult> pg =
         RunCommand({LOCAL_POSTGRES_PATH, "start", pg_dir_}, {}, dir_);
     ASSERT_TRUE(pg.ok() && pg->exit_code == 0) << (pg.ok() ? pg->err : pg.status().ToString());

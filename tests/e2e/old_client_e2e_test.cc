@@ -11,6 +11,7 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/subprocess.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -20,8 +21,8 @@ using testing_support::ChildProcess;
 class OldClientTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_old_client_XXXXXX";
-    dir_ = new std::string(mkdtemp(tmpl.data()));
+    temp_ = new testing_support::ScopedTempDir("gpuprobe_old_client");
+    dir_ = new std::string(temp_->path());
     absl::StatusOr<ChildProcess> daemon =
         ChildProcess::Start({GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu",
                              "--http", "", "--data-dir", *dir_ + "/data"},
@@ -38,8 +39,8 @@ class OldClientTest : public testing::Test {
   static void TearDownTestSuite() {
     delete stub_;
     delete daemon_;
-    if (dir_ != nullptr) std::filesystem::remove_all(*dir_);
     delete dir_;
+    delete temp_;
   }
 
   static v1::SweepRequest Small() {
@@ -63,6 +64,7 @@ class OldClientTest : public testing::Test {
     return events;
   }
 
+  static inline testing_support::ScopedTempDir* temp_ = nullptr;
   static inline std::string* dir_ = nullptr;
   static inline ChildProcess* daemon_ = nullptr;
   static inline v1::ProbeService::Stub* stub_ = nullptr;

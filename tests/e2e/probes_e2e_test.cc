@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/e2e/chromium.h"
 #include "tests/e2e/subprocess.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -61,8 +62,8 @@ bool Ends(pid_t pid) {
 class ProbesEndToEndTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_probes_e2e_XXXXXX";
-    dir_ = new std::string(mkdtemp(tmpl.data()));
+    temp_ = new testing_support::ScopedTempDir("gpuprobe_probes_e2e");
+    dir_ = new std::string(temp_->path());
     // Two operator commands: a seed-like table, and one that hangs until it is stopped.
     WriteScript("table.sh", R"(echo "# CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"
 printf 't\tunion\tgu_us\n1\t10\t8.5\n2\t20\t9.5\n')");
@@ -95,8 +96,8 @@ printf 't\tunion\tgu_us\n1\t10\t8.5\n2\t20\t9.5\n')");
     delete daemon_;
     delete server_;
     delete http_;
-    if (dir_ != nullptr) std::filesystem::remove_all(*dir_);
     delete dir_;
+    delete temp_;
   }
 
   static CommandResult Cli(std::vector<std::string> args) {
@@ -112,6 +113,7 @@ printf 't\tunion\tgu_us\n1\t10\t8.5\n2\t20\t9.5\n')");
     return Cli(args);
   }
 
+  static inline testing_support::ScopedTempDir* temp_ = nullptr;
   static inline std::string* dir_ = nullptr;
   static inline std::string* server_ = nullptr;
   static inline std::string* http_ = nullptr;

@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/subprocess.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -29,8 +30,8 @@ std::string Receive(int fd) {
 }
 
 TEST(ServiceNotifyTest, TheDaemonSaysReadyOnceItServesAndStoppingWhenTerminated) {
-  std::string tmpl = ::testing::TempDir() + "gpuprobe_notify_XXXXXX";
-  const std::string dir = mkdtemp(tmpl.data());
+  const testing_support::ScopedTempDir temp("gpuprobe_notify");
+  const std::string dir = temp.path();
   const std::string socket_path = dir + "/notify";
   const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   ASSERT_GE(fd, 0);

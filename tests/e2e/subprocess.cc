@@ -81,8 +81,11 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   absl::StatusOr<pid_t> pid = Spawn(argv, env_additions, base + ".out", base + ".err");
   if (!pid.ok()) return pid.status();
   absl::StatusOr<int> code = WaitExit(*pid, timeout);
+  CommandResult result{code.ok() ? *code : -1, ReadFile(base + ".out"), ReadFile(base + ".err")};
+  unlink((base + ".out").c_str());
+  unlink((base + ".err").c_str());
   if (!code.ok()) return code.status();
-  return CommandResult{*code, ReadFile(base + ".out"), ReadFile(base + ".err")};
+  return result;
 }
 
 absl::StatusOr<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv,

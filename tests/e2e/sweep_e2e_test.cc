@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "tests/e2e/chromium.h"
 #include "tests/e2e/subprocess.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -40,8 +41,8 @@ using testing_support::RunCommand;
 class SweepEndToEndTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_e2e_XXXXXX";
-    dir_ = new std::string(mkdtemp(tmpl.data()));
+    temp_ = new testing_support::ScopedTempDir("gpuprobe_e2e");
+    dir_ = new std::string(temp_->path());
     absl::StatusOr<ChildProcess> daemon =
         ChildProcess::Start({GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu",
                              "--http", "127.0.0.1:0", "--data-dir", *dir_ + "/data"},
@@ -64,6 +65,7 @@ class SweepEndToEndTest : public testing::Test {
     delete server_;
     delete http_;
     delete dir_;
+    delete temp_;
   }
 
   static CommandResult Cli(std::vector<std::string> args, std::vector<std::string> env = {}) {
@@ -73,6 +75,7 @@ class SweepEndToEndTest : public testing::Test {
     return r.ok() ? *r : CommandResult{};
   }
 
+  static inline testing_support::ScopedTempDir* temp_ = nullptr;
   static inline std::string* dir_ = nullptr;
   static inline std::string* server_ = nullptr;
   static inline std::string* http_ = nullptr;
@@ -527,8 +530,8 @@ namespace {
 // The scenario: three jobs queued, the daemon killed with -9 while the first runs,
 // restarted on the same data directory; all three finish with every row.
 TEST(RestartEndToEndTest, JobsSurviveKillNine) {
-  std::string tmpl = ::testing::TempDir() + "gpuprobe_restart_XXXXXX";
-  const std::string dir = mkdtemp(tmpl.data());
+  const testing_support::ScopedTempDir temp("gpuprobe_restart");
+  const std::string dir = temp.path();
   const std::vector<std::string> daemon_argv = {GPUPROBED_PATH, "--listen",   "127.0.0.1:0",
                                                 "--backend",    "cpu",        "--http",
                                                 "127.0.0.1:0",  "--data-dir", dir + "/data"};
@@ -577,8 +580,8 @@ namespace {
 // TLS with a self-signed certificate and bearer tokens: the CLI with the CA and a token gets
 // through; without the token, or with a read token for a submit, it is refused with a reason.
 TEST(SecureEndToEndTest, TlsAndTokens) {
-  std::string tmpl = ::testing::TempDir() + "gpuprobe_tls_XXXXXX";
-  const std::string dir = mkdtemp(tmpl.data());
+  const testing_support::ScopedTempDir temp("gpuprobe_tls");
+  const std::string dir = temp.path();
   absl::StatusOr<CommandResult> cert =
       RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                   "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
@@ -636,8 +639,8 @@ namespace {
 // A worker that dies under a job fails that job with the reason; the daemon starts a fresh
 // worker and the next job succeeds.
 TEST(WorkerIsolationEndToEndTest, AWorkerCrashFailsOneJobAndTheNextSucceeds) {
-  std::string tmpl = ::testing::TempDir() + "gpuprobe_crash_XXXXXX";
-  const std::string dir = mkdtemp(tmpl.data());
+  const testing_support::ScopedTempDir temp("gpuprobe_crash");
+  const std::string dir = temp.path();
   absl::StatusOr<ChildProcess> daemon =
       ChildProcess::Start({GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--http",
                            "127.0.0.1:0", "--data-dir", dir + "/data"},

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "server/device/cpu_backend.h"
 #include "server/store/sqlite_job_store.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -18,9 +19,10 @@ using testing::HasSubstr;
 
 class AdmissionTest : public testing::Test {
  protected:
+  testing_support::ScopedTempDir temp_{"gpuprobe_admission"};  // removed last
+
   void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_admission_XXXXXX";
-    path_ = std::string(mkdtemp(tmpl.data())) + "/jobs.db";
+    path_ = temp_.path() + "/jobs.db";
     absl::StatusOr<std::unique_ptr<JobStore>> store = SqliteJobStore::Open(path_);
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);

@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -16,10 +17,9 @@ namespace fs = std::filesystem;
 
 class ArtifactStoreTest : public testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_artifacts_XXXXXX";
-    root_ = std::string(mkdtemp(tmpl.data())) + "/artifacts";
-  }
+  testing_support::ScopedTempDir temp_{"gpuprobe_artifacts"};  // removed last
+
+  void SetUp() override { root_ = temp_.path() + "/artifacts"; }
   static void Write(const std::string& path, size_t bytes) {
     std::ofstream(path, std::ios::binary) << std::string(bytes, 'x');
   }

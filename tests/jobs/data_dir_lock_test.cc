@@ -6,19 +6,16 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
 
 using testing::HasSubstr;
 
-std::string TempDir() {
-  std::string tmpl = ::testing::TempDir() + "gpuprobe_lock_XXXXXX";
-  return mkdtemp(tmpl.data());
-}
-
 TEST(DataDirLockTest, ASecondHolderIsRefusedNamingTheDirectoryAndThePid) {
-  const std::string dir = TempDir();
+  const testing_support::ScopedTempDir temp("gpuprobe_lock");
+  const std::string& dir = temp.path();
   absl::StatusOr<DataDirLock> first = DataDirLock::Acquire(dir);
   ASSERT_TRUE(first.ok()) << first.status();
   absl::StatusOr<DataDirLock> second = DataDirLock::Acquire(dir);
@@ -29,13 +26,15 @@ TEST(DataDirLockTest, ASecondHolderIsRefusedNamingTheDirectoryAndThePid) {
 }
 
 TEST(DataDirLockTest, TheLockIsFreeAgainOnceReleased) {
-  const std::string dir = TempDir();
+  const testing_support::ScopedTempDir temp("gpuprobe_lock");
+  const std::string& dir = temp.path();
   { ASSERT_TRUE(DataDirLock::Acquire(dir).ok()); }
   EXPECT_TRUE(DataDirLock::Acquire(dir).ok());
 }
 
 TEST(DataDirLockTest, ASymbolicLinkInPlaceOfTheLockFileIsNotFollowed) {
-  const std::string dir = TempDir();
+  const testing_support::ScopedTempDir temp("gpuprobe_lock");
+  const std::string& dir = temp.path();
   const std::string target = dir + "/elsewhere";
   ASSERT_EQ(symlink(target.c_str(), (dir + "/gpuprobed.lock").c_str()), 0);
   EXPECT_FALSE(DataDirLock::Acquire(dir).ok());

@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/store/sqlite_job_store.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -39,10 +40,11 @@ v1::JobEvent Progress(int reps_done) {
 
 class EventFanoutTest : public testing::Test {
  protected:
+  testing_support::ScopedTempDir temp_{"gpuprobe_fanout"};  // removed last
+
   void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_fanout_XXXXXX";
     absl::StatusOr<std::unique_ptr<JobStore>> store =
-        SqliteJobStore::Open(std::string(mkdtemp(tmpl.data())) + "/jobs.db");
+        SqliteJobStore::Open(temp_.path() + "/jobs.db");
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
     fanout_ = std::make_unique<EventFanout>(*store_);

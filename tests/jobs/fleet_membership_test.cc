@@ -9,14 +9,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/store/sqlite_job_store.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
 
 TEST(FleetMembershipTest, RegistersHearsARemoteCancelAtItsHeartbeatAndLeaves) {
-  std::string tmpl = ::testing::TempDir() + "gpuprobe_fleet_XXXXXX";
-  absl::StatusOr<std::unique_ptr<JobStore>> store =
-      SqliteJobStore::Open(std::string(mkdtemp(tmpl.data())) + "/jobs.db");
+  const testing_support::ScopedTempDir temp("gpuprobe_fleet");
+  absl::StatusOr<std::unique_ptr<JobStore>> store = SqliteJobStore::Open(temp.path() + "/jobs.db");
   ASSERT_TRUE(store.ok()) << store.status();
   const DeviceRegistration device{.index = 0, .model = "cpu", .description = "cpu (test)"};
   FleetMembership fleet(**store, {.host = "probe-host", .heartbeat = absl::Milliseconds(10)},

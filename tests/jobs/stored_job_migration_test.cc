@@ -14,6 +14,7 @@
 #include "server/jobs/job_comparison.h"
 #include "server/jobs/job_manager.h"
 #include "server/store/sqlite_job_store.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -22,9 +23,10 @@ using ::testing::ElementsAre;
 
 class StoredJobMigrationTest : public ::testing::Test {
  protected:
+  testing_support::ScopedTempDir temp_{"gpuprobe_migration"};  // removed last
+
   void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_migration_XXXXXX";
-    dir_ = mkdtemp(tmpl.data());
+    dir_ = temp_.path();
     ASSERT_EQ(sqlite3_open((dir_ + "/jobs.db").c_str(), &db_), SQLITE_OK);
     std::ifstream schema(SCHEMA_V5_PATH);
     std::stringstream sql;

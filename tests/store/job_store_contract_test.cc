@@ -18,6 +18,7 @@
 #include "server/store/sqlite_connection.h"
 #include "server/store/store_url.h"
 #include "tests/e2e/subprocess.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -38,8 +39,9 @@ class PostgresCluster {
     return *dir;
   }
   static absl::StatusOr<std::string> Start() {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_pg_XXXXXX";
-    Dir() = mkdtemp(tmpl.data());
+    // Stopped and removed when the test program exits.
+    static auto* temp = new testing_support::ScopedTempDir("gpuprobe_pg");
+    Dir() = temp->path();
     absl::StatusOr<testing_support::CommandResult> started =
         testing_support::RunCommand({LOCAL_POSTGRES_PATH, "start", Dir()}, {}, Dir());
     if (!started.ok()) return started.status();
@@ -48,6 +50,7 @@ class PostgresCluster {
     }
     std::atexit([] {
       (void)testing_support::RunCommand({LOCAL_POSTGRES_PATH, "stop", Dir()}, {}, Dir());
+      delete temp;
     });
     return std::string(absl::StripTrailingAsciiWhitespace(started->out));
   }
@@ -55,9 +58,10 @@ class PostgresCluster {
 
 class JobStoreContractTest : public testing::TestWithParam<std::string> {
  protected:
+  testing_support::ScopedTempDir temp_{"gpuprobe_store"};  // removed last
+
   void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_store_XXXXXX";
-    dir_ = mkdtemp(tmpl.data());
+    dir_ = temp_.path();
     if (GetParam() == "sqlite") {
       url_ = absl::StrCat("sqlite://", dir_, "/jobs.db");
       return;

@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -17,10 +18,9 @@ using testing::HasSubstr;
 
 class SqliteJobStoreTest : public testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_store_XXXXXX";
-    dir_ = mkdtemp(tmpl.data());
-  }
+  testing_support::ScopedTempDir temp_{"gpuprobe_store"};  // removed last
+
+  void SetUp() override { dir_ = temp_.path(); }
   std::string DbPath() const { return dir_ + "/gpuprobe.sqlite"; }
 
   static v1::SubmitRequest Sweep(const std::string& key = "") {

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "server/device/cpu_backend.h"
 #include "server/store/sqlite_job_store.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -24,9 +25,10 @@ using testing::HasSubstr;
 
 class HttpApiTest : public testing::Test {
  protected:
+  testing_support::ScopedTempDir temp_{"gpuprobe_http"};  // removed last
+
   void Start(AccessControl access = {}) {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_http_XXXXXX";
-    data_dir_ = mkdtemp(tmpl.data());
+    data_dir_ = temp_.path();
     absl::StatusOr<std::unique_ptr<JobStore>> store =
         SqliteJobStore::Open(data_dir_ + "/gpuprobe.sqlite");
     ASSERT_TRUE(store.ok());
@@ -250,7 +252,7 @@ TEST_F(HttpApiTest, MetricsAreValidPrometheusText) {
 }
 
 TEST_F(HttpApiTest, TokensAreRequiredWhenConfigured) {
-  const std::string path = ::testing::TempDir() + "gpuprobe_http_tokens";
+  const std::string path = temp_.path() + "/tokens";
   {
     std::ofstream out(path);
     out << "dash-secret read dashboard\n";

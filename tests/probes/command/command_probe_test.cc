@@ -16,6 +16,7 @@
 #include "server/device/cpu_backend.h"
 #include "server/probes/command/command_registrations.h"
 #include "server/probes/command/command_runner.h"
+#include "tests/temp_dir.h"
 
 namespace gpuprobe {
 namespace {
@@ -25,12 +26,12 @@ using ::testing::HasSubstr;
 
 class CommandProbeTest : public ::testing::Test {
  protected:
+  testing_support::ScopedTempDir temp_{"gpuprobe_command"};  // removed last
+
   void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gpuprobe_command_XXXXXX";
-    dir_ = mkdtemp(tmpl.data());
+    dir_ = temp_.path();
     std::filesystem::create_directory(dir_ + "/artifacts");
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // A shell script registered as `name`, with a parameter t (PROBE_T, 1..64, default 6), axes
   // t and union, and small bounds.
