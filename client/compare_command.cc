@@ -126,6 +126,10 @@ int CompareCommand(const ClientContext& context, const std::string& base,
     return UsageError(absl::InvalidArgumentError(
         absl::StrFormat("--fail-on: \"%s\" is not slower or unsure", fail_on)));
   }
+  if (base == candidate) {
+    return UsageError(absl::InvalidArgumentError(absl::StrFormat(
+        "compare %s %s: the candidate is the base job itself; compare two jobs", base, candidate)));
+  }
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
   context.Prepare(rpc);

@@ -90,6 +90,11 @@ grpc::Status FetchJob(const ClientContext& context, v1::ProbeService::Stub& stub
   return stub.GetJob(&rpc, request, job);
 }
 
+bool IsEnded(v1::JobState state) {
+  return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
+         state == v1::JOB_STATE_CANCELLED;
+}
+
 }  // namespace
 
 int SubmitCommand(const ClientContext& context) {
@@ -132,6 +137,10 @@ int WaitCommand(const ClientContext& context, const std::string& job_id) {
   grpc::ClientContext rpc;
   context.Prepare(rpc);
   const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
+  if (timeout <= absl::ZeroDuration()) {
+    return UsageError(absl::InvalidArgumentError(
+        absl::StrCat("--timeout: ", absl::FormatDuration(timeout), "; must be positive")));
+  }
   if (timeout != absl::InfiniteDuration()) {
     rpc.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   }
@@ -149,13 +158,22 @@ int WaitCommand(const ClientContext& context, const std::string& job_id) {
   }
   const grpc::Status status = stream->Finish();
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    std::cerr << "gpuprobe: job " << job_id << " did not end within "
-              << absl::FormatDuration(timeout) << "\n";
-    return kExitTimedOut;
+    // The deadline may pass before the replay of a job that had already ended: ask its state.
+    v1::Job job;
+    if (FetchJob(context, *stub, job_id, &job).ok() && IsEnded(job.state())) {
+      finished.emplace();
+      finished->set_state(job.state());
+      finished->set_error_message(job.error_message());
+    } else {
+      std::cerr << "gpuprobe: job " << job_id << " did not end within "
+                << absl::FormatDuration(timeout) << "\n";
+      return kExitTimedOut;
+    }
   }
   if (!finished.has_value()) return ReportRpcError(context, status);
-  if (!status.ok())
+  if (!status.ok() && status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
     std::cerr << "gpuprobe: job " << job_id << ": " << status.error_message() << "\n";
+  }
   if (finished->state() != v1::JOB_STATE_SUCCEEDED) {
     std::cerr << "gpuprobe: job " << job_id << " " << StateName(finished->state()) << ": "
               << finished->error_message() << "\n";
@@ -273,10 +291,7 @@ int JobsCommand(const ClientContext& context) {
     }
     request.add_states(state);
   }
-  for (const std::string& label : absl::GetFlag(FLAGS_label)) {
-    std::pair<std::string, std::string> kv = absl::StrSplit(label, absl::MaxSplits('=', 1));
-    (*request.mutable_labels())[kv.first] = kv.second;
-  }
+  if (absl::Status s = LabelsFromFlags(*request.mutable_labels()); !s.ok()) return UsageError(s);
   const int limit = absl::GetFlag(FLAGS_limit);
   if (limit < 1 || limit > 1000) {
     return UsageError(

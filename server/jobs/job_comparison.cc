@@ -311,6 +311,15 @@ absl::StatusOr<v1::CompareJobsResponse> CompareJobs(JobManager& manager,
     return absl::InvalidArgumentError(
         absl::StrFormat("threshold: %g is outside (0, 1)", request.threshold()));
   }
+  if (request.base().empty()) {
+    return absl::InvalidArgumentError("base: missing (a job id, or label:KEY=VALUE)");
+  }
+  if (request.candidate().empty())
+    return absl::InvalidArgumentError("candidate: missing (a job id)");
+  if (request.base() == request.candidate()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "candidate: %s is the base job itself; compare two jobs", request.candidate()));
+  }
   ASSIGN_OR_RETURN(v1::Job candidate, manager.Get(request.candidate()));
   if (candidate.probe() != kMoeUnionProbe) {
     return CompareResults(manager, request, candidate, options);

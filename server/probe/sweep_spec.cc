@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 
@@ -91,6 +92,14 @@ absl::Status CheckLabels(const std::map<std::string, std::string>& labels, const
       return absl::InvalidArgumentError(absl::StrFormat(
           "labels: key \"%s\" must be non-empty and key and value at most %d bytes each",
           key.substr(0, 32), l.max_label_bytes));
+    }
+    // Filters name labels as KEY=VALUE in lists split at ','; a line break splits a table.
+    if (key.find_first_of(std::string("=,\n\r\0", 5)) != std::string::npos ||
+        value.find_first_of(std::string("\n\r\0", 3)) != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "labels: key \"%s\": a key may not hold '=', ',', a line break or NUL, nor a value a "
+          "line break or NUL",
+          absl::CHexEscape(key.substr(0, 32))));
     }
   }
   return absl::OkStatus();

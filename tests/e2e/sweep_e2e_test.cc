@@ -68,6 +68,15 @@ class SweepEndToEndTest : public testing::Test {
     delete temp_;
   }
 
+  // A small sweep submitted and waited for; its id ("" and a test failure if it failed).
+  static std::string SucceededJob() {
+    const CommandResult submitted =
+        Cli({"submit", "--experts", "32", "--hidden", "256", "--ff", "64", "--selected", "4", "--t",
+             "2", "--reps", "3", "--wait"});
+    EXPECT_EQ(submitted.exit_code, 0) << submitted.err;
+    const std::vector<std::string> lines = absl::StrSplit(submitted.out, '\n', absl::SkipEmpty());
+    return submitted.exit_code == 0 && !lines.empty() ? lines.back() : "";
+  }
   static CommandResult Cli(std::vector<std::string> args, std::vector<std::string> env = {}) {
     args.insert(args.begin(), {GPUPROBE_PATH, "--server", *server_});
     absl::StatusOr<CommandResult> r = RunCommand(args, env, *dir_);
@@ -293,12 +302,35 @@ TEST_F(SweepEndToEndTest, CheckOfAVariantTheBackendLacksIsRefused) {
   EXPECT_THAT(r.err, HasSubstr("variant"));
 }
 
+TEST_F(SweepEndToEndTest, SmallMisusesAreRefusedNamingWhatIsWrong) {
+  const std::string job = SucceededJob();
+  ASSERT_FALSE(job.empty());
+  // wait: a timeout that is not positive is a usage error; an ended job ends the wait whatever
+  // the timeout.
+  for (const std::string timeout : {"0s", "-5s"}) {
+    const CommandResult r = Cli({"wait", job, "--timeout", timeout});
+    EXPECT_EQ(r.exit_code, 2) << timeout << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--timeout: ")) << timeout;
+  }
+  EXPECT_EQ(Cli({"wait", job, "--timeout", "1ns"}).exit_code, 0);
+  // A label filter takes key=value, as a label does.
+  const CommandResult novalue = Cli({"jobs", "--label", "novalue"});
+  EXPECT_EQ(novalue.exit_code, 2);
+  EXPECT_THAT(novalue.err, HasSubstr("--label"));
+  // Label keys that filters could not name, and line breaks that would split a table.
+  for (const std::string label : {"a\nb=1", "k=v\nw"}) {
+    const CommandResult r = Cli({"submit", "--reps", "2", "--label", label});
+    EXPECT_EQ(r.exit_code, 1) << label;
+    EXPECT_THAT(r.err, HasSubstr("labels: key")) << label;
+  }
+  const CommandResult itself = Cli({"compare", job, job});
+  EXPECT_EQ(itself.exit_code, 2);
+  EXPECT_THAT(itself.err, HasSubstr("the candidate is the base job itself"));
+}
+
 TEST_F(SweepEndToEndTest, JsonAndCsvOutputsOfJobsAndShowAreOneParseableStream) {
-  const CommandResult submitted = Cli({"submit", "--experts", "32", "--hidden", "256", "--ff", "64",
-                                       "--selected", "4", "--t", "2", "--reps", "3", "--wait"});
-  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
-  const std::vector<std::string> lines = absl::StrSplit(submitted.out, '\n', absl::SkipEmpty());
-  const std::string job = lines.back();
+  const std::string job = SucceededJob();
+  ASSERT_FALSE(job.empty());
 
   const CommandResult jobs = Cli({"--format", "json", "jobs"});
   ASSERT_EQ(jobs.exit_code, 0) << jobs.err;

@@ -128,5 +128,20 @@ TEST(EstimateDeviceBytesTest, CountsBanksOfEveryExpertTwicePlusArmBuffers) {
   EXPECT_LT(bytes, 2 * banks + (64 << 20));
 }
 
+TEST(CheckLabelsTest, KeysFiltersCannotNameAndLineBreaksAreRefused) {
+  EXPECT_TRUE(CheckLabels({{"branch", "main"}, {"commit", "a=b,c"}}, SweepLimits{}).ok());
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"a=b", "1"},
+                                                        {"a,b", "1"},
+                                                        {"a\nb", "1"},
+                                                        {std::string("a\0b", 3), "1"},
+                                                        {"k", "v\nw"},
+                                                        {"k", std::string("v\0", 2)}}) {
+    const absl::Status s = CheckLabels({{key, value}}, SweepLimits{});
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << key << "=" << value;
+    EXPECT_THAT(s.message(), HasSubstr("labels: key \"")) << key;
+  }
+}
+
 }  // namespace
 }  // namespace gpuprobe

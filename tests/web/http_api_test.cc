@@ -197,6 +197,14 @@ TEST_F(HttpApiTest, CompareAnswersInJsonAndRefusesMismatchedJobsNamingTheField) 
   httplib::Result missing = client_->Get("/api/v1/compare?base=job-999&cand=" + cand);
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
+  httplib::Result no_base = client_->Get("/api/v1/compare?cand=" + cand);
+  ASSERT_TRUE(no_base);
+  EXPECT_EQ(no_base->status, 400);
+  EXPECT_THAT(no_base->body, HasSubstr("base: missing"));
+  httplib::Result itself = client_->Get("/api/v1/compare?base=" + cand + "&cand=" + cand);
+  ASSERT_TRUE(itself);
+  EXPECT_EQ(itself->status, 400);
+  EXPECT_THAT(itself->body, HasSubstr("is the base job itself"));
   v1::SubmitRequest wider;
   v1::SweepRequest* sweep = wider.mutable_sweep();
   sweep->mutable_geometry()->set_experts(32);
