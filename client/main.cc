@@ -140,6 +140,12 @@ int main(int argc, char** argv) {
       std::cerr << "gpuprobe: --tls-ca: cannot read " << tls_ca << "\n";
       return gpuprobe::kExitUsage;
     }
+    if (pem.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+      std::cerr << "gpuprobe: --tls-ca: " << tls_ca
+                << " holds no PEM certificate (-----BEGIN CERTIFICATE-----); it must be the CA "
+                   "that signed gpuprobed's --tls-cert\n";
+      return gpuprobe::kExitUsage;
+    }
     grpc::SslCredentialsOptions options;
     options.pem_root_certs = pem.str();
     credentials = grpc::SslCredentials(options);

@@ -62,9 +62,11 @@ absl::Status CheckFitsBackend(const SweepSpec& spec, const Backend& backend) {
   const int64_t have = backend.MemoryCapacityBytes();
   if (need > have) {
     return absl::ResourceExhaustedError(absl::StrFormat(
-        "experts: the sweep needs about %.2f GiB of device memory (banks for %d experts plus "
-        "arm buffers), more than the %.2f GiB the %s backend offers",
-        Gib(need), spec.geometry.experts, Gib(have), backend.Name()));
+        "experts, hidden, ff: the sweep needs about %.2f GiB of device memory (banks of %d "
+        "experts x %d hidden x %d ff, plus arm buffers), more than the %.2f GiB the %s backend "
+        "offers",
+        Gib(need), spec.geometry.experts, spec.geometry.hidden, spec.geometry.ff, Gib(have),
+        backend.Name()));
   }
   return absl::OkStatus();
 }

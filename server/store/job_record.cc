@@ -85,10 +85,13 @@ absl::StatusOr<ListPage> CheckListRequest(const v1::ListJobsRequest& request) {
   }
   for (const auto* t : {&request.created_after(), &request.created_before()}) {
     if (t->seconds() < TimeUtil::kTimestampMinSeconds ||
-        t->seconds() > TimeUtil::kTimestampMaxSeconds || t->nanos() < 0 ||
-        t->nanos() > 999'999'999) {
+        t->seconds() > TimeUtil::kTimestampMaxSeconds) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "created_after/created_before: %d s is outside 0001-01-01..9999-12-31", t->seconds()));
+    }
+    if (t->nanos() < 0 || t->nanos() > 999'999'999) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "created_after/created_before: nanos %d is outside 0..999999999", t->nanos()));
     }
   }
   if (request.labels().size() > kMaxLabelFilters) {

@@ -323,6 +323,12 @@ TEST_F(SweepEndToEndTest, SmallMisusesAreRefusedNamingWhatIsWrong) {
     EXPECT_EQ(r.exit_code, 1) << label;
     EXPECT_THAT(r.err, HasSubstr("labels: key")) << label;
   }
+  // A key where the CA should be.
+  const std::string key = *dir_ + "/key.pem";
+  std::ofstream(key) << "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n";
+  const CommandResult not_a_ca = Cli({"--tls-ca", key, "info"});
+  EXPECT_EQ(not_a_ca.exit_code, 2);
+  EXPECT_THAT(not_a_ca.err, HasSubstr("--tls-ca: " + key + " holds no PEM certificate"));
   const CommandResult itself = Cli({"compare", job, job});
   EXPECT_EQ(itself.exit_code, 2);
   EXPECT_THAT(itself.err, HasSubstr("the candidate is the base job itself"));

@@ -282,6 +282,7 @@ TEST(CheckFitsBackendTest, RefusesMissingVariantsAndOversizedSweepsBeforeAllocat
   const absl::Status s = CheckFitsBackend(SmallSpec(), backend);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(s.message()), testing::HasSubstr("GiB"));
+  EXPECT_THAT(std::string(s.message()), testing::StartsWith("experts, hidden, ff: "));
   CountingObserver observer;
   std::atomic<bool> cancelled{false};
   EXPECT_FALSE(RunSweep(SmallSpec(), backend, backend, observer, cancelled).ok());

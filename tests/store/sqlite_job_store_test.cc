@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/store/job_record.h"
 #include "tests/temp_dir.h"
 
 namespace gpuprobe {
@@ -71,6 +72,18 @@ TEST_F(SqliteJobStoreTest, ASecondStoreOnTheSameFileIsRefusedWhateverPathNamesIt
   EXPECT_TRUE(Insert(**first).ok());
   first->reset();
   EXPECT_TRUE(SqliteJobStore::Open(dir_ + "/other/symlink.db").ok()) << "free once it closed";
+}
+
+TEST(CheckListRequestTest, ATimestampOutOfRangeNamesWhichPartIsWrong) {
+  v1::ListJobsRequest seconds;
+  seconds.mutable_created_after()->set_seconds(int64_t{1} << 40);
+  EXPECT_THAT(CheckListRequest(seconds).status().message(),
+              HasSubstr("s is outside 0001-01-01..9999-12-31"));
+  v1::ListJobsRequest nanos;
+  nanos.mutable_created_before()->set_seconds(1);
+  nanos.mutable_created_before()->set_nanos(-1);
+  EXPECT_THAT(CheckListRequest(nanos).status().message(),
+              HasSubstr("nanos -1 is outside 0..999999999"));
 }
 
 TEST_F(SqliteJobStoreTest, AnEmptyDatabaseFileIsDamagedNotANewStore) {
