@@ -88,7 +88,7 @@ void FleetMembership::HeartbeatLoop() {
     absl::StatusOr<std::vector<std::string>> cancels =
         store_.Heartbeat(options_.daemon_id, running, now, now + options_.lease);
     if (absl::IsNotFound(cancels.status())) {
-      // Another daemon forgot this one (it was silent for a day): join again.
+      // The registry forgot this daemon (it was silent for 10 minutes): join again.
       (void)store_.Register(registration_, now);
       cancels = store_.Heartbeat(options_.daemon_id, running, now, now + options_.lease);
     }

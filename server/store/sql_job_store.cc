@@ -16,7 +16,7 @@ namespace {
 using google::protobuf::util::TimeUtil;
 
 // Registry entries of daemons silent this long are removed when another daemon registers.
-constexpr absl::Duration kForgetLostDaemonsAfter = absl::Hours(24);
+constexpr absl::Duration kForgetLostDaemonsAfter = absl::Minutes(10);
 
 int64_t Us(absl::Time t) { return absl::ToUnixMicros(t); }
 
@@ -409,17 +409,21 @@ absl::StatusOr<std::vector<v1::JobEvent>> SqlJobStore::Events(const std::string&
   return events;
 }
 
+absl::Status SqlJobStore::ForgetLocked(const std::string& daemon_id, absl::Time now) {
+  const int64_t forget_before = Us(now - kForgetLostDaemonsAfter);
+  RETURN_IF_ERROR(db_->Query("DELETE FROM devices WHERE daemon_id = ?1 OR daemon_id IN "
+                             "(SELECT id FROM daemons WHERE heartbeat_us < ?2)",
+                             {daemon_id, forget_before})
+                      .status());
+  return db_
+      ->Query("DELETE FROM daemons WHERE id = ?1 OR heartbeat_us < ?2", {daemon_id, forget_before})
+      .status();
+}
+
 absl::Status SqlJobStore::Register(const DaemonRegistration& daemon, absl::Time now) {
   absl::MutexLock lock(&mu_);
   return InTransaction([&]() -> absl::Status {
-    const int64_t forget_before = Us(now - kForgetLostDaemonsAfter);
-    RETURN_IF_ERROR(db_->Query("DELETE FROM devices WHERE daemon_id = ?1 OR daemon_id IN "
-                               "(SELECT id FROM daemons WHERE heartbeat_us < ?2)",
-                               {daemon.daemon_id, forget_before})
-                        .status());
-    RETURN_IF_ERROR(db_->Query("DELETE FROM daemons WHERE id = ?1 OR heartbeat_us < ?2",
-                               {daemon.daemon_id, forget_before})
-                        .status());
+    RETURN_IF_ERROR(ForgetLocked(daemon.daemon_id, now));
     RETURN_IF_ERROR(db_->Query("INSERT INTO daemons (id, host, started_us, heartbeat_us) "
                                "VALUES (?1, ?2, ?3, ?3)",
                                {daemon.daemon_id, daemon.host, Us(now)})
@@ -498,10 +502,13 @@ absl::StatusOr<std::vector<v1::FleetDevice>> SqlJobStore::FleetDevices(absl::Tim
     f.set_model(rows.Text(r, 3));
     f.set_description(rows.Text(r, 4));
     f.set_calibrated_read_tbps(rows.Double(r, 5));
-    f.set_running_job_id(rows.Text(r, 6));
     const int64_t heartbeat = rows.Int(r, 7);
     *f.mutable_heartbeat_at() = TimeUtil::MicrosecondsToTimestamp(heartbeat);
-    f.set_state(heartbeat < Us(now - lost_after) ? "lost" : "serving");
+    const bool lost = heartbeat < Us(now - lost_after);
+    f.set_state(lost ? "lost" : "serving");
+    // A lost daemon runs nothing anyone can vouch for: its job's lease lapses and the job is
+    // queued again or ended.
+    if (!lost) f.set_running_job_id(rows.Text(r, 6));
   }
   return fleet;
 }
@@ -511,6 +518,7 @@ absl::StatusOr<std::vector<std::string>> SqlJobStore::RequeueExpired(int max_att
   absl::MutexLock lock(&mu_);
   std::vector<std::string> requeued;
   RETURN_IF_ERROR(InTransaction([&]() -> absl::Status {
+    RETURN_IF_ERROR(ForgetLocked("", now));
     const SqlValue running = int64_t{v1::JOB_STATE_RUNNING};
     // A cancel asked for while the daemon was lost ends the job instead of a retry.
     RETURN_IF_ERROR(

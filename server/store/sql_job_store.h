@@ -77,6 +77,10 @@ class SqlJobStore : public JobStore {
   absl::Status AppendEventLocked(const std::string& id, const v1::JobEvent& event)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<v1::Job> GetLocked(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes daemon `daemon_id` ("" for none) and every daemon lost for 10 minutes (no
+  // heartbeat), with their devices, from the registry.
+  absl::Status ForgetLocked(const std::string& daemon_id, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<int64_t> CountLocked(const std::string& sql, const std::vector<SqlValue>& params)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

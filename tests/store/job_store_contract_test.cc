@@ -338,6 +338,25 @@ TEST_P(JobStoreContractTest, TheRegistryShowsLostDaemonsAndAGoodbyeReleasesItsLe
   fleet = store->FleetDevices(t0 + absl::Seconds(26), absl::Seconds(10));
   ASSERT_TRUE(fleet.ok());
   EXPECT_EQ(fleet->size(), 1u);
+
+  // Daemon a took a job and went silent: lost, its device is never shown busy with the job
+  // (whose lease lapses), and after 10 minutes without a heartbeat it is forgotten.
+  const std::string taken = Claim(*store, a_, cpu0_, t0 + absl::Seconds(27));
+  ASSERT_FALSE(taken.empty());
+  ASSERT_TRUE(store->Heartbeat("a", {taken}, t0 + absl::Seconds(27), t0 + absl::Seconds(57)).ok());
+  fleet = store->FleetDevices(t0 + absl::Seconds(60), absl::Seconds(10));
+  ASSERT_TRUE(fleet.ok());
+  ASSERT_EQ(fleet->size(), 1u);
+  EXPECT_EQ((*fleet)[0].state(), "lost");
+  EXPECT_EQ((*fleet)[0].running_job_id(), "");
+  ASSERT_TRUE(store->RequeueExpired(2, t0 + absl::Minutes(9)).ok());
+  fleet = store->FleetDevices(t0 + absl::Minutes(9), absl::Seconds(10));
+  ASSERT_TRUE(fleet.ok());
+  EXPECT_EQ(fleet->size(), 1u) << "still listed, lost, within 10 minutes";
+  ASSERT_TRUE(store->RequeueExpired(2, t0 + absl::Minutes(11)).ok());
+  fleet = store->FleetDevices(t0 + absl::Minutes(11), absl::Seconds(10));
+  ASSERT_TRUE(fleet.ok());
+  EXPECT_THAT(*fleet, testing::IsEmpty()) << "forgotten 10 minutes after its last heartbeat";
 }
 
 TEST_P(JobStoreContractTest, ListPagesNewestFirstWithFiltersAndRefusesBadOnesNamingTheField) {
