@@ -23,6 +23,13 @@ v1::JobEvent FinishedFromRecord(const v1::Job& job) {
   return event;
 }
 
+// The attempt a default Watch follows: the running or the last one; for a job queued again
+// after an interrupted run, the next one (the earlier attempts' events are superseded, so a
+// watcher that starts before the rerun does not get them ahead of the rerun's).
+uint32_t AttemptThatCounts(const v1::Job& job) {
+  return job.state() == v1::JOB_STATE_QUEUED ? job.attempts() + 1 : job.attempts();
+}
+
 }  // namespace
 
 class EventFanout::JobOrder {
@@ -81,9 +88,10 @@ absl::Status EventFanout::Watch(const std::string& job_id, std::shared_ptr<JobEv
     // The job may run on any daemon: follow the store.
     ASSIGN_OR_RETURN(v1::Job job, store_.Get(job_id));
     absl::MutexLock lock(&mu_);
-    store_watchers_.push_back(StoreWatcher{.job_id = job_id,
-                                           .sink = std::move(sink),
-                                           .first_attempt = all_attempts ? 0 : job.attempts()});
+    store_watchers_.push_back(
+        StoreWatcher{.job_id = job_id,
+                     .sink = std::move(sink),
+                     .first_attempt = all_attempts ? 0 : AttemptThatCounts(job)});
     return absl::OkStatus();
   }
   JobOrder order(*this, job_id);
@@ -92,7 +100,7 @@ absl::Status EventFanout::Watch(const std::string& job_id, std::shared_ptr<JobEv
   bool finished = false;
   for (const v1::JobEvent& e : events) {
     // Events of earlier attempts (attempt 0: accepted, before any) only when asked for.
-    if (!all_attempts && e.attempt() != 0 && e.attempt() < job.attempts()) continue;
+    if (!all_attempts && e.attempt() != 0 && e.attempt() < AttemptThatCounts(job)) continue;
     if (!sink->Publish(e)) return absl::OkStatus();
     finished = finished || e.has_finished();
   }

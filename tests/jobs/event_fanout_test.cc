@@ -115,6 +115,40 @@ TEST_F(EventFanoutTest, AWatcherArrivingDuringAStoreWriteHearsTheEventOnceAfterI
   EXPECT_THAT(reps, testing::ElementsAre(1, 2));
 }
 
+TEST_F(EventFanoutTest, ADefaultWatchOfAJobQueuedAgainFollowsTheRerunNotTheInterruptedRun) {
+  // Attempt 1 ran, stored a progress event, and lost its lease: the job is queued again.
+  const std::string job = NewJobId();
+  const DeviceRegistration device{.index = 0, .model = "cpu", .description = "cpu"};
+  const DaemonRegistration daemon{.daemon_id = "d", .host = "h", .devices = {device}};
+  const absl::Time t0 = absl::Now();
+  ASSERT_TRUE(store_->Register(daemon, t0).ok());
+  absl::StatusOr<std::optional<JobStore::Claimed>> claimed =
+      store_->ClaimNext(daemon, device, t0, t0 + absl::Seconds(1));
+  ASSERT_TRUE(claimed.ok() && claimed->has_value());
+  v1::JobEvent interrupted = Progress(1);
+  interrupted.set_attempt(1);
+  ASSERT_TRUE(store_->AppendEvent(job, interrupted).ok());
+  absl::StatusOr<std::vector<std::string>> requeued =
+      store_->RequeueExpired(2, t0 + absl::Seconds(2));
+  ASSERT_TRUE(requeued.ok());
+  ASSERT_EQ(requeued->size(), 1u);
+
+  // A watcher arriving before the rerun starts hears neither the interrupted run's events nor,
+  // later, anything but the rerun's; asked for all attempts, it hears both.
+  auto last = std::make_shared<Recorder>(), all = std::make_shared<Recorder>();
+  ASSERT_TRUE(fanout_->Watch(job, last, /*all_attempts=*/false).ok());
+  ASSERT_TRUE(fanout_->Watch(job, all, /*all_attempts=*/true).ok());
+  v1::JobEvent rerun = Progress(1);
+  rerun.set_attempt(2);
+  fanout_->Tell(job, rerun);
+  std::vector<uint32_t> attempts;
+  for (const v1::JobEvent& e : last->events()) attempts.push_back(e.attempt());
+  EXPECT_THAT(attempts, testing::ElementsAre(0u, 2u)) << "accepted, then the rerun's";
+  attempts.clear();
+  for (const v1::JobEvent& e : all->events()) attempts.push_back(e.attempt());
+  EXPECT_THAT(attempts, testing::ElementsAre(0u, 1u, 2u));
+}
+
 TEST_F(EventFanoutTest, OneJobsHeldStoreWriteHoldsUpNoOtherJob) {
   const std::string slow = NewJobId(), other = NewJobId();
   absl::Notification appended, release;
