@@ -234,6 +234,8 @@ TEST_F(DaemonHardeningTest, HealthFollowsTheStoreWhileAnotherProcessHoldsItsWrit
   ASSERT_EQ(sqlite3_open_v2((dir_ + "/data/gpuprobe.sqlite").c_str(), &db, SQLITE_OPEN_READWRITE,
                             nullptr),
             SQLITE_OK);
+  // The daemon's own writes are short: wait for the one in flight, as the daemon would.
+  sqlite3_busy_timeout(db, 30000);
   ASSERT_EQ(sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
   const absl::Duration down = AwaitHealth(HealthCheckResponse::NOT_SERVING, absl::Seconds(30));
   EXPECT_EQ(sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
@@ -256,6 +258,8 @@ TEST_F(DaemonHardeningTest, AJobsEndTheStoreRefusesIsKeptShownAndStoredOnceItCan
   ASSERT_EQ(sqlite3_open_v2((dir_ + "/data/gpuprobe.sqlite").c_str(), &db, SQLITE_OPEN_READWRITE,
                             nullptr),
             SQLITE_OK);
+  // The daemon's own writes are short: wait for the one in flight, as the daemon would.
+  sqlite3_busy_timeout(db, 30000);
   ASSERT_EQ(sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
   std::string shown;
   for (int i = 0; i < 600 && shown.find("| ending: failed, not stored yet") == std::string::npos;
@@ -290,6 +294,7 @@ TEST_F(DaemonHardeningTest, ACorruptStoredEventFailsShowAsItFailsWatch) {
                             nullptr),
             SQLITE_OK);
   // A row event's bytes damaged behind the daemon's back.
+  sqlite3_busy_timeout(db, 30000);
   ASSERT_EQ(sqlite3_exec(db, "UPDATE events SET event = X'FFFFFFFF' WHERE seq = 2", nullptr,
                          nullptr, nullptr),
             SQLITE_OK);
