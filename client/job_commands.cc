@@ -151,10 +151,7 @@ int WaitCommand(const ClientContext& context, const std::string& job_id) {
   v1::JobEvent event;
   while (stream->Read(&event)) {
     if (event.has_finished()) finished = event.finished();
-    if (event.has_ending()) {
-      std::cerr << "gpuprobe: job " << job_id << " " << StateName(event.ending().finished().state())
-                << ", but " << event.ending().reason() << "; waiting for it\n";
-    }
+    if (event.has_ending()) TellEnding(job_id, event.ending());
   }
   const grpc::Status status = stream->Finish();
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {

@@ -37,6 +37,11 @@ class ProgressLine {
 
 }  // namespace
 
+void TellEnding(const std::string& job_id, const v1::JobEnding& ending) {
+  std::cerr << "gpuprobe: job " << job_id << " " << StateName(ending.finished().state()) << ", but "
+            << ending.reason() << "; waiting for it\n";
+}
+
 int ReportRpcError(const ClientContext& context, const grpc::Status& status) {
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
     std::cerr << "gpuprobe: cannot reach gpuprobed at " << context.server << ": "
@@ -94,9 +99,7 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
         break;
       case v1::JobEvent::kEnding:  // the finished event follows once stored: keep waiting
         progress.Clear();
-        std::cerr << "gpuprobe: job " << job_id << " "
-                  << StateName(event.ending().finished().state()) << ", but "
-                  << event.ending().reason() << "; waiting for it\n";
+        TellEnding(job_id, event.ending());
         break;
       case v1::JobEvent::kTelemetry:  // `show` tells the job's summary
       case v1::JobEvent::EVENT_NOT_SET:

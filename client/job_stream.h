@@ -19,6 +19,9 @@ struct EventHandlers {
   std::function<void(const v1::JobFinished&)> finished = [](const v1::JobFinished&) {};
 };
 
+// Tells on stderr that the job ended but its end is not stored yet (the command keeps waiting).
+void TellEnding(const std::string& job_id, const v1::JobEnding& ending);
+
 // Reads the stream to its end; returns the exit code of its final status.
 int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& stream,
               const EventHandlers& on);

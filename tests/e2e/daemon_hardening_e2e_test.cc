@@ -73,6 +73,21 @@ class DaemonHardeningTest : public testing::Test {
     return timeout;
   }
 
+  // The daemon's SQLite store, opened by another connection (null and a failure if it cannot
+  // be). Its writes wait for the daemon's write in flight, as the daemon's wait for theirs.
+  sqlite3* OpenStoreBehindTheDaemon() {
+    sqlite3* db = nullptr;
+    const int opened = sqlite3_open_v2((dir_ + "/data/gpuprobe.sqlite").c_str(), &db,
+                                       SQLITE_OPEN_READWRITE, nullptr);
+    EXPECT_EQ(opened, SQLITE_OK) << sqlite3_errmsg(db);
+    if (opened != SQLITE_OK) {
+      sqlite3_close(db);
+      return nullptr;
+    }
+    sqlite3_busy_timeout(db, 30000);
+    return db;
+  }
+
   // Queues a small sweep (plus `extra` flags); returns its job id.
   std::string Submit(std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"submit", "--reps", "3"};
@@ -225,17 +240,13 @@ TEST_F(DaemonHardeningTest, AFullStoreFailsTheJobAndTurnsHealthToNotServing) {
 }
 
 TEST_F(DaemonHardeningTest, HealthFollowsTheStoreWhileAnotherProcessHoldsItsWriteLock) {
-  // Nobody submits: the daemon's own heartbeat (1 s, then the store's 5 s busy timeout) must
+  // Nobody submits: the daemon's own heartbeat (3 s, then the store's 5 s busy timeout) must
   // find that its store cannot write, and that it can again.
   using grpc::health::v1::HealthCheckResponse;
   Start();
   AwaitHealth(HealthCheckResponse::SERVING, absl::Seconds(10));
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open_v2((dir_ + "/data/gpuprobe.sqlite").c_str(), &db, SQLITE_OPEN_READWRITE,
-                            nullptr),
-            SQLITE_OK);
-  // The daemon's own writes are short: wait for the one in flight, as the daemon would.
-  sqlite3_busy_timeout(db, 30000);
+  sqlite3* db = OpenStoreBehindTheDaemon();
+  ASSERT_NE(db, nullptr);
   ASSERT_EQ(sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
   const absl::Duration down = AwaitHealth(HealthCheckResponse::NOT_SERVING, absl::Seconds(30));
   EXPECT_EQ(sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
@@ -254,12 +265,8 @@ TEST_F(DaemonHardeningTest, AJobsEndTheStoreRefusesIsKeptShownAndStoredOnceItCan
   const std::string job = Submit({"--reps", "10000", "--experts", "64", "--hidden", "512", "--ff",
                                   "128", "--selected", "4", "--t", "3"});
   AwaitRunning(job);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open_v2((dir_ + "/data/gpuprobe.sqlite").c_str(), &db, SQLITE_OPEN_READWRITE,
-                            nullptr),
-            SQLITE_OK);
-  // The daemon's own writes are short: wait for the one in flight, as the daemon would.
-  sqlite3_busy_timeout(db, 30000);
+  sqlite3* db = OpenStoreBehindTheDaemon();
+  ASSERT_NE(db, nullptr);
   ASSERT_EQ(sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
   std::string shown;
   for (int i = 0; i < 600 && shown.find("| ending: failed, not stored yet") == std::string::npos;
@@ -289,12 +296,9 @@ TEST_F(DaemonHardeningTest, ACorruptStoredEventFailsShowAsItFailsWatch) {
   Start();
   const std::string job = Submit();
   ASSERT_EQ(Cli({"wait", job, "--timeout", "60s"}).exit_code, 0);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open_v2((dir_ + "/data/gpuprobe.sqlite").c_str(), &db, SQLITE_OPEN_READWRITE,
-                            nullptr),
-            SQLITE_OK);
+  sqlite3* db = OpenStoreBehindTheDaemon();
+  ASSERT_NE(db, nullptr);
   // A row event's bytes damaged behind the daemon's back.
-  sqlite3_busy_timeout(db, 30000);
   ASSERT_EQ(sqlite3_exec(db, "UPDATE events SET event = X'FFFFFFFF' WHERE seq = 2", nullptr,
                          nullptr, nullptr),
             SQLITE_OK);
