@@ -26,6 +26,9 @@ ABSL_FLAG(int, max_queued_jobs, gpuprobe::QueueLimits{}.max_queued_jobs,
           "jobs that may wait in the queue; more are refused with RESOURCE_EXHAUSTED");
 ABSL_FLAG(std::string, http, "127.0.0.1:7071",
           "HTTP address HOST:PORT of the JSON API and /metrics; port 0 picks one; empty: none");
+ABSL_FLAG(bool, http_plaintext, false,
+          "serve --http in plaintext beside --tls-cert on an address other than loopback, where "
+          "bearer tokens cross the network in clear");
 ABSL_FLAG(std::string, tokens, "",
           "file of \"TOKEN ROLE NAME\" lines (roles read, submit, admin); empty: no tokens, "
           "every caller is admin");
@@ -97,6 +100,11 @@ absl::Status SplitAddress(const char* flag, const std::string& address, std::str
   host = parsed.host;
   port = parsed.port;
   return absl::OkStatus();
+}
+
+// Whether `host` (as --http gives it) is this machine's loopback, which no other machine reaches.
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "[::1]";
 }
 
 // --devices: "all" (nullopt) or the listed indices.
@@ -172,6 +180,14 @@ absl::StatusOr<DaemonOptions> FromFlags(std::vector<std::string> probe_commands)
   o.tokens_file = absl::GetFlag(FLAGS_tokens);
   o.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
   o.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  if (!o.tls_cert_file.empty() && o.http && !IsLoopback(o.http_host) &&
+      !absl::GetFlag(FLAGS_http_plaintext)) {
+    return Invalid(absl::StrCat(
+        "http: ", o.http_host,
+        " is not loopback, and the HTTP API is plaintext: beside "
+        "--tls-cert its bearer tokens would cross the network in clear; bind --http to "
+        "127.0.0.1, turn it off with --http=, or accept this with --http-plaintext"));
+  }
   o.log_level = absl::GetFlag(FLAGS_log_level);
   if (o.log_level != "trace" && o.log_level != "debug" && o.log_level != "info" &&
       o.log_level != "warn" && o.log_level != "error" && o.log_level != "critical" &&

@@ -109,7 +109,7 @@ HttpApi::HttpApi(JobManager& manager, AccessControl access, std::string version)
     : manager_(manager),
       access_(std::move(access)),
       version_(std::move(version)),
-      server_(std::make_unique<httplib::Server>()) {
+      server_(std::make_unique<GatedHttpServer>(GatedHttpServer::Limits{})) {
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which lets a second daemon listen
   // on the same address and take half its connections.
   server_->set_socket_options([](int socket) {
@@ -266,6 +266,7 @@ void HttpApi::Stop() {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (thread_.joinable()) thread_.join();
+  server_->Stop();
 }
 
 }  // namespace gpuprobe

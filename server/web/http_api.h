@@ -22,10 +22,7 @@
 #include "absl/status/statusor.h"
 #include "server/api/access_control.h"
 #include "server/jobs/job_manager.h"
-
-namespace httplib {
-class Server;
-}
+#include "server/web/gated_http_server.h"
 
 namespace gpuprobe {
 
@@ -44,7 +41,7 @@ class HttpApi {
   JobManager& manager_;
   const AccessControl access_;
   const std::string version_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<GatedHttpServer> server_;
   std::thread thread_;
   std::atomic<bool> listen_ended_{false};  // set by thread_ once the listen loop returned
 };

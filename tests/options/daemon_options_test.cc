@@ -112,6 +112,8 @@ TEST_F(DaemonOptionsTest, EveryBadValueIsRefusedNamingItsFlag) {
       {{"--devices", "0,x"}, "devices: \"0,x\" is neither all nor a list like 0,1"},
       {{"--max-queued-jobs", "many"}, "--max-queued-jobs: "},
       {{"--frobnicate"}, "--frobnicate: no such flag"},
+      {{"--tls-cert", "c.pem", "--tls-key", "k.pem", "--http", "0.0.0.0:7071"},
+       "http: 0.0.0.0 is not loopback, and the HTTP API is plaintext"},
   };
   for (const auto& [args, message] : cases) {
     absl::FlagSaver restore;
@@ -120,6 +122,17 @@ TEST_F(DaemonOptionsTest, EveryBadValueIsRefusedNamingItsFlag) {
     EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument) << args[0];
     EXPECT_THAT(o.status().message(), HasSubstr(message));
   }
+}
+
+// Plaintext HTTP beside TLS: on loopback, or when asked for by name.
+TEST_F(DaemonOptionsTest, PlaintextHttpBesideTlsIsLoopbackOrExplicit) {
+  for (const std::string http : {"127.0.0.1:7071", "localhost:0", "[::1]:7071"}) {
+    absl::FlagSaver restore;
+    EXPECT_TRUE(Parse({"--tls-cert", "c.pem", "--tls-key", "k.pem", "--http", http}).ok()) << http;
+  }
+  EXPECT_TRUE(Parse({"--tls-cert", "c.pem", "--tls-key", "k.pem", "--http", "0.0.0.0:7071",
+                     "--http-plaintext"})
+                  .ok());
 }
 
 }  // namespace
