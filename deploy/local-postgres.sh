@@ -37,7 +37,7 @@ case "$command" in
       exit 1
     fi
     if ! as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-        -o "-c listen_addresses='' -k $dir -c fsync=off -c max_connections=200" start >/dev/null; then
+        -o "-c listen_addresses='' -k $dir -c fsync=off -c max_connections=400" start >/dev/null; then
       cat "$dir/server.log" >&2
       exit 1
     fi

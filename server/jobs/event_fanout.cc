@@ -113,13 +113,15 @@ absl::Status EventFanout::Watch(const std::string& job_id, std::shared_ptr<JobEv
   return absl::OkStatus();
 }
 
-void EventFanout::FeedStoreWatchers() {
+void EventFanout::FeedStoreWatchers(const std::optional<std::set<std::string>>& job_ids) {
   std::vector<StoreWatcher> watchers;
   {
     absl::MutexLock lock(&mu_);
     watchers.swap(store_watchers_);
   }
-  std::erase_if(watchers, [this](StoreWatcher& w) { return !Feed(w); });
+  std::erase_if(watchers, [&](StoreWatcher& w) {
+    return (!job_ids.has_value() || job_ids->count(w.job_id) > 0) && !Feed(w);
+  });
   absl::MutexLock lock(&mu_);
   // Watchers added meanwhile come after the ones already followed.
   watchers.insert(watchers.end(), std::make_move_iterator(store_watchers_.begin()),

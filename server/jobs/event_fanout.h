@@ -15,6 +15,8 @@
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,8 +55,9 @@ class EventFanout {
   absl::Status Watch(const std::string& job_id, std::shared_ptr<JobEventSink> sink,
                      bool all_attempts);
 
-  // A shared store: one pass over the watchers, each told the events stored since the last.
-  void FeedStoreWatchers();
+  // A shared store: one pass over the watchers of `job_ids` (nullopt: of every job), each told
+  // the events stored since the last.
+  void FeedStoreWatchers(const std::optional<std::set<std::string>>& job_ids = std::nullopt);
 
  private:
   // A watcher of a shared store's job, fed by polling the store.

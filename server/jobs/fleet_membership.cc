@@ -26,11 +26,16 @@ FleetOptions WithDaemonId(FleetOptions options) {
   return options;
 }
 
-void LogRequeued(const absl::StatusOr<std::vector<std::string>>& requeued) {
-  if (!requeued.ok()) return;
-  for (const std::string& id : *requeued) {
-    spdlog::warn("job {} was interrupted; queued again (its daemon is gone: lease expired)", id);
+// Logs each job whose lease expired; true when one was queued again.
+bool LogExpired(const absl::StatusOr<std::vector<ExpiredLease>>& expired) {
+  if (!expired.ok()) return false;
+  bool queued = false;
+  for (const ExpiredLease& e : *expired) {
+    queued |= e.queued_again;
+    spdlog::warn("job {} was interrupted: {}; {}", e.job_id, e.reason,
+                 e.queued_again ? "queued again" : "ended");
   }
+  return queued;
 }
 
 }  // namespace
@@ -48,9 +53,10 @@ FleetMembership::~FleetMembership() { Leave(); }
 absl::Status FleetMembership::Join(Hooks hooks) {
   hooks_ = std::move(hooks);
   RETURN_IF_ERROR(store_.Register(registration_, absl::Now()));
-  ASSIGN_OR_RETURN(std::vector<std::string> requeued,
-                   store_.RequeueExpired(max_attempts_, absl::Now()));
-  LogRequeued(requeued);
+  absl::StatusOr<std::vector<ExpiredLease>> expired =
+      store_.RequeueExpired(max_attempts_, absl::Now());
+  RETURN_IF_ERROR(expired.status());
+  LogExpired(expired);
   spdlog::info("member of the {} store's fleet as {}", store_.Kind(), options_.daemon_id);
   absl::MutexLock lock(&mu_);
   joined_ = true;
@@ -88,7 +94,9 @@ void FleetMembership::HeartbeatLoop() {
     absl::StatusOr<std::vector<std::string>> cancels =
         store_.Heartbeat(options_.daemon_id, running, now, now + options_.lease);
     if (absl::IsNotFound(cancels.status())) {
-      // The registry forgot this daemon (it was silent for 10 minutes): join again.
+      // The registry forgot this daemon (it was silent for 10 minutes, or a daemon started on
+      // its host with one of its device indices): join again.
+      spdlog::warn("this daemon's fleet registry entry was removed; registering again");
       (void)store_.Register(registration_, now);
       cancels = store_.Heartbeat(options_.daemon_id, running, now, now + options_.lease);
     }
@@ -99,10 +107,10 @@ void FleetMembership::HeartbeatLoop() {
     if (hooks_.store_health) {
       hooks_.store_health(cancels.ok() ? store_.ProbeWrite() : cancels.status());
     }
-    absl::StatusOr<std::vector<std::string>> requeued =
+    absl::StatusOr<std::vector<ExpiredLease>> expired =
         store_.RequeueExpired(max_attempts_, absl::Now());
-    lease_log.Record(requeued.status());
-    LogRequeued(requeued);
+    lease_log.Record(expired.status());
+    if (LogExpired(expired) && hooks_.queued_again) hooks_.queued_again();
   }
 }
 

@@ -35,9 +35,10 @@ struct FleetOptions {
   // How often the daemon heartbeats (renews its leases, hears remote cancels) and looks for
   // expired leases.
   absl::Duration heartbeat = absl::Seconds(1);
-  // How often an idle device looks for queued jobs (submissions through this daemon wake it at
-  // once; those through other daemons of a fleet are found this way).
-  absl::Duration claim_poll = absl::Milliseconds(250);
+  // How often an idle device looks for queued jobs when nothing woke it. Every job queued wakes
+  // the idle devices at once (a submission here, or another daemon's announcement); this poll
+  // is the backstop for announcements lost while the store was away.
+  absl::Duration claim_poll = absl::Seconds(5);
   // How often a watcher of a shared store's job looks for new events when no notification
   // came (the store announces each one as it commits).
   absl::Duration watch_poll = absl::Milliseconds(250);
@@ -54,6 +55,8 @@ class FleetMembership {
     // At every heartbeat, whether the store takes writes: the heartbeat's own error, else a
     // probe write's answer (a row as large as a few events). OK: it does.
     std::function<void(const absl::Status& answer)> store_health;
+    // Jobs whose lease expired were queued again: the idle devices look for them.
+    std::function<void()> queued_again;
   };
 
   // `options.daemon_id` empty: one is made from the host, the process id and a random suffix.

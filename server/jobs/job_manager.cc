@@ -75,7 +75,12 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
              }
            },
        .store_health =
-           [m](const absl::Status& answer) { m->SetStoreWritable(answer.ok(), answer); }}));
+           [m](const absl::Status& answer) { m->SetStoreWritable(answer.ok(), answer); },
+       .queued_again =
+           [m] {
+             absl::MutexLock lock(&m->mu_);
+             ++m->submissions_;
+           }}));
   for (size_t i = 0; i < manager->devices_.size(); ++i) {
     manager->devices_[i]->thread = std::thread([m, i] { m->Loop(static_cast<int>(i)); });
   }
@@ -137,16 +142,21 @@ std::vector<std::string> JobManager::RunningJobs() {
 void JobManager::WatchLoop() {
   RetryLog log("store notifications");
   while (true) {
-    // A notification (another daemon stored an event or queued a job), or the poll's backstop.
-    absl::StatusOr<bool> changed = store_->AwaitChange(fleet_->options().watch_poll);
-    log.Record(changed.status());
-    if (!changed.ok()) absl::SleepFor(fleet_->options().watch_poll);
+    // Notifications (another daemon stored an event or queued a job), or the poll's backstop:
+    // a pass over every watcher when nothing was heard.
+    absl::StatusOr<StoreChanges> changes = store_->AwaitChanges(fleet_->options().watch_poll);
+    log.Record(changes.status());
+    if (!changes.ok()) absl::SleepFor(fleet_->options().watch_poll);
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
-      if (changed.ok() && *changed) ++submissions_;  // idle devices look for the job now
+      if (changes.ok() && changes->queued) ++submissions_;  // idle devices look for the job now
     }
-    fanout_.FeedStoreWatchers();
+    if (!changes.ok() || changes->empty() || changes->every_job) {
+      fanout_.FeedStoreWatchers();
+    } else if (!changes->job_ids.empty()) {
+      fanout_.FeedStoreWatchers(changes->job_ids);
+    }
   }
 }
 
@@ -437,8 +447,8 @@ void JobManager::Loop(int device) {
       RunJob(device, **next);
       continue;
     }
-    // Nothing queued: sleep until a submission here (jobs submitted through other daemons of
-    // a fleet are found at the next poll).
+    // Nothing queued: sleep until a job is queued (a submission here, a job queued again, or
+    // another daemon's announcement), or the backstop poll.
     absl::MutexLock lock(&mu_);
     auto woken = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return stopping_ || submissions_ != seen;

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,21 @@ struct DaemonRegistration {
   std::string daemon_id;
   std::string host;
   std::vector<DeviceRegistration> devices;
+};
+
+// What other daemons of a shared store announced while AwaitChanges waited.
+struct StoreChanges {
+  bool queued = false;            // a job was queued (new, or again): idle devices look for it
+  bool every_job = false;         // events of any job may have been stored (announcements lost)
+  std::set<std::string> job_ids;  // jobs with new events
+  bool empty() const { return !queued && !every_job && job_ids.empty(); }
+};
+
+// A running job whose lease expired, as RequeueExpired found it.
+struct ExpiredLease {
+  std::string job_id;
+  bool queued_again = false;  // else failed: it had run max_attempts times
+  std::string reason;         // whose lease, how late its renewal was
 };
 
 // A job as Submit accepted it: the request as submitted and what its probe resolved it to.
@@ -140,8 +156,9 @@ class JobStore {
   virtual absl::StatusOr<std::vector<v1::JobEvent>> Events(const std::string& id,
                                                            int64_t from = 0) = 0;
 
-  // Records the daemon and its devices in the fleet registry (replacing an entry of the same
-  // id) and removes entries of daemons lost for a day.
+  // Records the daemon and its devices in the fleet registry. It replaces the entry of the same
+  // id, and those of the same host with a device of the same index (that daemon restarted), and
+  // removes entries of daemons lost for 10 minutes.
   virtual absl::Status Register(const DaemonRegistration& daemon, absl::Time now) = 0;
   // Removes the daemon from the registry (a clean stop); the jobs it leaves running may be
   // taken over at once (their leases end).
@@ -156,15 +173,16 @@ class JobStore {
   virtual absl::StatusOr<std::vector<v1::FleetDevice>> FleetDevices(absl::Time now,
                                                                     absl::Duration lost_after) = 0;
 
-  // Waits until another daemon may have stored an event or queued a job (a notification of a
-  // shared store), or `timeout` passed; true for the former. A store no other daemon shares
-  // just waits.
-  virtual absl::StatusOr<bool> AwaitChange(absl::Duration timeout) = 0;
+  // Waits until another daemon announces a stored event or a queued job (the notifications of
+  // a shared store), or `timeout` passed (empty changes). A store no other daemon shares just
+  // waits.
+  virtual absl::StatusOr<StoreChanges> AwaitChanges(absl::Duration timeout) = 0;
 
   // Each RUNNING job whose lease expired before `now` is queued again if it has run fewer than
-  // `max_attempts` times, else FAILED with a reason. Returns the ids queued again.
-  virtual absl::StatusOr<std::vector<std::string>> RequeueExpired(int max_attempts,
-                                                                  absl::Time now) = 0;
+  // `max_attempts` times, else FAILED with the reason: the lease's owner and how late its
+  // renewal is. Returns those jobs.
+  virtual absl::StatusOr<std::vector<ExpiredLease>> RequeueExpired(int max_attempts,
+                                                                   absl::Time now) = 0;
 };
 
 }  // namespace gpuprobe

@@ -79,6 +79,7 @@ absl::Status PostgresConnection::EnsureConnected() {
   PQreset(conn_.get());
   if (PQstatus(conn_.get()) == CONNECTION_OK) {
     for (const std::string& channel : channels_) RETURN_IF_ERROR(Exec("LISTEN " + channel));
+    reconnected_ = !channels_.empty();
     return absl::OkStatus();
   }
   return absl::UnavailableError(
@@ -157,17 +158,23 @@ absl::Status PostgresConnection::Listen(absl::string_view channel) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> PostgresConnection::AwaitNotification(absl::Duration timeout) {
+absl::StatusOr<std::vector<SqlConnection::Notification>> PostgresConnection::AwaitNotifications(
+    absl::Duration timeout) {
   RETURN_IF_ERROR(EnsureConnected());
+  std::vector<Notification> heard;
+  if (reconnected_) {
+    reconnected_ = false;
+    for (const std::string& channel : channels_) heard.push_back({channel, ""});
+    return heard;
+  }
   auto take = [&]() {
-    bool any = false;
     while (PGnotify* n = PQnotifies(conn_.get())) {
-      any = true;
+      heard.push_back({n->relname, n->extra});
       PQfreemem(n);
     }
-    return any;
+    return heard;
   };
-  if (take()) return true;
+  if (!take().empty()) return heard;
   pollfd socket{.fd = PQsocket(conn_.get()), .events = POLLIN, .revents = 0};
   const int ready = poll(&socket, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
   if (ready < 0 && errno != EINTR) {

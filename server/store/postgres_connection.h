@@ -27,7 +27,7 @@ class PostgresConnection : public SqlConnection {
   absl::string_view LockRowsClause() const override { return " FOR UPDATE SKIP LOCKED"; }
   absl::Status Notify(absl::string_view channel, const std::string& payload) override;
   absl::Status Listen(absl::string_view channel) override;
-  absl::StatusOr<bool> AwaitNotification(absl::Duration timeout) override;
+  absl::StatusOr<std::vector<Notification>> AwaitNotifications(absl::Duration timeout) override;
 
  private:
   struct Closer {
@@ -41,6 +41,7 @@ class PostgresConnection : public SqlConnection {
   std::unique_ptr<PGconn, Closer> conn_;
   std::vector<std::string> channels_;  // listened to
   bool in_transaction_ = false;        // between Begin and COMMIT or ROLLBACK
+  bool reconnected_ = false;           // since the last AwaitNotifications: some may be lost
 };
 
 }  // namespace gpuprobe

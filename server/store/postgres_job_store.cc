@@ -115,11 +115,14 @@ absl::Status Migrate(SqlConnection& db) {
 absl::StatusOr<std::unique_ptr<JobStore>> PostgresJobStore::Open(const std::string& url) {
   ASSIGN_OR_RETURN(std::unique_ptr<PostgresConnection> db, PostgresConnection::Open(url));
   RETURN_IF_ERROR(Migrate(*db));
-  // A second connection hears the other daemons' events and jobs as they commit.
+  // A second connection hears the other daemons' events and jobs as they commit, and a third
+  // carries the heartbeat, whatever the first is busy with.
   ASSIGN_OR_RETURN(std::unique_ptr<PostgresConnection> listener, PostgresConnection::Open(url));
-  RETURN_IF_ERROR(listener->Listen(SqlJobStore::kChangeChannel));
+  RETURN_IF_ERROR(listener->Listen(SqlJobStore::kEventChannel));
+  RETURN_IF_ERROR(listener->Listen(SqlJobStore::kQueueChannel));
+  ASSIGN_OR_RETURN(std::unique_ptr<PostgresConnection> fleet, PostgresConnection::Open(url));
   return std::make_unique<SqlJobStore>(std::move(db), "postgresql", /*shared=*/true,
-                                       std::move(listener));
+                                       std::move(listener), std::move(fleet));
 }
 
 }  // namespace gpuprobe

@@ -42,7 +42,8 @@ absl::Status SqlConnection::Listen(absl::string_view channel) {
   return absl::UnimplementedError(absl::StrCat("no notifications to listen to on ", channel));
 }
 
-absl::StatusOr<bool> SqlConnection::AwaitNotification(absl::Duration) {
+absl::StatusOr<std::vector<SqlConnection::Notification>> SqlConnection::AwaitNotifications(
+    absl::Duration) {
   return absl::UnimplementedError("no notifications to wait for");
 }
 

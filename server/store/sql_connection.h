@@ -67,8 +67,15 @@ class SqlConnection {
   // Listens on `channel` from now on (PostgreSQL); UNIMPLEMENTED where there are no
   // notifications.
   virtual absl::Status Listen(absl::string_view channel);
-  // Waits up to `timeout` for a notification on a channel listened to; true when one came.
-  virtual absl::StatusOr<bool> AwaitNotification(absl::Duration timeout);
+  // A notification heard on a channel listened to. An empty payload stands for every payload:
+  // the connection was re-established, and what was announced meanwhile is unknown.
+  struct Notification {
+    std::string channel;
+    std::string payload;
+  };
+  // Waits up to `timeout` for notifications on the channels listened to; returns those that
+  // came (none: the time passed).
+  virtual absl::StatusOr<std::vector<Notification>> AwaitNotifications(absl::Duration timeout);
 };
 
 }  // namespace gpuprobe

@@ -56,14 +56,47 @@ std::string PendingId() {
   return absl::StrFormat("pending-%d-%x", Us(absl::Now()), absl::Uniform<uint64_t>(absl::BitGen()));
 }
 
+// Why a running job's lease expired, for its log line and, on its last attempt, its failure:
+// whose it was, how long ago it ran out, and whether that daemon still heartbeats.
+std::string LeaseExpiry(const std::string& owner, int64_t expired_us,
+                        std::optional<int64_t> owner_heartbeat_us, absl::Time now) {
+  if (expired_us == 0) return absl::StrCat("its gpuprobed ", owner, " stopped while the job ran");
+  const auto seconds_ago = [&](int64_t us) {
+    return absl::StrFormat("%.1f s", absl::ToDoubleSeconds(now - absl::FromUnixMicros(us)));
+  };
+  std::string reason = absl::StrCat("its lease, held by ", owner, ", expired ",
+                                    seconds_ago(expired_us), " ago without renewal");
+  if (!owner_heartbeat_us.has_value()) {
+    absl::StrAppend(&reason, " (that daemon has left the fleet registry)");
+  } else if (*owner_heartbeat_us > expired_us) {
+    absl::StrAppend(&reason, " (that daemon still heartbeats, ", seconds_ago(*owner_heartbeat_us),
+                    " ago, but did not renew this job)");
+  } else {
+    absl::StrAppend(&reason, " (that daemon's last heartbeat was ",
+                    seconds_ago(*owner_heartbeat_us), " ago)");
+  }
+  return reason;
+}
+
 }  // namespace
 
-absl::Status SqlJobStore::InTransaction(const std::function<absl::Status()>& body) {
-  RETURN_IF_ERROR(db_->Begin());
+absl::Status SqlJobStore::InTransaction(SqlConnection& db,
+                                        const std::function<absl::Status()>& body) {
+  RETURN_IF_ERROR(db.Begin());
   absl::Status s = body();
-  if (s.ok()) s = db_->Exec("COMMIT");
-  if (!s.ok()) (void)db_->Exec("ROLLBACK");
+  if (s.ok()) s = db.Exec("COMMIT");
+  if (!s.ok()) (void)db.Exec("ROLLBACK");
   return s;
+}
+
+absl::Status SqlJobStore::OnFleetConnection(
+    const std::function<absl::Status(SqlConnection& db)>& body) {
+  if (fleet_db_ == nullptr) {
+    absl::MutexLock lock(&mu_);
+    return body(*db_);
+  }
+  absl::MutexLock lock(&fleet_mu_);
+  return body(*fleet_db_);
 }
 
 absl::StatusOr<int64_t> SqlJobStore::CountLocked(const std::string& sql,
@@ -73,13 +106,14 @@ absl::StatusOr<int64_t> SqlJobStore::CountLocked(const std::string& sql,
 }
 
 absl::Status SqlJobStore::ProbeWrite() {
-  absl::MutexLock lock(&mu_);
   // A row as large as a few events needs pages of its own: a full store refuses it.
-  return InTransaction([&]() -> absl::Status {
-    RETURN_IF_ERROR(db_->Query("INSERT INTO write_probe (bytes) VALUES (?1)",
+  return OnFleetConnection([](SqlConnection& db) {
+    return InTransaction(db, [&]() -> absl::Status {
+      RETURN_IF_ERROR(db.Query("INSERT INTO write_probe (bytes) VALUES (?1)",
                                {SqlBlob{std::string(8192, '\0')}})
-                        .status());
-    return db_->Query("DELETE FROM write_probe").status();
+                          .status());
+      return db.Query("DELETE FROM write_probe").status();
+    });
   });
 }
 
@@ -165,6 +199,7 @@ absl::StatusOr<JobStore::Inserted> SqlJobStore::Insert(
     }
     ASSIGN_OR_RETURN(inserted.job, GetLocked(id));
     inserted.created = true;
+    RETURN_IF_ERROR(db_->Notify(kQueueChannel, id));
     return AppendEventLocked(id, first_event(inserted.job));
   });
   if (!s.ok() && !(absl::IsCancelled(s) && !inserted.job.id().empty())) return s;
@@ -391,7 +426,7 @@ absl::Status SqlJobStore::AppendEventLocked(const std::string& id, const v1::Job
   RETURN_IF_ERROR(db_->Query("INSERT INTO events (job_seq, seq, event) VALUES (?1, ?2, ?3)",
                              {next.Int(0, 0), next.Int(0, 1), SqlBlob{event.SerializeAsString()}})
                       .status());
-  return db_->Notify(kChangeChannel, id);
+  return db_->Notify(kEventChannel, id);
 }
 
 absl::StatusOr<std::vector<v1::JobEvent>> SqlJobStore::Events(const std::string& id, int64_t from) {
@@ -409,78 +444,92 @@ absl::StatusOr<std::vector<v1::JobEvent>> SqlJobStore::Events(const std::string&
   return events;
 }
 
-absl::Status SqlJobStore::ForgetLocked(const std::string& daemon_id, absl::Time now) {
+absl::Status SqlJobStore::Forget(SqlConnection& db, const DaemonRegistration& daemon,
+                                 absl::Time now) {
   const int64_t forget_before = Us(now - kForgetLostDaemonsAfter);
-  RETURN_IF_ERROR(db_->Query("DELETE FROM devices WHERE daemon_id = ?1 OR daemon_id IN "
-                             "(SELECT id FROM daemons WHERE heartbeat_us < ?2)",
-                             {daemon_id, forget_before})
+  std::vector<std::string> forgotten = {daemon.daemon_id};
+  for (const DeviceRegistration& device : daemon.devices) {
+    ASSIGN_OR_RETURN(SqlRows same,
+                     db.Query("SELECT d.id FROM daemons d JOIN devices v ON v.daemon_id = d.id "
+                              "WHERE d.host = ?1 AND v.device_index = ?2 AND d.id <> ?3",
+                              {daemon.host, int64_t{device.index}, daemon.daemon_id}));
+    for (size_t r = 0; r < same.size(); ++r) forgotten.push_back(same.Text(r, 0));
+  }
+  for (const std::string& id : forgotten) {
+    RETURN_IF_ERROR(db.Query("DELETE FROM devices WHERE daemon_id = ?1", {id}).status());
+    RETURN_IF_ERROR(db.Query("DELETE FROM daemons WHERE id = ?1", {id}).status());
+  }
+  RETURN_IF_ERROR(db.Query("DELETE FROM devices WHERE daemon_id IN "
+                           "(SELECT id FROM daemons WHERE heartbeat_us < ?1)",
+                           {forget_before})
                       .status());
-  return db_
-      ->Query("DELETE FROM daemons WHERE id = ?1 OR heartbeat_us < ?2", {daemon_id, forget_before})
-      .status();
+  return db.Query("DELETE FROM daemons WHERE heartbeat_us < ?1", {forget_before}).status();
 }
 
 absl::Status SqlJobStore::Register(const DaemonRegistration& daemon, absl::Time now) {
-  absl::MutexLock lock(&mu_);
-  return InTransaction([&]() -> absl::Status {
-    RETURN_IF_ERROR(ForgetLocked(daemon.daemon_id, now));
-    RETURN_IF_ERROR(db_->Query("INSERT INTO daemons (id, host, started_us, heartbeat_us) "
+  return OnFleetConnection([&](SqlConnection& db) {
+    return InTransaction(db, [&]() -> absl::Status {
+      RETURN_IF_ERROR(Forget(db, daemon, now));
+      RETURN_IF_ERROR(db.Query("INSERT INTO daemons (id, host, started_us, heartbeat_us) "
                                "VALUES (?1, ?2, ?3, ?3)",
                                {daemon.daemon_id, daemon.host, Us(now)})
-                        .status());
-    for (const DeviceRegistration& d : daemon.devices) {
-      RETURN_IF_ERROR(
-          db_->Query("INSERT INTO devices (daemon_id, device_index, model, description, "
+                          .status());
+      for (const DeviceRegistration& d : daemon.devices) {
+        RETURN_IF_ERROR(
+            db.Query("INSERT INTO devices (daemon_id, device_index, model, description, "
                      "calibrated_read_tbps) VALUES (?1, ?2, ?3, ?4, ?5)",
                      {daemon.daemon_id, int64_t{d.index}, d.model, d.description,
                       d.calibrated_read_tbps})
-              .status());
-    }
-    return absl::OkStatus();
+                .status());
+      }
+      return absl::OkStatus();
+    });
   });
 }
 
 absl::Status SqlJobStore::Unregister(const std::string& daemon_id) {
-  absl::MutexLock lock(&mu_);
-  return InTransaction([&]() -> absl::Status {
-    RETURN_IF_ERROR(db_->Query("DELETE FROM devices WHERE daemon_id = ?1", {daemon_id}).status());
-    RETURN_IF_ERROR(db_->Query("DELETE FROM daemons WHERE id = ?1", {daemon_id}).status());
-    // Jobs it leaves running (interrupted by its shutdown) may be taken over at once.
-    return db_
-        ->Query("UPDATE jobs SET lease_expires_us = 0 WHERE lease_owner = ?1 AND state = ?2",
-                {daemon_id, int64_t{v1::JOB_STATE_RUNNING}})
-        .status();
+  return OnFleetConnection([&](SqlConnection& db) {
+    return InTransaction(db, [&]() -> absl::Status {
+      RETURN_IF_ERROR(db.Query("DELETE FROM devices WHERE daemon_id = ?1", {daemon_id}).status());
+      RETURN_IF_ERROR(db.Query("DELETE FROM daemons WHERE id = ?1", {daemon_id}).status());
+      // Jobs it leaves running (interrupted by its shutdown) may be taken over at once.
+      return db
+          .Query("UPDATE jobs SET lease_expires_us = 0 WHERE lease_owner = ?1 AND state = ?2",
+                 {daemon_id, int64_t{v1::JOB_STATE_RUNNING}})
+          .status();
+    });
   });
 }
 
 absl::StatusOr<std::vector<std::string>> SqlJobStore::Heartbeat(
     const std::string& daemon_id, const std::vector<std::string>& running, absl::Time now,
     absl::Time lease_until) {
-  absl::MutexLock lock(&mu_);
   std::vector<std::string> cancels;
-  RETURN_IF_ERROR(InTransaction([&]() -> absl::Status {
-    ASSIGN_OR_RETURN(SqlRows known,
-                     db_->Query("UPDATE daemons SET heartbeat_us = ?1 WHERE id = ?2 RETURNING id",
-                                {Us(now), daemon_id}));
-    if (known.empty()) {
-      return absl::NotFoundError(absl::StrCat("daemon ", daemon_id, " is not registered"));
-    }
-    for (size_t i = 0; i < running.size(); ++i) {
-      RETURN_IF_ERROR(db_->Query("UPDATE devices SET running_job = ?1 "
+  RETURN_IF_ERROR(OnFleetConnection([&](SqlConnection& db) {
+    return InTransaction(db, [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(SqlRows known, db.Query("UPDATE daemons SET heartbeat_us = ?1 "
+                                               "WHERE id = ?2 RETURNING id",
+                                               {Us(now), daemon_id}));
+      if (known.empty()) {
+        return absl::NotFoundError(absl::StrCat("daemon ", daemon_id, " is not registered"));
+      }
+      for (size_t i = 0; i < running.size(); ++i) {
+        RETURN_IF_ERROR(db.Query("UPDATE devices SET running_job = ?1 "
                                  "WHERE daemon_id = ?2 AND device_index = ?3",
                                  {running[i], daemon_id, static_cast<int64_t>(i)})
-                          .status());
-      if (running[i].empty()) continue;
-      // Only jobs the daemon still runs: one whose end it could not store stays unrenewed,
-      // so that it is queued again once its lease expires.
-      ASSIGN_OR_RETURN(
-          SqlRows job,
-          db_->Query("UPDATE jobs SET lease_expires_us = ?1 WHERE id = ?2 AND "
+                            .status());
+        if (running[i].empty()) continue;
+        // Only jobs the daemon still runs: one whose end it could not store stays unrenewed,
+        // so that it is queued again once its lease expires.
+        ASSIGN_OR_RETURN(
+            SqlRows job,
+            db.Query("UPDATE jobs SET lease_expires_us = ?1 WHERE id = ?2 AND "
                      "lease_owner = ?3 AND state = ?4 RETURNING cancel_requested",
                      {Us(lease_until), running[i], daemon_id, int64_t{v1::JOB_STATE_RUNNING}}));
-      if (!job.empty() && job.Int(0, 0) != 0) cancels.push_back(running[i]);
-    }
-    return absl::OkStatus();
+        if (!job.empty() && job.Int(0, 0) != 0) cancels.push_back(running[i]);
+      }
+      return absl::OkStatus();
+    });
   }));
   return cancels;
 }
@@ -513,50 +562,72 @@ absl::StatusOr<std::vector<v1::FleetDevice>> SqlJobStore::FleetDevices(absl::Tim
   return fleet;
 }
 
-absl::StatusOr<std::vector<std::string>> SqlJobStore::RequeueExpired(int max_attempts,
-                                                                     absl::Time now) {
-  absl::MutexLock lock(&mu_);
-  std::vector<std::string> requeued;
-  RETURN_IF_ERROR(InTransaction([&]() -> absl::Status {
-    RETURN_IF_ERROR(ForgetLocked("", now));
-    const SqlValue running = int64_t{v1::JOB_STATE_RUNNING};
-    // A cancel asked for while the daemon was lost ends the job instead of a retry.
-    RETURN_IF_ERROR(
-        db_->Query("UPDATE jobs SET state = ?1, error_code = ?2, "
-                   "error_message = 'cancelled; its gpuprobed was lost meanwhile', "
-                   "finished_us = ?3, lease_owner = '' WHERE state = ?4 AND "
-                   "lease_expires_us < ?3 AND cancel_requested = 1",
-                   {int64_t{v1::JOB_STATE_CANCELLED},
-                    static_cast<int64_t>(absl::StatusCode::kCancelled), Us(now), running})
-            .status());
-    ASSIGN_OR_RETURN(
-        SqlRows again,
-        db_->Query("UPDATE jobs SET state = ?1, error_code = 0, error_message = '', "
-                   "finished_us = NULL, lease_owner = '' WHERE state = ?2 AND "
-                   "lease_expires_us < ?3 AND attempts < ?4 RETURNING id",
-                   {int64_t{v1::JOB_STATE_QUEUED}, running, Us(now), int64_t{max_attempts}}));
-    for (size_t r = 0; r < again.size(); ++r) requeued.push_back(again.Text(r, 0));
-    if (!requeued.empty()) RETURN_IF_ERROR(db_->Notify(kChangeChannel, requeued.front()));
-    return db_
-        ->Query(
-            "UPDATE jobs SET state = ?1, error_code = ?2, error_message = "
-            "'gpuprobed stopped while the job ran, ' || attempts || "
-            "' times; not retried again', finished_us = ?3, lease_owner = '' "
-            "WHERE state = ?4 AND lease_expires_us < ?3",
-            {int64_t{v1::JOB_STATE_FAILED}, static_cast<int64_t>(absl::StatusCode::kAborted),
-             Us(now), running})
-        .status();
+absl::StatusOr<std::vector<ExpiredLease>> SqlJobStore::RequeueExpired(int max_attempts,
+                                                                      absl::Time now) {
+  std::vector<ExpiredLease> expired;
+  RETURN_IF_ERROR(OnFleetConnection([&](SqlConnection& db) {
+    expired.clear();
+    return InTransaction(db, [&]() -> absl::Status {
+      RETURN_IF_ERROR(Forget(db, {}, now));
+      const SqlValue running = int64_t{v1::JOB_STATE_RUNNING};
+      ASSIGN_OR_RETURN(SqlRows jobs,
+                       db.Query(absl::StrCat("SELECT id, attempts, lease_owner, lease_expires_us, "
+                                             "cancel_requested FROM jobs WHERE state = ?1 AND "
+                                             "lease_expires_us < ?2 ORDER BY seq",
+                                             db.LockRowsClause()),
+                                {running, Us(now)}));
+      for (size_t r = 0; r < jobs.size(); ++r) {
+        ExpiredLease lease{.job_id = jobs.Text(r, 0)};
+        const int64_t attempts = jobs.Int(r, 1);
+        const std::string owner = jobs.Text(r, 2);
+        ASSIGN_OR_RETURN(SqlRows beat,
+                         db.Query("SELECT heartbeat_us FROM daemons WHERE id = ?1", {owner}));
+        lease.reason = LeaseExpiry(owner, jobs.Int(r, 3),
+                                   beat.empty() ? std::nullopt : beat.OptionalInt(0, 0), now);
+        absl::StatusCode code = absl::StatusCode::kOk;
+        v1::JobState state = v1::JOB_STATE_QUEUED;
+        std::string message;
+        if (jobs.Int(r, 4) != 0) {  // a cancel asked for meanwhile ends the job instead
+          state = v1::JOB_STATE_CANCELLED;
+          code = absl::StatusCode::kCancelled;
+          message = absl::StrCat("cancelled; ", lease.reason);
+        } else if (attempts >= max_attempts) {
+          state = v1::JOB_STATE_FAILED;
+          code = absl::StatusCode::kAborted;
+          message = absl::StrCat(lease.reason, "; it ran ", attempts, " times, not run again");
+        }
+        lease.queued_again = state == v1::JOB_STATE_QUEUED;
+        RETURN_IF_ERROR(
+            db.Query("UPDATE jobs SET state = ?1, error_code = ?2, error_message = ?3, "
+                     "finished_us = ?4, lease_owner = '' WHERE id = ?5",
+                     {int64_t{state}, static_cast<int64_t>(code), message,
+                      lease.queued_again ? SqlValue(nullptr) : SqlValue(Us(now)), lease.job_id})
+                .status());
+        if (lease.queued_again) RETURN_IF_ERROR(db.Notify(kQueueChannel, lease.job_id));
+        expired.push_back(std::move(lease));
+      }
+      return absl::OkStatus();
+    });
   }));
-  return requeued;
+  return expired;
 }
 
-absl::StatusOr<bool> SqlJobStore::AwaitChange(absl::Duration timeout) {
+absl::StatusOr<StoreChanges> SqlJobStore::AwaitChanges(absl::Duration timeout) {
+  StoreChanges changes;
   if (listener_ == nullptr) {
     absl::SleepFor(timeout);
-    return false;
+    return changes;
   }
   absl::MutexLock lock(&listener_mu_);
-  return listener_->AwaitNotification(timeout);
+  ASSIGN_OR_RETURN(std::vector<SqlConnection::Notification> heard,
+                   listener_->AwaitNotifications(timeout));
+  for (const SqlConnection::Notification& n : heard) {
+    if (n.channel == kQueueChannel) changes.queued = true;
+    if (n.channel != kEventChannel) continue;
+    if (n.payload.empty()) changes.every_job = true;
+    changes.job_ids.insert(n.payload);
+  }
+  return changes;
 }
 
 }  // namespace gpuprobe

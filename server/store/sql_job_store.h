@@ -2,7 +2,9 @@
 // and the fleet registry, whatever the database. SqliteJobStore and PostgresJobStore open,
 // check and migrate their database, then hand it to this class.
 //
-// Thread-safe: one connection, its statements serialized by a mutex here.
+// Thread-safe: one connection for jobs and events, its statements serialized by a mutex here.
+// The fleet's calls (Register, Unregister, Heartbeat, RequeueExpired, ProbeWrite) take a
+// connection of their own where one is given, so that job traffic never delays a heartbeat.
 #pragma once
 
 #include <memory>
@@ -17,16 +19,21 @@ namespace gpuprobe {
 class SqlJobStore : public JobStore {
  public:
   // `kind`: "sqlite" or "postgresql"; `shared`: whether other daemons may use the database.
-  // `listener`: a second connection, listening on kChangeChannel (a shared store), or null.
+  // `listener`: a connection listening on kEventChannel and kQueueChannel (a shared store), or
+  // null. `fleet`: the fleet calls' own connection, or null to share `db`.
   SqlJobStore(std::unique_ptr<SqlConnection> db, std::string kind, bool shared,
-              std::unique_ptr<SqlConnection> listener = nullptr)
+              std::unique_ptr<SqlConnection> listener = nullptr,
+              std::unique_ptr<SqlConnection> fleet = nullptr)
       : db_(std::move(db)),
         listener_(std::move(listener)),
+        fleet_db_(std::move(fleet)),
         kind_(std::move(kind)),
         shared_(shared) {}
 
-  // The channel every stored event and re-queued job is announced on.
-  static constexpr char kChangeChannel[] = "gpuprobe_changes";
+  // Each stored event is announced on kEventChannel (payload: the job's id), each job queued
+  // (new, or again) on kQueueChannel: watchers follow the one, idle devices the other.
+  static constexpr char kEventChannel[] = "gpuprobe_events";
+  static constexpr char kQueueChannel[] = "gpuprobe_queue";
 
   std::string Kind() const override { return kind_; }
   bool Shared() const override { return shared_; }
@@ -63,24 +70,29 @@ class SqlJobStore : public JobStore {
                                                      absl::Time lease_until) override;
   absl::StatusOr<std::vector<v1::FleetDevice>> FleetDevices(absl::Time now,
                                                             absl::Duration lost_after) override;
-  absl::StatusOr<std::vector<std::string>> RequeueExpired(int max_attempts,
-                                                          absl::Time now) override;
-  absl::StatusOr<bool> AwaitChange(absl::Duration timeout) override;
+  absl::StatusOr<std::vector<ExpiredLease>> RequeueExpired(int max_attempts,
+                                                           absl::Time now) override;
+  absl::StatusOr<StoreChanges> AwaitChanges(absl::Duration timeout) override;
 
  private:
-  // Runs `body` in a write transaction: committed when it returns OK, else rolled back.
+  // Runs `body` on the fleet calls' connection (its own, else the shared one under mu_).
+  absl::Status OnFleetConnection(const std::function<absl::Status(SqlConnection& db)>& body);
+  // Runs `body` in a write transaction on `db`: committed when it returns OK, else rolled back.
+  static absl::Status InTransaction(SqlConnection& db, const std::function<absl::Status()>& body);
   absl::Status InTransaction(const std::function<absl::Status()>& body)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return InTransaction(*db_, body);
+  }
   absl::StatusOr<std::optional<v1::Job>> FindByKeyLocked(const std::string& scope,
                                                          const std::string& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status AppendEventLocked(const std::string& id, const v1::JobEvent& event)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<v1::Job> GetLocked(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Removes daemon `daemon_id` ("" for none) and every daemon lost for 10 minutes (no
-  // heartbeat), with their devices, from the registry.
-  absl::Status ForgetLocked(const std::string& daemon_id, absl::Time now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes daemon `daemon` ("" for none), the earlier daemons of its host that served one of its
+  // devices, and every daemon lost for 10 minutes (no heartbeat), with their devices, from the
+  // registry.
+  static absl::Status Forget(SqlConnection& db, const DaemonRegistration& daemon, absl::Time now);
   absl::StatusOr<int64_t> CountLocked(const std::string& sql, const std::vector<SqlValue>& params)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -88,6 +100,8 @@ class SqlJobStore : public JobStore {
   const std::unique_ptr<SqlConnection> db_ ABSL_PT_GUARDED_BY(mu_);
   absl::Mutex listener_mu_;
   const std::unique_ptr<SqlConnection> listener_ ABSL_PT_GUARDED_BY(listener_mu_);
+  absl::Mutex fleet_mu_;
+  const std::unique_ptr<SqlConnection> fleet_db_ ABSL_PT_GUARDED_BY(fleet_mu_);
   const std::string kind_;
   const bool shared_;
 };

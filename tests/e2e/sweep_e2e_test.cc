@@ -605,7 +605,9 @@ TEST(RestartEndToEndTest, JobsSurviveKillNine) {
     const CommandResult shown = cli(server2, {"--format", "tsv", "show", job});
     EXPECT_EQ(ParseTsv(shown.out).rows.size(), 6u) << job << shown.out << shown.err;
   }
-  EXPECT_THAT(second.Log(), HasSubstr("job " + jobs[0] + " was interrupted; queued again"));
+  EXPECT_THAT(second.Log(), testing::ContainsRegex("job " + jobs[0] +
+                                                   " was interrupted: its gpuprobed [^ ]+ stopped "
+                                                   "while the job ran; queued again"));
   EXPECT_THAT(cli(server2, {"show", jobs[0]}).err, HasSubstr("attempts 2"));
 }
 

@@ -128,10 +128,11 @@ TEST_F(EventFanoutTest, ADefaultWatchOfAJobQueuedAgainFollowsTheRerunNotTheInter
   v1::JobEvent interrupted = Progress(1);
   interrupted.set_attempt(1);
   ASSERT_TRUE(store_->AppendEvent(job, interrupted).ok());
-  absl::StatusOr<std::vector<std::string>> requeued =
+  absl::StatusOr<std::vector<ExpiredLease>> requeued =
       store_->RequeueExpired(2, t0 + absl::Seconds(2));
   ASSERT_TRUE(requeued.ok());
   ASSERT_EQ(requeued->size(), 1u);
+  EXPECT_TRUE(requeued->front().queued_again);
 
   // A watcher arriving before the rerun starts hears neither the interrupted run's events nor,
   // later, anything but the rerun's; asked for all attempts, it hears both.

@@ -146,6 +146,18 @@ class JobStoreContractTest : public testing::TestWithParam<std::string> {
       .index = 0, .model = "cpu", .description = "cpu 0", .calibrated_read_tbps = 0.1};
   const DeviceRegistration x1_{
       .index = 1, .model = "X", .description = "X 1", .calibrated_read_tbps = 3.0};
+  // The ids of `expired` that were queued again.
+  static std::vector<std::string> QueuedAgain(
+      const absl::StatusOr<std::vector<ExpiredLease>>& expired) {
+    EXPECT_TRUE(expired.ok()) << expired.status();
+    std::vector<std::string> ids;
+    if (!expired.ok()) return ids;
+    for (const ExpiredLease& e : *expired) {
+      if (e.queued_again) ids.push_back(e.job_id);
+    }
+    return ids;
+  }
+
   const DaemonRegistration a_{.daemon_id = "a", .host = "h1", .devices = {cpu0_}};
   const DaemonRegistration b_{.daemon_id = "b", .host = "h2", .devices = {x1_}};
   std::string dir_, url_;
@@ -230,12 +242,14 @@ TEST_P(JobStoreContractTest, AnExpiredLeaseQueuesTheJobAgainOnceAndTheOldAttempt
   const absl::Time t0 = absl::Now();
   ASSERT_EQ(Claim(*store, a_, cpu0_, t0, absl::Seconds(10)), id);
   ASSERT_TRUE(store->AppendEvent(id, Row(1)).ok());
-  absl::StatusOr<std::vector<std::string>> early = store->RequeueExpired(2, t0 + absl::Seconds(5));
+  absl::StatusOr<std::vector<ExpiredLease>> early = store->RequeueExpired(2, t0 + absl::Seconds(5));
   ASSERT_TRUE(early.ok());
   EXPECT_TRUE(early->empty());
-  absl::StatusOr<std::vector<std::string>> late = store->RequeueExpired(2, t0 + absl::Seconds(11));
-  ASSERT_TRUE(late.ok());
-  EXPECT_THAT(*late, testing::ElementsAre(id));
+  absl::StatusOr<std::vector<ExpiredLease>> late = store->RequeueExpired(2, t0 + absl::Seconds(11));
+  EXPECT_THAT(QueuedAgain(late), testing::ElementsAre(id));
+  EXPECT_EQ(late->front().reason,
+            "its lease, held by a, expired 1.0 s ago without renewal (that daemon has left the "
+            "fleet registry)");
 
   EXPECT_EQ(store->AppendEvent(id, Row(1)).code(), absl::StatusCode::kAborted);
   ASSERT_EQ(Claim(*store, b_, x1_, t0 + absl::Seconds(12), absl::Seconds(10)), id);
@@ -260,14 +274,70 @@ TEST_P(JobStoreContractTest, AnExpiredLeaseQueuesTheJobAgainOnceAndTheOldAttempt
   ASSERT_EQ(Claim(*store, a_, cpu0_, t0, absl::Seconds(1)), twice);
   ASSERT_TRUE(store->RequeueExpired(2, t0 + absl::Seconds(2)).ok());
   ASSERT_EQ(Claim(*store, a_, cpu0_, t0 + absl::Seconds(3), absl::Seconds(1)), twice);
-  absl::StatusOr<std::vector<std::string>> none = store->RequeueExpired(2, t0 + absl::Seconds(5));
-  ASSERT_TRUE(none.ok());
-  EXPECT_TRUE(none->empty());
+  absl::StatusOr<std::vector<ExpiredLease>> failed =
+      store->RequeueExpired(2, t0 + absl::Seconds(5));
+  EXPECT_THAT(QueuedAgain(failed), testing::IsEmpty());
+  ASSERT_EQ(failed->size(), 1u);
   job = store->Get(twice);
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->state(), v1::JOB_STATE_FAILED);
   EXPECT_EQ(job->error_code(), static_cast<int>(absl::StatusCode::kAborted));
-  EXPECT_THAT(job->error_message(), HasSubstr("2 times; not retried again"));
+  EXPECT_EQ(job->error_message(), failed->front().reason + "; it ran 2 times, not run again");
+  EXPECT_THAT(job->error_message(), HasSubstr("expired 1.0 s ago"));
+}
+
+// The reason says whether the lease's daemon still heartbeats (then it is alive, and only this
+// job went unrenewed), how long ago it last did, or that it stopped cleanly.
+TEST_P(JobStoreContractTest, AnExpiredLeaseSaysWhetherItsDaemonIsAliveAndHowLateItIs) {
+  std::unique_ptr<JobStore> store = Open();
+  const absl::Time t0 = absl::Now();
+  ASSERT_TRUE(store->Register(a_, t0).ok());
+  ASSERT_TRUE(store->Register(b_, t0).ok());
+  const std::string alive = Insert(*store, Sweep());
+  ASSERT_EQ(Claim(*store, a_, cpu0_, t0, absl::Seconds(10)), alive);
+  const std::string silent = Insert(*store, Sweep());
+  ASSERT_EQ(Claim(*store, b_, x1_, t0, absl::Seconds(10)), silent);
+  // a heartbeats at 12 s without the job (its end could not be stored); b fell silent at 4 s.
+  ASSERT_TRUE(store->Heartbeat("a", {""}, t0 + absl::Seconds(12), t0 + absl::Seconds(22)).ok());
+  ASSERT_TRUE(store->Heartbeat("b", {}, t0 + absl::Seconds(4), t0 + absl::Seconds(14)).ok());
+  absl::StatusOr<std::vector<ExpiredLease>> expired =
+      store->RequeueExpired(1, t0 + absl::Seconds(12.5));
+  ASSERT_TRUE(expired.ok()) << expired.status();
+  ASSERT_EQ(expired->size(), 2u);
+  EXPECT_EQ((*expired)[0].reason,
+            "its lease, held by a, expired 2.5 s ago without renewal (that daemon still "
+            "heartbeats, 0.5 s ago, but did not renew this job)");
+  EXPECT_EQ((*expired)[1].reason,
+            "its lease, held by b, expired 2.5 s ago without renewal (that daemon's last "
+            "heartbeat was 8.5 s ago)");
+  absl::StatusOr<v1::Job> job = store->Get(silent);
+  ASSERT_TRUE(job.ok());
+  EXPECT_THAT(job->error_message(), testing::Not(HasSubstr("stopped")));
+
+  const std::string stopped = Insert(*store, Sweep());
+  ASSERT_EQ(Claim(*store, b_, x1_, t0 + absl::Seconds(13), absl::Seconds(10)), stopped);
+  ASSERT_TRUE(store->Unregister("b").ok());
+  expired = store->RequeueExpired(1, t0 + absl::Seconds(14));
+  ASSERT_TRUE(expired.ok());
+  ASSERT_EQ(expired->size(), 1u);
+  EXPECT_EQ(expired->front().reason, "its gpuprobed b stopped while the job ran");
+}
+
+// A daemon restarted on its host (a new id, the same device) takes its old entry's place; a
+// daemon of another device of the host stays.
+TEST_P(JobStoreContractTest, ARestartedDaemonReplacesItsHostsEntryForTheSameDevice) {
+  std::unique_ptr<JobStore> store = Open();
+  const absl::Time t0 = absl::Now();
+  const DeviceRegistration gpu1{.index = 1, .model = "X", .description = "x"};
+  ASSERT_TRUE(store->Register(a_, t0).ok());
+  ASSERT_TRUE(store->Register({.daemon_id = "a-gpu1", .host = "h1", .devices = {gpu1}}, t0).ok());
+  ASSERT_TRUE(store->Register({.daemon_id = "a2", .host = "h1", .devices = {cpu0_}}, t0).ok());
+  absl::StatusOr<std::vector<v1::FleetDevice>> fleet =
+      store->FleetDevices(t0 + absl::Seconds(1), absl::Seconds(10));
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  std::vector<std::string> daemons;
+  for (const v1::FleetDevice& d : *fleet) daemons.push_back(d.daemon_id());
+  EXPECT_THAT(daemons, testing::UnorderedElementsAre("a2", "a-gpu1"));
 }
 
 TEST_P(SharedStoreContractTest, HeartbeatsRenewLeasesAndCarryCancelRequestsToTheRunningDaemon) {
@@ -280,7 +350,7 @@ TEST_P(SharedStoreContractTest, HeartbeatsRenewLeasesAndCarryCancelRequestsToThe
       runner->Heartbeat("a", {id}, t0 + absl::Seconds(8), t0 + absl::Seconds(18));
   ASSERT_TRUE(cancels.ok()) << cancels.status();
   EXPECT_TRUE(cancels->empty());
-  absl::StatusOr<std::vector<std::string>> requeued =
+  absl::StatusOr<std::vector<ExpiredLease>> requeued =
       other->RequeueExpired(2, t0 + absl::Seconds(12));
   ASSERT_TRUE(requeued.ok());
   EXPECT_TRUE(requeued->empty()) << "the renewed lease holds";
@@ -331,10 +401,9 @@ TEST_P(JobStoreContractTest, TheRegistryShowsLostDaemonsAndAGoodbyeReleasesItsLe
   EXPECT_DOUBLE_EQ((*fleet)[1].calibrated_read_tbps(), 3.0);
 
   ASSERT_TRUE(store->Unregister("b").ok());
-  absl::StatusOr<std::vector<std::string>> requeued =
-      store->RequeueExpired(2, t0 + absl::Seconds(26));
-  ASSERT_TRUE(requeued.ok());
-  EXPECT_THAT(*requeued, testing::ElementsAre(id)) << "its lease ended with the goodbye";
+  EXPECT_THAT(QueuedAgain(store->RequeueExpired(2, t0 + absl::Seconds(26))),
+              testing::ElementsAre(id))
+      << "its lease ended with the goodbye";
   fleet = store->FleetDevices(t0 + absl::Seconds(26), absl::Seconds(10));
   ASSERT_TRUE(fleet.ok());
   EXPECT_EQ(fleet->size(), 1u);
