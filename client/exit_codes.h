@@ -6,12 +6,14 @@
 namespace gpuprobe {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitJobFailed = 1;    // refused by the server, or failed while running
-inline constexpr int kExitUsage = 2;        // bad flags or command line
-inline constexpr int kExitCancelled = 3;    // the job was cancelled
-inline constexpr int kExitUnreachable = 4;  // no gpuprobed answered at --server
-inline constexpr int kExitTimedOut = 5;     // `wait --timeout` ran out before the job ended
-inline constexpr int kExitRegression = 6;   // `compare --fail-on` found what it was told to
+inline constexpr int kExitJobFailed = 1;  // refused by the server, or failed while running
+inline constexpr int kExitUsage = 2;      // bad flags or command line
+inline constexpr int kExitCancelled = 3;  // the job was cancelled
+// No gpuprobed answered at --server, or it answered that it cannot serve now (its job store is
+// away): either way, worth trying again later.
+inline constexpr int kExitUnreachable = 4;
+inline constexpr int kExitTimedOut = 5;    // `wait --timeout` ran out before the job ended
+inline constexpr int kExitRegression = 6;  // `compare --fail-on` found what it was told to
 
 // How a job's end reads as an exit code: 0 succeeded, 3 cancelled, 1 otherwise.
 inline int ExitCodeOf(gpuprobe::v1::JobState state) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "client/exit_codes.h"
 #include "client/proto_names.h"
+#include "common/daemon_unavailable.h"
 
 namespace gpuprobe {
 namespace {
@@ -44,8 +45,15 @@ void TellEnding(const std::string& job_id, const v1::JobEnding& ending) {
 
 int ReportRpcError(const ClientContext& context, const grpc::Status& status) {
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
-    std::cerr << "gpuprobe: cannot reach gpuprobed at " << context.server << ": "
-              << status.error_message() << "\n";
+    const std::string& message = status.error_message();
+    if (IsDaemonUnavailable(message)) {
+      std::cerr << "gpuprobe: gpuprobed at " << context.server
+                << " answered, but cannot serve now: "
+                << message.substr(kDaemonUnavailablePrefix.size()) << "\n";
+    } else {
+      std::cerr << "gpuprobe: cannot reach gpuprobed at " << context.server << ": " << message
+                << "\n";
+    }
     return kExitUnreachable;
   }
   std::cerr << "gpuprobe: " << status.error_message() << "\n";

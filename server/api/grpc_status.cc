@@ -2,10 +2,16 @@
 
 #include <string>
 
+#include "common/daemon_unavailable.h"
+
 namespace gpuprobe {
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+  const auto code = static_cast<grpc::StatusCode>(status.code());
+  if (code == grpc::StatusCode::UNAVAILABLE) {
+    return grpc::Status(code, MarkDaemonUnavailable(std::string(status.message())));
+  }
+  return grpc::Status(code, std::string(status.message()));
 }
 
 }  // namespace gpuprobe

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
+#include "spdlog/spdlog.h"
 
 namespace gpuprobe {
 namespace {
@@ -50,8 +51,10 @@ absl::Status PostgresError(PGconn* conn, const PGresult* result, absl::string_vi
     code = absl::StatusCode::kUnavailable;  // connection lost, server shutting down
   }
   std::string message = result != nullptr ? PQresultErrorMessage(result) : PQerrorMessage(conn);
-  return absl::Status(code, absl::StrCat("postgresql: ", what.substr(0, 120), ": ",
-                                         absl::StripTrailingAsciiWhitespace(message)));
+  // Clients may read the message: the server's reason, never the statement (the debug log's).
+  spdlog::debug("postgresql: statement failed: {}", std::string(what));
+  return absl::Status(code,
+                      absl::StrCat("postgresql: ", absl::StripTrailingAsciiWhitespace(message)));
 }
 
 }  // namespace

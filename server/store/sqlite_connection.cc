@@ -10,10 +10,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "spdlog/spdlog.h"
 
 namespace gpuprobe {
 namespace {
 
+// The error of `rc`. Clients may read the message: it names what failed and SQLite's reason,
+// never the statement, which only the debug log shows.
 absl::Status SqliteError(sqlite3* db, int rc, absl::string_view what) {
   const absl::StatusCode code = rc == SQLITE_CONSTRAINT ? absl::StatusCode::kAlreadyExists
                                 : rc == SQLITE_BUSY || rc == SQLITE_LOCKED
@@ -22,6 +25,11 @@ absl::Status SqliteError(sqlite3* db, int rc, absl::string_view what) {
                                                     : absl::StatusCode::kInternal;
   return absl::Status(code, absl::StrCat("sqlite: ", what, ": ",
                                          db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+}
+
+absl::Status StatementError(sqlite3* db, int rc, absl::string_view sql) {
+  spdlog::debug("sqlite: statement failed ({}): {}", sqlite3_errstr(rc), std::string(sql));
+  return SqliteError(db, rc, "a statement of the job store");
 }
 
 struct Finalizer {
@@ -109,7 +117,7 @@ absl::StatusOr<SqlRows> SqliteConnection::Query(absl::string_view sql,
   sqlite3_stmt* raw = nullptr;
   const int prepared =
       sqlite3_prepare_v2(db_.get(), sql.data(), static_cast<int>(sql.size()), &raw, nullptr);
-  if (prepared != SQLITE_OK) return SqliteError(db_.get(), prepared, sql);
+  if (prepared != SQLITE_OK) return StatementError(db_.get(), prepared, sql);
   std::unique_ptr<sqlite3_stmt, Finalizer> st(raw);
   for (size_t i = 0; i < params.size(); ++i) Bind(raw, static_cast<int>(i + 1), params[i]);
   SqlRows rows;
@@ -117,7 +125,7 @@ absl::StatusOr<SqlRows> SqliteConnection::Query(absl::string_view sql,
   while (true) {
     const int rc = sqlite3_step(raw);
     if (rc == SQLITE_DONE) return rows;
-    if (rc != SQLITE_ROW) return SqliteError(db_.get(), rc, sql);
+    if (rc != SQLITE_ROW) return StatementError(db_.get(), rc, sql);
     std::vector<std::optional<std::string>> row;
     row.reserve(columns);
     for (int c = 0; c < columns; ++c) row.push_back(Cell(raw, c));

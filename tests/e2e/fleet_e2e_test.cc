@@ -291,10 +291,25 @@ TEST_F(FleetEndToEndTest, EveryIdleDaemonsHealthFollowsTheDatabaseDownAndUpAgain
   // heartbeat is 1 s; the bound leaves room for a loaded machine.
   using grpc::health::v1::HealthCheckResponse;
   AwaitHealthOfAll(HealthCheckResponse::SERVING, absl::Seconds(10));
+  const std::string earlier = Submit(0, 3);
+  AwaitState(0, earlier, v1::JOB_STATE_SUCCEEDED);
   absl::StatusOr<CommandResult> stopped =
       RunCommand({LOCAL_POSTGRES_PATH, "stop", pg_dir_}, {}, dir_);
   ASSERT_TRUE(stopped.ok() && stopped->exit_code == 0);
   const absl::Duration down = AwaitHealthOfAll(HealthCheckResponse::NOT_SERVING, absl::Seconds(15));
+  // Meanwhile a client hears that the daemon answered and its store is away: never that the
+  // daemon cannot be reached, never the store's SQL.
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"watch", earlier}, std::vector<std::string>{"show", earlier},
+        std::vector<std::string>{"jobs"}}) {
+    const CommandResult r = Cli(1, command);
+    EXPECT_EQ(r.exit_code, 4) << command[0] << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("answered, but cannot serve now: postgresql:")) << command[0];
+    EXPECT_THAT(r.err, testing::Not(HasSubstr("cannot reach"))) << command[0];
+    for (const char* sql : {"SELECT", "FROM jobs", "WHERE"}) {
+      EXPECT_THAT(r.err, testing::Not(HasSubstr(sql))) << command[0] << ": " << r.err;
+    }
+  }
   absl::StatusOr<CommandResult> started =
       RunCommand({LOCAL_POSTGRES_PATH, "start", pg_dir_}, {}, dir_);
   ASSERT_TRUE(started.ok() && started->exit_code == 0) << (started.ok() ? started->err : "");
