@@ -87,6 +87,9 @@ int RunWorker(int fd, std::unique_ptr<Backend> backend, int visible_devices,
   if (!WriteFramed(fd, hello).ok()) return 1;
   CommandQueue commands(fd);
   while (std::optional<v1::WorkerRunJob> run = commands.Next()) {
+    v1::WorkerReport took;
+    took.mutable_took();
+    if (!WriteFramed(fd, took).ok()) break;
     const std::string fault = FaultRequested(run->request());
     if (fault == "abort") {
       spdlog::warn("worker: aborting on request (gpuprobe.fault=abort)");

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "common/status_macros.h"
 #include "gpuprobe/v1/worker.pb.h"
 #include "server/device/backend_factory.h"
 #include "server/jobs/framing.h"
@@ -136,6 +137,26 @@ void WorkerProcessExecutor::Replace(const std::string& why) {
   if (absl::Status s = Spawn(); !s.ok()) spdlog::error("{}", s.ToString());
 }
 
+absl::Status WorkerProcessExecutor::Hand(const v1::WorkerCommand& command) {
+  for (int attempt = 1;; ++attempt) {
+    RETURN_IF_ERROR(WriteFramed(fd_, command));
+    pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
+    if (poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(kTakeTimeout))) > 0) {
+      v1::WorkerReport report;
+      RETURN_IF_ERROR(ReadFramed(fd_, &report));
+      if (report.has_took()) return absl::OkStatus();
+      return absl::InternalError("the device worker answered a job with something else first");
+    }
+    const std::string why =
+        absl::StrFormat("it did not take a job within %.0f s (stopped or hung while idle)",
+                        absl::ToDoubleSeconds(kTakeTimeout));
+    Replace(why);
+    if (attempt == 2 || fd_ < 0) {
+      return absl::DeadlineExceededError(absl::StrCat("no device worker took the job: ", why));
+    }
+  }
+}
+
 JobOutcome WorkerProcessExecutor::Run(const JobRun& run, const EventPublisher& publish,
                                       const std::atomic<bool>& cancelled) {
   if (!Alive()) {
@@ -153,7 +174,8 @@ JobOutcome WorkerProcessExecutor::Run(const JobRun& run, const EventPublisher& p
   command.mutable_run()->set_probe(run.probe);
   *command.mutable_run()->mutable_resolved() = run.run.resolved;
   command.mutable_run()->set_check(run.run.check);
-  absl::Status sent = WriteFramed(fd_, command);
+  absl::Status sent = Hand(command);
+  if (absl::IsDeadlineExceeded(sent)) return Failed(sent);
   bool cancel_sent = false;
   absl::Time last_heard = absl::Now(), cancel_sent_at = absl::InfiniteFuture();
   while (sent.ok()) {

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "gpuprobe/v1/worker.pb.h"
 #include "server/jobs/device_executor.h"
 
 namespace gpuprobe {
@@ -29,14 +30,17 @@ class WorkerProcessExecutor final : public DeviceExecutor {
   ~WorkerProcessExecutor() override;  // closes the socket; the worker exits; reaps it
 
   const Backend& info() const override { return *info_; }
-  // Replaces a worker that died while idle before handing it the job. A worker silent for
-  // longer than run.watchdog, or for kCancelGrace after a cancel, is killed (SIGKILL) and
-  // replaced, and the job ends with the reason.
+  // Replaces a worker that died while idle before handing it the job, and one that does not
+  // take the job within kTakeTimeout (stopped or hung while idle; the job goes to the new one).
+  // A worker silent for longer than run.watchdog, or for kCancelGrace after a cancel, is killed
+  // (SIGKILL) and replaced, and the job ends with the reason.
   JobOutcome Run(const JobRun& run, const EventPublisher& publish,
                  const std::atomic<bool>& cancelled) override;
 
   // How long a cancelled job's worker may take to stop (between launches) before it is killed.
   static constexpr absl::Duration kCancelGrace = absl::Seconds(10);
+  // How long an idle worker may take to answer a run command before it is replaced.
+  static constexpr absl::Duration kTakeTimeout = absl::Seconds(10);
 
   // Devices of its kind the worker sees (from its hello).
   int visible_devices() const { return visible_devices_; }
@@ -48,6 +52,9 @@ class WorkerProcessExecutor final : public DeviceExecutor {
   absl::Status Spawn();
   // Whether the worker is still there to take a job.
   bool Alive();
+  // Sends `command` (a run) and waits for the worker to take it; a worker that does not is
+  // replaced and the command sent to the new one, once.
+  absl::Status Hand(const v1::WorkerCommand& command);
   // Kills the worker (SIGKILL), reaps it and starts a new one.
   void Replace(const std::string& why);
   // Reaps the dead worker; says how it ended ("killed by signal 6 (Aborted)").

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <optional>
+#include <regex>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -119,6 +120,24 @@ class DaemonHardeningTest : public testing::Test {
   std::string dir_, server_;
   std::optional<ChildProcess> daemon_;
 };
+
+// A worker stopped (SIGSTOP) while idle does not take the next job: it is replaced once it has
+// not answered for 10 s, and the job runs on the fresh worker, as its first attempt.
+TEST_F(DaemonHardeningTest, AJobHandedToAWorkerStoppedWhileIdleRunsOnAFreshWorker) {
+  Start();
+  std::smatch ready;
+  const std::string log = daemon_->Log();
+  ASSERT_TRUE(std::regex_search(log, ready, std::regex("device worker ([0-9]+) ready"))) << log;
+  const pid_t worker = std::stoi(ready[1]);
+  ASSERT_EQ(kill(worker, SIGSTOP), 0);
+  const std::string job = Submit();
+  const CommandResult waited = Cli({"wait", job, "--timeout", "60s"});
+  EXPECT_EQ(waited.exit_code, 0) << waited.err << daemon_->Log();
+  EXPECT_THAT(Cli({"show", job}).err, HasSubstr("succeeded | "));
+  EXPECT_THAT(Cli({"show", job}).err, HasSubstr("| attempts 1 |"));
+  EXPECT_THAT(daemon_->Log(), HasSubstr("it did not take a job within 10 s"));
+  EXPECT_NE(kill(worker, 0), 0) << "the stopped worker is killed and reaped";
+}
 
 TEST_F(DaemonHardeningTest, ASecondDaemonOnTheSameDataDirRefusesToStartNamingThePid) {
   Start();
