@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # What one job costs a PostgreSQL fleet as the fleet grows (docs/PERF.md): for each fleet size,
-# a fresh cluster and that many gpuprobed daemons (cpu backend, no worker process, lease 5 s) on
+# a fresh cluster and that many gpuprobed daemons (cpu backend, no worker process, lease LEASE_S) on
 # this machine; the database's transactions while the fleet idles for IDLE_S seconds (its
 # heartbeats), then while one sweep of about 200 events runs through daemon 0 and a client
 # watches it through the last daemon. Prints one TSV line per fleet size on stdout:
 #   daemons  events  job_s  job_xacts  idle_xacts_per_s  job_excess_xacts  attempts
 # job_excess_xacts is job_xacts less the idle rate over the job's window: the job's own cost.
 # attempts above 1 mean a live daemon lost the job's lease. Progress goes to stderr.
-# usage: bench/fleet-cost.sh [DAEMONS...]   (default: 10 100)
+# usage: [IDLE_S=20] [LEASE_S=5] [REPS=185] [GPUPROBED=... GPUPROBE=...] bench/fleet-cost.sh
+#        [DAEMONS...]   (default: 10 100)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 gpuprobed=${GPUPROBED:-$here/build/server/gpuprobed}  # or another build's, to compare
 gpuprobe=${GPUPROBE:-$here/build/client/gpuprobe}
 [[ -x $gpuprobed && -x $gpuprobe ]] || { echo "fleet-cost: build first (deploy/build.sh)" >&2; exit 2; }
 idle_s=${IDLE_S:-20}
+lease_s=${LEASE_S:-5}  # the heartbeat is a tenth of it
+reps=${REPS:-185}
 sizes=("$@")
 ((${#sizes[@]})) || sizes=(10 100)
 
@@ -21,8 +24,10 @@ work=$(mktemp -d /tmp/gpuprobe_fleet_cost.XXXXXX)
 chmod 0711 "$work"
 pids=()
 cleanup() {
-  ((${#pids[@]})) && kill "${pids[@]}" 2>/dev/null && wait "${pids[@]}" 2>/dev/null
-  [[ -d $work/pg/data ]] && "$here/deploy/local-postgres.sh" stop "$work/pg" 2>/dev/null
+  if ((${#pids[@]})); then kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null; fi
+  if [[ -f $work/pg/data/postmaster.pid ]]; then
+    "$here/deploy/local-postgres.sh" stop "$work/pg" 2>/dev/null
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -39,7 +44,7 @@ for n in "${sizes[@]}"; do
   for ((i = 0; i < n; i++)); do
     mkdir -p "$work/d$i"
     "$gpuprobed" --backend cpu --isolation none --listen 127.0.0.1:0 --http "" \
-      --data-dir "$work/d$i" --store "$store" --host-name "h$i" --lease-seconds 5 \
+      --data-dir "$work/d$i" --store "$store" --host-name "h$i" --lease-seconds "$lease_s" \
       >"$work/d$i/log" 2>&1 &
     pids+=($!)
   done
@@ -61,7 +66,7 @@ for n in "${sizes[@]}"; do
   before=$(xacts); t0=$(date +%s.%N)
   start=$(date +%s.%N)
   id=$("$gpuprobe" --server "$first" submit --experts 64 --hidden 512 --ff 128 --selected 4 \
-    --t 6 --reps 30 | tail -n 1)
+    --t 6 --reps "$reps" | tail -n 1)
   "$gpuprobe" --server "$last" --format json watch "$id" >"$work/watch.json"
   end=$(date +%s.%N)
   after=$(xacts); t1=$(date +%s.%N)
@@ -78,3 +83,4 @@ for n in "${sizes[@]}"; do
   pids=()
   "$here/deploy/local-postgres.sh" stop "$work/pg"
 done
+exit 0

@@ -340,6 +340,40 @@ TEST_P(JobStoreContractTest, ARestartedDaemonReplacesItsHostsEntryForTheSameDevi
   EXPECT_THAT(daemons, testing::UnorderedElementsAre("a2", "a-gpu1"));
 }
 
+// Another daemon hears a queued job as such (idle devices look for it) and a stored event as
+// news of its job alone (only that job's watchers read the store): an event is no reason to
+// look for work.
+TEST_P(SharedStoreContractTest, AnnouncementsTellQueuedJobsFromEventsOfOneJob) {
+  std::unique_ptr<JobStore> writer = Open(), listener = Open();
+  // Until all is read: what `listener` hears, merged.
+  auto heard = [&]() {
+    StoreChanges all;
+    for (absl::StatusOr<StoreChanges> c = listener->AwaitChanges(absl::Seconds(5));
+         c.ok() && !c->empty(); c = listener->AwaitChanges(absl::Milliseconds(300))) {
+      all.queued |= c->queued;
+      all.every_job |= c->every_job;
+      all.job_ids.insert(c->job_ids.begin(), c->job_ids.end());
+    }
+    return all;
+  };
+  const std::string id = Insert(*writer, Sweep());
+  StoreChanges inserted = heard();
+  EXPECT_TRUE(inserted.queued);
+  EXPECT_THAT(inserted.job_ids, testing::ElementsAre(id)) << "its first event";
+
+  const absl::Time t0 = absl::Now();
+  ASSERT_EQ(Claim(*writer, a_, cpu0_, t0, absl::Seconds(1)), id);
+  ASSERT_TRUE(writer->AppendEvent(id, Row(1)).ok());
+  StoreChanges event = heard();
+  EXPECT_FALSE(event.queued) << "an event queues nothing";
+  EXPECT_FALSE(event.every_job);
+  EXPECT_THAT(event.job_ids, testing::ElementsAre(id));
+
+  EXPECT_THAT(QueuedAgain(writer->RequeueExpired(2, t0 + absl::Seconds(2))),
+              testing::ElementsAre(id));
+  EXPECT_TRUE(heard().queued) << "a job queued again";
+}
+
 TEST_P(SharedStoreContractTest, HeartbeatsRenewLeasesAndCarryCancelRequestsToTheRunningDaemon) {
   std::unique_ptr<JobStore> runner = Open(), other = Open();
   const absl::Time t0 = absl::Now();
