@@ -624,8 +624,11 @@ absl::StatusOr<StoreChanges> SqlJobStore::AwaitChanges(absl::Duration timeout) {
   for (const SqlConnection::Notification& n : heard) {
     if (n.channel == kQueueChannel) changes.queued = true;
     if (n.channel != kEventChannel) continue;
-    if (n.payload.empty()) changes.every_job = true;
-    changes.job_ids.insert(n.payload);
+    if (n.payload.empty()) {
+      changes.every_job = true;
+    } else {
+      changes.job_ids.insert(n.payload);
+    }
   }
   return changes;
 }
