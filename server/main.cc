@@ -290,7 +290,8 @@ int main(int argc, char** argv) {
       spdlog::error("{}", bound.status().ToString());
       return 2;
     }
-    spdlog::info("http listening on {}:{}", options.http_host, *bound);
+    spdlog::info("http listening on {}:{} (plaintext{})", options.http_host, *bound,
+                 options.tls_cert_file.empty() ? "" : ", beside TLS on gRPC");
   }
   // Under systemd (Type=notify): ready now that the device workers answered and both listeners
   // are up.
