@@ -16,6 +16,9 @@
 
 ABSL_FLAG(std::string, threshold, "2%",
           "compare: ratios within 1 +- this are \"same\" (e.g. 2% or 0.02)");
+ABSL_FLAG(int, history, 0,
+          "compare: with a label BASE, how many of the newest matching jobs make the baseline "
+          "(at least 3 for a verdict; 0: 8)");
 ABSL_FLAG(std::string, fail_on, "",
           "compare: exit 6 when an arm is slower (slower), or slower or unsure (unsure)");
 
@@ -31,6 +34,24 @@ absl::StatusOr<double> ParseThreshold(absl::string_view text) {
   return percent ? value / 100.0 : value;
 }
 
+// The table's first line: what was compared with what, and how.
+std::string Heading(const v1::CompareJobsResponse& r) {
+  const std::string base = r.history_job_ids().empty()
+                               ? absl::StrCat(r.base_job_id(), " (base)")
+                               : absl::StrFormat("%d baseline jobs (%s)", r.history_job_ids_size(),
+                                                 absl::StrJoin(r.history_job_ids(), ", "));
+  return absl::StrFormat("%s -> %s (candidate), threshold %.1f%%, %.0f%% intervals (%s)\n", base,
+                         r.candidate_job_id(), 100 * r.threshold(), 100 * r.confidence(),
+                         r.method());
+}
+
+// People's note on what the intervals leave out: under the table, or on stderr beside a
+// script's format.
+void PrintNote(const std::string& format, const v1::CompareJobsResponse& r) {
+  if (r.note().empty()) return;
+  (format == "table" ? std::cout : std::cerr) << "note: " << r.note() << "\n";
+}
+
 // A comparison of another probe's generic results: the arms' axes, then the compared quantity.
 void PrintGeneric(const std::string& format, const v1::CompareJobsResponse& r) {
   const std::string quantity = r.arms(0).quantity();
@@ -42,11 +63,7 @@ void PrintGeneric(const std::string& format, const v1::CompareJobsResponse& r) {
     header.push_back(h);
   }
   const std::string sep = format == "csv" ? "," : format == "tsv" ? "\t" : "  ";
-  if (format == "table") {
-    std::cout << absl::StrFormat(
-        "%s (base) -> %s (candidate), threshold %.1f%%, %.0f%% intervals\n", r.base_job_id(),
-        r.candidate_job_id(), 100 * r.threshold(), 100 * r.confidence());
-  }
+  if (format == "table") std::cout << Heading(r);
   std::cout << absl::StrJoin(header, sep) << "\n";
   for (const v1::ArmComparison& a : r.arms()) {
     std::vector<std::string> cells;
@@ -69,6 +86,7 @@ void PrintGeneric(const std::string& format, const v1::CompareJobsResponse& r) {
     std::cout << absl::StrFormat("%d faster, %d slower, %d same, %d unsure, %d too few reps\n",
                                  r.faster(), r.slower(), r.same(), r.unsure(), r.too_few_reps());
   }
+  PrintNote(format, r);
 }
 
 void Print(const std::string& format, const v1::CompareJobsResponse& r) {
@@ -97,11 +115,10 @@ void Print(const std::string& format, const v1::CompareJobsResponse& r) {
                        sep)
                 << "\n";
     }
+    PrintNote(format, r);
     return;
   }
-  std::cout << absl::StrFormat("%s (base) -> %s (candidate), threshold %.1f%%, %.0f%% intervals\n",
-                               r.base_job_id(), r.candidate_job_id(), 100 * r.threshold(),
-                               100 * r.confidence());
+  std::cout << Heading(r);
   std::cout << absl::StrFormat("%-9s %3s %5s %5s %12s %12s %7s %17s  %s\n", "variant", "t", "slots",
                                "union", "base_us", "cand_us", "ratio", "interval", "verdict");
   for (const v1::ArmComparison& a : r.arms()) {
@@ -113,6 +130,7 @@ void Print(const std::string& format, const v1::CompareJobsResponse& r) {
   }
   std::cout << absl::StrFormat("%d faster, %d slower, %d same, %d unsure, %d too few reps\n",
                                r.faster(), r.slower(), r.same(), r.unsure(), r.too_few_reps());
+  PrintNote(format, r);
 }
 
 }  // namespace
@@ -137,6 +155,12 @@ int CompareCommand(const ClientContext& context, const std::string& base,
   request.set_base(base);
   request.set_candidate(candidate);
   request.set_threshold(*threshold);
+  const int history = absl::GetFlag(FLAGS_history);
+  if (history < 0 || history > 1000) {
+    return UsageError(
+        absl::InvalidArgumentError(absl::StrFormat("--history: %d is outside [0, 1000]", history)));
+  }
+  request.set_history(static_cast<uint32_t>(history));
   v1::CompareJobsResponse response;
   if (grpc::Status s = stub->CompareJobs(&rpc, request, &response); !s.ok()) {
     return ReportRpcError(context, s);

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # A CI gate on gpuprobe: queues this commit's sweep (labels commit and branch, an idempotency
-# key so a retried CI step gets the same job), waits for it, and compares it with the newest
-# succeeded sweep of the base branch with the same geometry. Exits with compare's code: 0 pass,
+# key so a retried CI step gets the same job), waits for it, and compares it with the history of
+# the base branch: its newest GATE_HISTORY (8) succeeded sweeps with the same geometry, timing
+# and cache, whose spread between jobs enters the interval. Exits with compare's code: 0 pass,
 # 6 slower beyond noise (or unsure, with GATE_FAIL_ON=unsure), 1-5 as every gpuprobe command.
-# The first run, with no baseline yet, passes and says so.
+# The first run, with no baseline yet, passes and says so; until the base branch has 3 such jobs,
+# every verdict is unsure (the note says why).
 #
 # usage: deploy/ci-gate.sh [sweep flags, e.g. --t 6 --reps 30 --timing graph]
 # environment: GPUPROBE_SERVER, GPUPROBE_TOKEN (as the CLI), GPUPROBE (the CLI; default
 #   build/client/gpuprobe), CI_COMMIT (default: git rev-parse HEAD), CI_BRANCH (default: the
-#   current git branch), GATE_BASE_BRANCH (main), GATE_THRESHOLD (2%), GATE_FAIL_ON (slower)
+#   current git branch), GATE_BASE_BRANCH (main), GATE_THRESHOLD (2%), GATE_HISTORY (8),
+#   GATE_FAIL_ON (slower)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 gpuprobe=${GPUPROBE:-build/client/gpuprobe}
@@ -25,7 +28,8 @@ echo "ci-gate: $job measures $commit on $branch" >&2
 errors=$(mktemp)
 trap 'rm -f "$errors"' EXIT
 "$gpuprobe" compare "label:branch=$base_branch" "$job" \
-  --threshold "${GATE_THRESHOLD:-2%}" --fail-on "${GATE_FAIL_ON:-slower}" 2>"$errors"
+  --threshold "${GATE_THRESHOLD:-2%}" --history "${GATE_HISTORY:-8}" \
+  --fail-on "${GATE_FAIL_ON:-slower}" 2>"$errors"
 code=$?
 if ((code == 1)) && grep -q "base: no succeeded sweep" "$errors"; then
   echo "ci-gate: no $base_branch baseline with this sweep yet; $job becomes one on $base_branch" >&2

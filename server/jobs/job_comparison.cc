@@ -63,12 +63,14 @@ std::string Mismatch(const SweepSpec& a, const SweepSpec& b) {
   return "";
 }
 
-// "label:KEY=VALUE": the newest succeeded job with that label, other than the candidate, that
-// `matches` (its probe, and what it measured, are the candidate's). NOT_FOUND names `what`.
-absl::StatusOr<v1::Job> BaseByLabel(JobManager& manager, const std::string& base,
-                                    const v1::Job& candidate,
-                                    const std::function<bool(const v1::Job&)>& matches,
-                                    const std::string& what) {
+constexpr int kDefaultHistory = 8;
+
+// "label:KEY=VALUE": the newest `limit` succeeded jobs with that label, other than the
+// candidate, that `matches` (their probe, and what they measured, are the candidate's), newest
+// first. NOT_FOUND names `what` when there is none.
+absl::StatusOr<std::vector<v1::Job>> HistoryByLabel(
+    JobManager& manager, const std::string& base, const v1::Job& candidate, int limit,
+    const std::function<bool(const v1::Job&)>& matches, const std::string& what) {
   const std::string label = base.substr(6);
   const size_t eq = label.find('=');
   if (eq == std::string::npos || eq == 0) {
@@ -79,16 +81,22 @@ absl::StatusOr<v1::Job> BaseByLabel(JobManager& manager, const std::string& base
   list.add_states(v1::JOB_STATE_SUCCEEDED);
   (*list.mutable_labels())[label.substr(0, eq)] = label.substr(eq + 1);
   list.set_page_size(100);
+  std::vector<v1::Job> history;
   for (int page = 0; page < 100; ++page) {
     ASSIGN_OR_RETURN(v1::ListJobsResponse jobs, manager.List(list));
     for (const v1::Job& job : jobs.jobs()) {
-      if (job.id() != candidate.id() && matches(job)) return job;
+      if (job.id() == candidate.id() || Model(job) != Model(candidate) || !matches(job)) continue;
+      history.push_back(job);
+      if (static_cast<int>(history.size()) == limit) return history;
     }
     if (jobs.next_page_token().empty()) break;
     list.set_page_token(jobs.next_page_token());
   }
-  return absl::NotFoundError(
-      absl::StrFormat("base: no succeeded %s labelled %s", what, Abbreviated(label)));
+  if (history.empty()) {
+    return absl::NotFoundError(
+        absl::StrFormat("base: no succeeded %s labelled %s", what, Abbreviated(label)));
+  }
+  return history;
 }
 
 // The rows of a job's last attempt, by (variant, t, union).
@@ -225,6 +233,58 @@ void SetEstimate(const RatioEstimate& r, v1::ArmComparison& arm,
   Tally(r.verdict, response);
 }
 
+// What a candidate is compared with: one job named by id (the noise within the two jobs), or
+// the history of a label (the noise between jobs).
+struct Baseline {
+  std::vector<v1::Job> jobs;  // newest first
+  bool history = false;
+};
+
+// The baseline `request` names: its history when a label (matching jobs that `matches`), else
+// the job.
+absl::StatusOr<Baseline> ResolveBase(JobManager& manager, const v1::CompareJobsRequest& request,
+                                     const v1::Job& candidate,
+                                     const std::function<bool(const v1::Job&)>& matches,
+                                     const std::string& what) {
+  if (!absl::StartsWith(request.base(), "label:")) {
+    ASSIGN_OR_RETURN(v1::Job job, manager.Get(request.base()));
+    return Baseline{.jobs = {std::move(job)}, .history = false};
+  }
+  const int limit = request.history() == 0 ? kDefaultHistory : static_cast<int>(request.history());
+  ASSIGN_OR_RETURN(std::vector<v1::Job> jobs,
+                   HistoryByLabel(manager, request.base(), candidate, limit, matches, what));
+  return Baseline{.jobs = std::move(jobs), .history = true};
+}
+
+// The response's header: the jobs, the threshold, and how the intervals were made.
+v1::CompareJobsResponse Header(const Baseline& base, const v1::Job& candidate,
+                               const ComparisonOptions& options) {
+  v1::CompareJobsResponse response;
+  response.set_base_job_id(base.jobs.front().id());
+  response.set_candidate_job_id(candidate.id());
+  response.set_threshold(options.threshold);
+  response.set_confidence(options.confidence);
+  if (!base.history) {
+    response.set_method("one job");
+    response.set_note(
+        "the base is one job: the intervals hold the noise within the two jobs, not the noise "
+        "between jobs; name a label for a history");
+    return response;
+  }
+  for (const v1::Job& job : base.jobs) response.add_history_job_ids(job.id());
+  const int n = static_cast<int>(base.jobs.size());
+  if (n < options.min_history) {
+    response.set_method("too little history");
+    response.set_note(
+        absl::StrFormat("unsure: %d baseline job%s; job-to-job noise unknown (at "
+                        "least %d needed)",
+                        n, n == 1 ? "" : "s", options.min_history));
+  } else {
+    response.set_method("history");
+  }
+  return response;
+}
+
 }  // namespace
 
 namespace {
@@ -245,58 +305,65 @@ absl::StatusOr<v1::CompareJobsResponse> CompareResults(JobManager& manager,
     return absl::OkStatus();
   };
   RETURN_IF_ERROR(succeeded("candidate", candidate));
-  v1::Job base;
-  if (absl::StartsWith(request.base(), "label:")) {
-    ASSIGN_OR_RETURN(base,
-                     BaseByLabel(
-                         manager, request.base(), candidate,
-                         [&](const v1::Job& job) {
-                           return job.probe() == candidate.probe() && !job.check() &&
-                                  SpecMismatch(job, candidate).empty();
-                         },
-                         absl::StrCat(candidate.probe(), " job with the candidate's parameters")));
-  } else {
-    ASSIGN_OR_RETURN(base, manager.Get(request.base()));
+  ASSIGN_OR_RETURN(const Baseline base,
+                   ResolveBase(
+                       manager, request, candidate,
+                       [&](const v1::Job& job) {
+                         return job.probe() == candidate.probe() && !job.check() &&
+                                SpecMismatch(job, candidate).empty();
+                       },
+                       absl::StrCat(candidate.probe(), " job with the candidate's parameters")));
+  const v1::Job& newest = base.jobs.front();
+  RETURN_IF_ERROR(succeeded("base", newest));
+  if (newest.probe() != candidate.probe()) {
+    return absl::InvalidArgumentError(absl::StrFormat("probe: %s ran %s, %s ran %s", newest.id(),
+                                                      newest.probe(), candidate.id(),
+                                                      candidate.probe()));
   }
-  RETURN_IF_ERROR(succeeded("base", base));
-  if (base.probe() != candidate.probe()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "probe: %s ran %s, %s ran %s", base.id(), base.probe(), candidate.id(), candidate.probe()));
-  }
-  if (Model(base) != Model(candidate)) {
+  if (Model(newest) != Model(candidate)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("device: %s ran on %s, %s on %s; compare jobs of one device model",
-                        base.id(), Model(base), candidate.id(), Model(candidate)));
+                        newest.id(), Model(newest), candidate.id(), Model(candidate)));
   }
-  if (const std::string field = SpecMismatch(base, candidate); !field.empty()) {
+  if (const std::string field = SpecMismatch(newest, candidate); !field.empty()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: %s and %s differ in %s; compare jobs that measured the same", field,
-                        base.id(), candidate.id(), field));
+                        newest.id(), candidate.id(), field));
   }
-  ASSIGN_OR_RETURN(auto base_results, ResultsByAxes(manager, base.id()));
+  std::vector<std::map<std::string, v1::Result>> base_results;
+  for (const v1::Job& job : base.jobs) {
+    ASSIGN_OR_RETURN(base_results.emplace_back(), ResultsByAxes(manager, job.id()));
+  }
   ASSIGN_OR_RETURN(auto candidate_results, ResultsByAxes(manager, candidate.id()));
-  v1::CompareJobsResponse response;
-  response.set_base_job_id(base.id());
-  response.set_candidate_job_id(candidate.id());
-  response.set_threshold(options.threshold);
-  response.set_confidence(options.confidence);
+  v1::CompareJobsResponse response = Header(base, candidate, options);
   std::vector<const v1::Result*> ordered;
   for (const auto& [key, cand] : candidate_results) ordered.push_back(&cand);
   std::sort(ordered.begin(), ordered.end(), [](const v1::Result* a, const v1::Result* b) {
     return a->arm_index() < b->arm_index();
   });
   for (const v1::Result* cand : ordered) {
-    auto found = base_results.find(AxesKey(*cand));
-    if (found == base_results.end()) continue;
+    std::vector<const v1::Result*> found;
+    for (const auto& results : base_results) {
+      if (auto f = results.find(AxesKey(*cand)); f != results.end()) found.push_back(&f->second);
+    }
+    if (found.empty()) continue;
     v1::ArmComparison* arm = response.add_arms();
     *arm->mutable_axes() = cand->axes();
     std::vector<std::string> metrics;
     for (const v1::MetricStats* m : ComparedMetrics(*cand)) metrics.push_back(m->name());
     arm->set_quantity(absl::StrJoin(metrics, "+"));
-    arm->set_base_section_us(SumOfMedians(found->second));
     arm->set_candidate_section_us(SumOfMedians(*cand));
-    SetEstimate(CompareSums(MetricSamples(found->second), MetricSamples(*cand), options), *arm,
-                response);
+    if (!base.history) {
+      arm->set_base_section_us(SumOfMedians(*found.front()));
+      SetEstimate(CompareSums(MetricSamples(*found.front()), MetricSamples(*cand), options), *arm,
+                  response);
+      continue;
+    }
+    std::vector<double> values;
+    for (const v1::Result* r : found) values.push_back(SumOfMedians(*r));
+    const RatioEstimate r = CompareWithHistory(values, SumOfMedians(*cand), options);
+    arm->set_base_section_us(r.ratio > 0 ? arm->candidate_section_us() / r.ratio : 0.0);
+    SetEstimate(r, *arm, response);
   }
   return response;
 }
@@ -310,6 +377,10 @@ absl::StatusOr<v1::CompareJobsResponse> CompareJobs(JobManager& manager,
   if (!(options.threshold > 0.0 && options.threshold < 1.0)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("threshold: %g is outside (0, 1)", request.threshold()));
+  }
+  if (request.history() > 1000) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("history: %d is more than 1000 jobs", request.history()));
   }
   if (request.base().empty()) {
     return absl::InvalidArgumentError("base: missing (a job id, or label:KEY=VALUE)");
@@ -325,48 +396,55 @@ absl::StatusOr<v1::CompareJobsResponse> CompareJobs(JobManager& manager,
     return CompareResults(manager, request, candidate, options);
   }
   ASSIGN_OR_RETURN(SweepSpec candidate_spec, SucceededSweep("candidate", candidate));
-  v1::Job base;
-  if (absl::StartsWith(request.base(), "label:")) {
-    ASSIGN_OR_RETURN(base, BaseByLabel(
-                               manager, request.base(), candidate,
-                               [&](const v1::Job& job) {
-                                 if (!IsSweep(job)) return false;
-                                 absl::StatusOr<SweepSpec> spec = SweepOf(job);
-                                 return spec.ok() && Mismatch(*spec, candidate_spec).empty();
-                               },
-                               "sweep with the candidate's geometry, timing and cache"));
-  } else {
-    ASSIGN_OR_RETURN(base, manager.Get(request.base()));
-  }
-  ASSIGN_OR_RETURN(SweepSpec base_spec, SucceededSweep("base", base));
-  if (Model(base) != Model(candidate)) {
+  ASSIGN_OR_RETURN(const Baseline base,
+                   ResolveBase(
+                       manager, request, candidate,
+                       [&](const v1::Job& job) {
+                         if (!IsSweep(job)) return false;
+                         absl::StatusOr<SweepSpec> spec = SweepOf(job);
+                         return spec.ok() && Mismatch(*spec, candidate_spec).empty();
+                       },
+                       "sweep with the candidate's geometry, timing and cache"));
+  const v1::Job& newest = base.jobs.front();
+  ASSIGN_OR_RETURN(SweepSpec base_spec, SucceededSweep("base", newest));
+  if (Model(newest) != Model(candidate)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("device: %s ran on %s, %s on %s; compare jobs of one device model",
-                        base.id(), Model(base), candidate.id(), Model(candidate)));
+                        newest.id(), Model(newest), candidate.id(), Model(candidate)));
   }
   if (const std::string field = Mismatch(base_spec, candidate_spec); !field.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: %s and %s differ in %s; compare sweeps of one geometry, timing and cache", field,
-        base.id(), candidate.id(), field));
+        newest.id(), candidate.id(), field));
   }
-  ASSIGN_OR_RETURN(auto base_rows, RowsByArm(manager, base.id()));
+  std::vector<std::map<ArmKey, v1::Row>> base_rows;
+  for (const v1::Job& job : base.jobs) {
+    ASSIGN_OR_RETURN(base_rows.emplace_back(), RowsByArm(manager, job.id()));
+  }
   ASSIGN_OR_RETURN(auto candidate_rows, RowsByArm(manager, candidate.id()));
-  v1::CompareJobsResponse response;
-  response.set_base_job_id(base.id());
-  response.set_candidate_job_id(candidate.id());
-  response.set_threshold(options.threshold);
-  response.set_confidence(options.confidence);
+  v1::CompareJobsResponse response = Header(base, candidate, options);
   for (const auto& [key, cand] : candidate_rows) {
-    auto found = base_rows.find(key);
-    if (found == base_rows.end()) continue;
+    std::vector<const v1::Row*> found;
+    for (const auto& rows : base_rows) {
+      if (auto f = rows.find(key); f != rows.end()) found.push_back(&f->second);
+    }
+    if (found.empty()) continue;
     v1::ArmComparison* arm = response.add_arms();
     *arm->mutable_arm() = cand.arm();
     for (const v1::AxisValue& axis : ArmAxes(cand.arm())) *arm->add_axes() = axis;
     arm->set_quantity("section_us");
-    arm->set_base_section_us(found->second.section_us());
     arm->set_candidate_section_us(cand.section_us());
-    SetEstimate(CompareSections(SamplesOf(found->second), SamplesOf(cand), options), *arm,
-                response);
+    if (!base.history) {
+      arm->set_base_section_us(found.front()->section_us());
+      SetEstimate(CompareSections(SamplesOf(*found.front()), SamplesOf(cand), options), *arm,
+                  response);
+      continue;
+    }
+    std::vector<double> values;
+    for (const v1::Row* row : found) values.push_back(row->section_us());
+    const RatioEstimate r = CompareWithHistory(values, cand.section_us(), options);
+    arm->set_base_section_us(r.ratio > 0 ? cand.section_us() / r.ratio : 0.0);
+    SetEstimate(r, *arm, response);
   }
   return response;
 }

@@ -33,7 +33,59 @@ Interval Percentiles(const std::vector<double>& sorted, double confidence) {
   return {at(tail), at(1.0 - tail)};
 }
 
+// The verdict of an interval against the threshold.
+Verdict Judge(double low, double high, double threshold) {
+  if (low > 1.0 + threshold) return Verdict::kSlower;
+  if (high < 1.0 - threshold) return Verdict::kFaster;
+  if (low >= 1.0 - threshold && high <= 1.0 + threshold) return Verdict::kSame;
+  return Verdict::kUnsure;
+}
+
+// The regularized incomplete beta function I_x(a, b), by its continued fraction (modified
+// Lentz), on the side of x where the fraction converges fast.
+double IncompleteBeta(double x, double a, double b) {
+  if (x <= 0.0) return 0.0;
+  if (x >= 1.0) return 1.0;
+  if (x > (a + 1.0) / (a + b + 2.0)) return 1.0 - IncompleteBeta(1.0 - x, b, a);
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x)) /
+                       a;
+  constexpr double kTiny = 1e-300;
+  double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0);
+  d = 1.0 / (std::abs(d) < kTiny ? kTiny : d);
+  double f = d;
+  for (int m = 1; m <= 300; ++m) {
+    for (const double numerator : {m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                                   -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))}) {
+      d = 1.0 + numerator * d;
+      d = 1.0 / (std::abs(d) < kTiny ? kTiny : d);
+      c = 1.0 + numerator / c;
+      if (std::abs(c) < kTiny) c = kTiny;
+      f *= c * d;
+    }
+    if (std::abs(c * d - 1.0) < 1e-15) break;
+  }
+  return front * f;
+}
+
 }  // namespace
+
+double StudentTQuantile(double q, int df) {
+  if (q == 0.5) return 0.0;
+  if (q < 0.5) return -StudentTQuantile(1.0 - q, df);
+  const double nu = df;
+  // P(T > t) = I_{nu / (nu + t^2)}(nu / 2, 1 / 2) / 2, falling in t: bisect for 1 - q.
+  double low = 0.0, high = 1.0;
+  const auto upper_tail = [&](double t) {
+    return 0.5 * IncompleteBeta(nu / (nu + t * t), nu / 2, 0.5);
+  };
+  while (upper_tail(high) > 1.0 - q) high *= 2.0;
+  for (int i = 0; i < 200 && high - low > 1e-12 * high; ++i) {
+    const double mid = 0.5 * (low + high);
+    (upper_tail(mid) > 1.0 - q ? low : high) = mid;
+  }
+  return 0.5 * (low + high);
+}
 
 Interval MedianInterval(const std::vector<double>& samples, const ComparisonOptions& o) {
   if (samples.empty()) return {};
@@ -96,17 +148,28 @@ RatioEstimate CompareSums(const std::vector<std::vector<double>>& base,
   const Interval interval = Percentiles(ratios, o.confidence);
   r.low = interval.low;
   r.high = interval.high;
-  if (static_cast<int>(fewest) < o.min_kept_reps) {
-    r.verdict = Verdict::kTooFewReps;
-  } else if (r.low > 1.0 + o.threshold) {
-    r.verdict = Verdict::kSlower;
-  } else if (r.high < 1.0 - o.threshold) {
-    r.verdict = Verdict::kFaster;
-  } else if (r.low >= 1.0 - o.threshold && r.high <= 1.0 + o.threshold) {
-    r.verdict = Verdict::kSame;
-  } else {
-    r.verdict = Verdict::kUnsure;
-  }
+  r.verdict = static_cast<int>(fewest) < o.min_kept_reps ? Verdict::kTooFewReps
+                                                         : Judge(r.low, r.high, o.threshold);
+  return r;
+}
+
+RatioEstimate CompareWithHistory(const std::vector<double>& base_jobs, double candidate,
+                                 const ComparisonOptions& o) {
+  RatioEstimate r;
+  const double n = static_cast<double>(base_jobs.size());
+  if (base_jobs.empty() || !(candidate > 0.0)) return r;
+  double mean = 0.0;
+  for (double x : base_jobs) mean += std::log(x) / n;
+  r.ratio = candidate / std::exp(mean);
+  if (static_cast<int>(base_jobs.size()) < o.min_history) return r;  // unsure, no interval
+  double squares = 0.0;
+  for (double x : base_jobs) squares += (std::log(x) - mean) * (std::log(x) - mean);
+  const double spread = std::sqrt(squares / (n - 1.0));
+  const double half = StudentTQuantile(0.5 + o.confidence / 2.0, static_cast<int>(n) - 1) * spread *
+                      std::sqrt(1.0 + 1.0 / n);
+  r.low = r.ratio * std::exp(-half);
+  r.high = r.ratio * std::exp(half);
+  r.verdict = Judge(r.low, r.high, o.threshold);
   return r;
 }
 

@@ -22,6 +22,7 @@ struct ComparisonOptions {
   int resamples = 2000;
   uint64_t seed = 1;       // the bootstrap's: the same inputs give the same interval
   int min_kept_reps = 10;  // fewer on either side: "too few reps"
+  int min_history = 3;     // fewer baseline jobs: "unsure", job-to-job noise unknown
 };
 
 enum class Verdict { kFaster, kSlower, kSame, kUnsure, kTooFewReps };
@@ -55,5 +56,19 @@ RatioEstimate CompareSums(const std::vector<std::vector<double>>& base,
 // The section of a set of samples is median(gate+up) + median(down), as in a row.
 RatioEstimate CompareSections(const ArmSamples& base, const ArmSamples& candidate,
                               const ComparisonOptions& options);
+
+// A candidate job's value (an arm's section, or sum of medians) against the same value of
+// several baseline jobs: the ratio to the baseline's geometric mean, with an interval that
+// holds the noise between jobs. On the log scale the baseline jobs estimate the job-to-job
+// spread s (their within-job noise included); the candidate is one more job of that spread,
+// so the interval is Student's t prediction interval, ratio x exp(+-t(n-1) s sqrt(1 + 1/n)).
+// It assumes the candidate was sampled as the baseline jobs were (same reps, same mode) and
+// that log values spread normally between jobs. Fewer than min_history baseline jobs: unsure,
+// with no interval (low = high = 0).
+RatioEstimate CompareWithHistory(const std::vector<double>& base_jobs, double candidate,
+                                 const ComparisonOptions& options);
+
+// The q-quantile of Student's t distribution with `df` degrees of freedom, q in (0, 1).
+double StudentTQuantile(double q, int df);
 
 }  // namespace gpuprobe

@@ -214,7 +214,7 @@ void HttpApi::Route() {
                      });
                });
 
-  // ?base=JOB|label:KEY=VALUE&cand=JOB[&threshold=0.02]: CompareJobs for dashboards.
+  // ?base=JOB|label:KEY=VALUE&cand=JOB[&threshold=0.02][&history=8]: CompareJobs for dashboards.
   server_->Get("/api/v1/compare", [this](const httplib::Request& req, httplib::Response& res) {
     v1::CompareJobsRequest request;
     request.set_base(req.get_param_value("base"));
@@ -225,6 +225,13 @@ void HttpApi::Route() {
         return Fail(res, absl::InvalidArgumentError("threshold: not a number"));
       }
       request.set_threshold(threshold);
+    }
+    if (req.has_param("history")) {
+      uint32_t history = 0;
+      if (!absl::SimpleAtoi(req.get_param_value("history"), &history)) {
+        return Fail(res, absl::InvalidArgumentError("history: not a count of jobs"));
+      }
+      request.set_history(history);
     }
     absl::StatusOr<v1::CompareJobsResponse> compared = CompareJobs(manager_, request);
     if (!compared.ok()) return Fail(res, compared.status());

@@ -1,5 +1,8 @@
 #include "server/measure/comparison.h"
 
+#include <cmath>
+#include <vector>
+
 #include "common/seeded_rng.h"
 #include "gtest/gtest.h"
 
@@ -56,6 +59,66 @@ TEST(ComparisonTest, TheSameInputsGiveTheSameInterval) {
   const RatioEstimate first = CompareSections(a, b, {}), second = CompareSections(a, b, {});
   EXPECT_EQ(first.low, second.low);
   EXPECT_EQ(first.high, second.high);
+}
+
+// A standard normal draw (Box-Muller), from `rng`'s uniform draws.
+double Normal(SeededRng& rng) {
+  const double u = rng.Uniform(1e-12, 1.0), v = rng.Uniform(0.0, 1.0);
+  return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * M_PI * v);
+}
+
+TEST(ComparisonTest, StudentsTQuantilesMatchTheTables) {
+  EXPECT_NEAR(StudentTQuantile(0.975, 1), 12.706, 0.001);
+  EXPECT_NEAR(StudentTQuantile(0.975, 2), 4.303, 0.001);
+  EXPECT_NEAR(StudentTQuantile(0.975, 7), 2.365, 0.001);
+  EXPECT_NEAR(StudentTQuantile(0.995, 10), 3.169, 0.001);
+  EXPECT_NEAR(StudentTQuantile(0.975, 1000), 1.962, 0.001);
+  EXPECT_NEAR(StudentTQuantile(0.025, 7), -2.365, 0.001);
+}
+
+// Jobs of identical code whose values spread 1% between jobs: the history's 95% interval holds
+// the true ratio (1) in 95% of candidates, and judges few of them slower or faster at 2%; a
+// candidate 8% slower (a margin of 2.5 spreads over the threshold) is judged slower.
+TEST(ComparisonTest, AHistoryIntervalCoversTheNoiseBetweenJobs) {
+  SeededRng rng(7);
+  const auto job = [&](double scale) { return 100.0 * scale * std::exp(0.01 * Normal(rng)); };
+  constexpr int kTrials = 4000;
+  int covered = 0, judged = 0, caught = 0;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    std::vector<double> base;
+    for (int j = 0; j < 8; ++j) base.push_back(job(1.0));
+    const RatioEstimate same = CompareWithHistory(base, job(1.0), {});
+    covered += same.low <= 1.0 && 1.0 <= same.high;
+    judged += same.verdict == Verdict::kSlower || same.verdict == Verdict::kFaster;
+    caught += CompareWithHistory(base, job(1.08), {}).verdict == Verdict::kSlower;
+  }
+  EXPECT_NEAR(covered / static_cast<double>(kTrials), 0.95, 0.012);
+  EXPECT_LT(judged / static_cast<double>(kTrials), 0.01);
+  EXPECT_GT(caught / static_cast<double>(kTrials), 0.95);
+}
+
+// The within-job bootstrap knows nothing of the spread between jobs: its interval, narrow
+// with many reps, misses the truth for most such candidates.
+TEST(ComparisonTest, AWithinJobIntervalMissesTheNoiseBetweenJobs) {
+  SeededRng rng(8);
+  int covered = 0;
+  constexpr int kTrials = 200;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const double base_job = std::exp(0.01 * Normal(rng)), cand_job = std::exp(0.01 * Normal(rng));
+    const RatioEstimate r =
+        CompareSections(Noisy(100 * base_job, 50 * base_job, 50, 0.001, trial),
+                        Noisy(100 * cand_job, 50 * cand_job, 50, 0.001, trial + kTrials), {});
+    covered += r.low <= 1.0 && 1.0 <= r.high;
+  }
+  EXPECT_LT(covered / static_cast<double>(kTrials), 0.5);
+}
+
+TEST(ComparisonTest, FewerThanThreeBaselineJobsAreUnsureWithNoInterval) {
+  const RatioEstimate r = CompareWithHistory({100.0, 101.0}, 150.0, {});
+  EXPECT_EQ(r.verdict, Verdict::kUnsure);
+  EXPECT_NEAR(r.ratio, 150.0 / std::sqrt(100.0 * 101.0), 1e-9);
+  EXPECT_EQ(r.low, 0.0);
+  EXPECT_EQ(r.high, 0.0);
 }
 
 }  // namespace

@@ -278,11 +278,15 @@ async function renderCompare(base, cand) {
       `<td>${fixed(a.base_section_us, 3)}</td><td>${fixed(a.candidate_section_us, 3)}</td>`
     : `<td class="text">${variant(a.arm.variant)}</td><td>${a.arm.t}</td><td>${a.arm.union_size}</td>
       <td>${fixed(a.base_section_us, 1)}</td><td>${fixed(a.candidate_section_us, 1)}</td>`;
-  view.innerHTML = `<section><h2>Compare <a href="#/jobs/${esc(c.base_job_id)}">${esc(c.base_job_id)}</a> →
-      <a href="#/jobs/${esc(c.candidate_job_id)}">${esc(c.candidate_job_id)}</a></h2>
+  const jobLink = (id) => `<a href="#/jobs/${esc(id)}">${esc(id)}</a>`;
+  const history = c.history_job_ids || [];
+  const baseline = history.length ? `${history.length} baseline jobs (${history.map(jobLink).join(', ')})`
+    : jobLink(c.base_job_id);
+  view.innerHTML = `<section><h2>Compare ${baseline} → ${jobLink(c.candidate_job_id)}</h2>
       <div class="muted" id="compare-summary">${c.faster || 0} faster · ${c.slower || 0} slower · ${c.same || 0} same ·
       ${c.unsure || 0} unsure · ${c.too_few_reps || 0} too few reps (threshold ${fixed(100 * c.threshold, 1)}%,
-      ${fixed(100 * c.confidence, 0)}% intervals)</div></section>
+      ${fixed(100 * c.confidence, 0)}% intervals, ${esc(c.method || '')})</div>
+      ${c.note ? `<div class="muted" id="compare-note">note: ${esc(c.note)}</div>` : ''}</section>
     <section><table><tr>${head}<th>ratio</th><th class="text">95%</th><th class="text">verdict</th></tr>` +
     arms.map((a) => `<tr class="arm verdict-${verdict(a.verdict).replace(/ /g, '-')}">${cells(a)}<td>${fixed(a.ratio, 4)}</td>
       <td class="text">[${fixed(a.ratio_low, 4)}, ${fixed(a.ratio_high, 4)}]</td>
