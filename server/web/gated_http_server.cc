@@ -235,8 +235,9 @@ bool GatedHttpServer::ReadAtGate(Waiting& w) {
   // Only the newly read bytes (and the three before them) can complete the head.
   const size_t from = w.head.size() >= 3 ? w.head.size() - 3 : 0;
   w.head.append(buffer, n);
-  const bool complete = w.head.find("\r\n\r\n", from) != std::string::npos;
-  if (!complete && w.head.size() > limits_.max_head_bytes) {
+  const size_t end = w.head.find("\r\n\r\n", from);
+  const bool complete = end != std::string::npos;
+  if (complete ? end + 4 > limits_.max_head_bytes : w.head.size() > limits_.max_head_bytes) {
     SendRefusal(w.socket, "431 Request Header Fields Too Large");
     Close(w.socket);
     return true;

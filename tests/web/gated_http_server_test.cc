@@ -120,6 +120,14 @@ TEST_F(GatedHttpServerTest, AHeadOverTheLimitGets431) {
   c.Send("GET /ping HTTP/1.1\r\nX-Big: " + std::string(2048, 'a'));
   EXPECT_THAT(c.ReadUntilClosed(absl::Seconds(20)), StartsWith("HTTP/1.1 431"));
   EXPECT_TRUE(c.closed());
+  // Complete in one piece, but longer than the limit: refused all the same.
+  RawConnection whole(port_);
+  whole.Send("GET /ping HTTP/1.1\r\nX-Big: " + std::string(1500, 'a') + "\r\n\r\n");
+  EXPECT_THAT(whole.ReadUntilClosed(absl::Seconds(20)), StartsWith("HTTP/1.1 431"));
+  // Just within it: served.
+  RawConnection within(port_);
+  within.Send("GET /ping HTTP/1.1\r\nX-Big: " + std::string(900, 'a') + "\r\n\r\n");
+  EXPECT_THAT(within.ReadUntilClosed(absl::Seconds(20)), StartsWith("HTTP/1.1 200"));
 }
 
 TEST_F(GatedHttpServerTest, ABodyNotCompleteInTimeEndsTheRequest) {
