@@ -285,6 +285,32 @@ v1::CompareJobsResponse Header(const Baseline& base, const v1::Job& candidate,
   return response;
 }
 
+// The arm `key` in each baseline job that has it (newest first).
+template <typename Key, typename Value>
+std::vector<const Value*> InEachJob(const std::vector<std::map<Key, Value>>& jobs, const Key& key) {
+  std::vector<const Value*> found;
+  for (const auto& arms : jobs) {
+    if (auto f = arms.find(key); f != arms.end()) found.push_back(&f->second);
+  }
+  return found;
+}
+
+// Judges one arm: against the newest baseline job's reps (`one_job`, the base's value
+// `values[0]`), or against the history of `values`, one per baseline job.
+void JudgeArm(const Baseline& base, const std::vector<double>& values, double candidate,
+              const std::function<RatioEstimate()>& one_job, const ComparisonOptions& options,
+              v1::ArmComparison& arm, v1::CompareJobsResponse& response) {
+  arm.set_candidate_section_us(candidate);
+  if (!base.history) {
+    arm.set_base_section_us(values.front());
+    SetEstimate(one_job(), arm, response);
+    return;
+  }
+  const RatioEstimate r = CompareWithHistory(values, candidate, options);
+  arm.set_base_section_us(r.ratio > 0 ? candidate / r.ratio : 0.0);  // their geometric mean
+  SetEstimate(r, arm, response);
+}
+
 }  // namespace
 
 namespace {
@@ -342,28 +368,19 @@ absl::StatusOr<v1::CompareJobsResponse> CompareResults(JobManager& manager,
     return a->arm_index() < b->arm_index();
   });
   for (const v1::Result* cand : ordered) {
-    std::vector<const v1::Result*> found;
-    for (const auto& results : base_results) {
-      if (auto f = results.find(AxesKey(*cand)); f != results.end()) found.push_back(&f->second);
-    }
+    const std::vector<const v1::Result*> found = InEachJob(base_results, AxesKey(*cand));
     if (found.empty()) continue;
     v1::ArmComparison* arm = response.add_arms();
     *arm->mutable_axes() = cand->axes();
     std::vector<std::string> metrics;
     for (const v1::MetricStats* m : ComparedMetrics(*cand)) metrics.push_back(m->name());
     arm->set_quantity(absl::StrJoin(metrics, "+"));
-    arm->set_candidate_section_us(SumOfMedians(*cand));
-    if (!base.history) {
-      arm->set_base_section_us(SumOfMedians(*found.front()));
-      SetEstimate(CompareSums(MetricSamples(*found.front()), MetricSamples(*cand), options), *arm,
-                  response);
-      continue;
-    }
     std::vector<double> values;
     for (const v1::Result* r : found) values.push_back(SumOfMedians(*r));
-    const RatioEstimate r = CompareWithHistory(values, SumOfMedians(*cand), options);
-    arm->set_base_section_us(r.ratio > 0 ? arm->candidate_section_us() / r.ratio : 0.0);
-    SetEstimate(r, *arm, response);
+    JudgeArm(
+        base, values, SumOfMedians(*cand),
+        [&] { return CompareSums(MetricSamples(*found.front()), MetricSamples(*cand), options); },
+        options, *arm, response);
   }
   return response;
 }
@@ -424,27 +441,18 @@ absl::StatusOr<v1::CompareJobsResponse> CompareJobs(JobManager& manager,
   ASSIGN_OR_RETURN(auto candidate_rows, RowsByArm(manager, candidate.id()));
   v1::CompareJobsResponse response = Header(base, candidate, options);
   for (const auto& [key, cand] : candidate_rows) {
-    std::vector<const v1::Row*> found;
-    for (const auto& rows : base_rows) {
-      if (auto f = rows.find(key); f != rows.end()) found.push_back(&f->second);
-    }
+    const std::vector<const v1::Row*> found = InEachJob(base_rows, key);
     if (found.empty()) continue;
     v1::ArmComparison* arm = response.add_arms();
     *arm->mutable_arm() = cand.arm();
     for (const v1::AxisValue& axis : ArmAxes(cand.arm())) *arm->add_axes() = axis;
     arm->set_quantity("section_us");
-    arm->set_candidate_section_us(cand.section_us());
-    if (!base.history) {
-      arm->set_base_section_us(found.front()->section_us());
-      SetEstimate(CompareSections(SamplesOf(*found.front()), SamplesOf(cand), options), *arm,
-                  response);
-      continue;
-    }
     std::vector<double> values;
     for (const v1::Row* row : found) values.push_back(row->section_us());
-    const RatioEstimate r = CompareWithHistory(values, cand.section_us(), options);
-    arm->set_base_section_us(r.ratio > 0 ? cand.section_us() / r.ratio : 0.0);
-    SetEstimate(r, *arm, response);
+    JudgeArm(
+        base, values, cand.section_us(),
+        [&] { return CompareSections(SamplesOf(*found.front()), SamplesOf(cand), options); },
+        options, *arm, response);
   }
   return response;
 }

@@ -175,9 +175,9 @@ absl::StatusOr<std::vector<SqlConnection::Notification>> PostgresConnection::Awa
       heard.push_back({n->relname, n->extra});
       PQfreemem(n);
     }
-    return heard;
   };
-  if (!take().empty()) return heard;
+  take();
+  if (!heard.empty()) return heard;
   pollfd socket{.fd = PQsocket(conn_.get()), .events = POLLIN, .revents = 0};
   const int ready = poll(&socket, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
   if (ready < 0 && errno != EINTR) {
@@ -187,7 +187,8 @@ absl::StatusOr<std::vector<SqlConnection::Notification>> PostgresConnection::Awa
     return absl::UnavailableError(absl::StrCat(
         "postgresql: ", absl::StripTrailingAsciiWhitespace(PQerrorMessage(conn_.get()))));
   }
-  return take();
+  take();
+  return heard;
 }
 
 absl::Status PostgresConnection::Begin() {
