@@ -3,15 +3,14 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
 #include "client/commands.h"
 #include "client/csv.h"
 #include "client/exit_codes.h"
 #include "client/job_stream.h"
 #include "client/proto_names.h"
+#include "client/sweep_request_flags.h"
 #include "common/proto_json.h"
 
 ABSL_FLAG(std::string, threshold, "2%",
@@ -24,15 +23,6 @@ ABSL_FLAG(std::string, fail_on, "",
 
 namespace gpuprobe {
 namespace {
-
-absl::StatusOr<double> ParseThreshold(absl::string_view text) {
-  const bool percent = absl::ConsumeSuffix(&text, "%");
-  double value = 0;
-  if (!absl::SimpleAtod(text, &value) || !(value > 0)) {
-    return absl::InvalidArgumentError("--threshold: expected a positive number like 2% or 0.02");
-  }
-  return percent ? value / 100.0 : value;
-}
 
 // The table's first line: what was compared with what, and how.
 std::string Heading(const v1::CompareJobsResponse& r) {
@@ -137,7 +127,7 @@ void Print(const std::string& format, const v1::CompareJobsResponse& r) {
 
 int CompareCommand(const ClientContext& context, const std::string& base,
                    const std::string& candidate) {
-  absl::StatusOr<double> threshold = ParseThreshold(absl::GetFlag(FLAGS_threshold));
+  absl::StatusOr<double> threshold = ParseFraction("--threshold", absl::GetFlag(FLAGS_threshold));
   if (!threshold.ok()) return UsageError(threshold.status());
   const std::string fail_on = absl::GetFlag(FLAGS_fail_on);
   if (!fail_on.empty() && fail_on != "slower" && fail_on != "unsure") {

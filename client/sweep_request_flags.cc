@@ -7,6 +7,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
@@ -26,6 +27,12 @@ ABSL_FLAG(std::vector<std::string>, unions, {},
           "explicit union sizes for every t, e.g. 10,30,60 (default selected..t*selected)");
 ABSL_FLAG(std::optional<int64_t>, reps, std::nullopt,
           "reps per arm including the throwaway rep 0 (default $MEMRA_MOEU_REPS, else 20)");
+ABSL_FLAG(std::string, precision, "",
+          "sample until every arm's gate+up and down medians have a 95% interval within this "
+          "share of the median (e.g. 0.5% or 0.005; --reps is then the least number of reps); "
+          "default: exactly --reps");
+ABSL_FLAG(std::optional<double>, max_seconds, std::nullopt,
+          "with --precision: stop sampling after this many seconds of measuring (default 60)");
 ABSL_FLAG(std::string, timing, "", "events (default) or graph");
 ABSL_FLAG(std::string, cache, "", "warm (default) or cold");
 ABSL_FLAG(bool, require_clean, false,
@@ -149,6 +156,17 @@ EnvLookup ProcessEnv() {
   };
 }
 
+absl::StatusOr<double> ParseFraction(std::string_view flag, std::string_view text) {
+  absl::string_view number(text.data(), text.size());
+  const bool percent = absl::ConsumeSuffix(&number, "%");
+  double value = 0;
+  if (!absl::SimpleAtod(number, &value) || !(value > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected a positive number like 2%% or 0.02", flag));
+  }
+  return percent ? value / 100.0 : value;
+}
+
 absl::StatusOr<v1::CheckRequest> CheckRequestFromFlags(const EnvLookup& env) {
   v1::CheckRequest request;
   RETURN_IF_ERROR(SetGeometry(request.mutable_geometry(), env));
@@ -202,6 +220,13 @@ absl::StatusOr<v1::SweepRequest> SweepRequestFromFlags(const EnvLookup& env) {
     return Invalid("--order", order, "is not one of fixed, rotate, shuffle");
   }
   request.set_require_clean(absl::GetFlag(FLAGS_require_clean));
+  if (const std::string precision = absl::GetFlag(FLAGS_precision); !precision.empty()) {
+    ASSIGN_OR_RETURN(const double fraction, ParseFraction("--precision", precision));
+    request.set_precision(fraction);
+  }
+  if (std::optional<double> seconds = absl::GetFlag(FLAGS_max_seconds)) {
+    request.set_max_seconds(*seconds);
+  }
   RETURN_IF_ERROR(SetVariants(absl::GetFlag(FLAGS_variant), request));
   if (std::optional<uint64_t> seed = absl::GetFlag(FLAGS_seed)) request.set_seed(*seed);
   RETURN_IF_ERROR(LabelsFromFlags(*request.mutable_labels()));

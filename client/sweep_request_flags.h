@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "gpuprobe/v1/probe.pb.h"
@@ -21,6 +22,9 @@ EnvLookup ProcessEnv();
 
 // INVALID_ARGUMENT names the flag (or variable) and what is wrong with its value.
 absl::StatusOr<gpuprobe::v1::SweepRequest> SweepRequestFromFlags(const EnvLookup& env);
+
+// "2%" or "0.02" as 0.02; INVALID_ARGUMENT names `flag` unless a positive number.
+absl::StatusOr<double> ParseFraction(std::string_view flag, std::string_view text);
 
 // --label k=v,k2=v2 into `labels`; INVALID_ARGUMENT names a label not of the form key=value.
 absl::Status LabelsFromFlags(google::protobuf::Map<std::string, std::string>& labels);

@@ -101,7 +101,10 @@ absl::StatusOr<std::shared_ptr<const gpuprobe::ProbeRegistry>> Probes(
 absl::StatusOr<std::unique_ptr<gpuprobe::Backend>> MakeDevice(
     const gpuprobe::DaemonOptions& options, int device) {
   ASSIGN_OR_RETURN(std::unique_ptr<gpuprobe::Backend> backend,
-                   gpuprobe::MakeBackend(options.backend, device, options.cpu_repeat));
+                   gpuprobe::MakeBackend(
+                       options.backend, device,
+                       {.cpu_repeat = options.cpu_repeat,
+                        .wait_ns_per_sample = options.inject_delay_ns}));
   RETURN_IF_ERROR(gpuprobe::ColdCache::Of(*backend).status());
   return backend;
 }
@@ -219,6 +222,11 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < executors->size(); ++i) {
     const gpuprobe::Backend& info = (*executors)[i]->info();
     spdlog::info("device {}: backend {}: {}", i, info.Name(), info.Description());
+  }
+  if (options.inject_delay_ns > 0) {
+    spdlog::warn("--inject-delay-ns {}: every timed sample holds an injected wait; for testing "
+                 "gates, never for figures",
+                 options.inject_delay_ns);
   }
   absl::StatusOr<std::unique_ptr<gpuprobe::JobStore>> store =
       gpuprobe::OpenStore(*store_url, options.max_store_bytes);

@@ -63,7 +63,7 @@ class DeviceMemory {
 };
 
 // Points in a device's stream of work whose times can be read once the work is done: CUDA
-// events on cuda; the host's monotonic clock, read as the mark is reached, on the cpu.
+// events on cuda; the timing thread's CPU time, read as the mark is reached, on the cpu.
 class TimeMarks {
  public:
   virtual ~TimeMarks() = default;
@@ -165,6 +165,15 @@ class Backend {
   }
   // Waits until everything enqueued is done.
   virtual absl::Status Synchronize() { return NoWork(); }
+  // Enqueues a wait of `ns` nanoseconds on Stream() (cuda: a one-thread kernel spinning on the
+  // global timer; the cpu spins now), for injected_wait_ns().
+  virtual absl::Status EnqueueWait(int64_t) { return NoWork(); }
+
+  // Testing only (gpuprobed --inject-delay-ns): the timers put one wait of this many
+  // nanoseconds inside every timed sample, a known slowdown for testing what judges the rows.
+  // Set after the device's start-up calibration; the description says so. 0: none.
+  int64_t injected_wait_ns() const { return injected_wait_ns_; }
+  void set_injected_wait_ns(int64_t ns) { injected_wait_ns_ = ns; }
 
   virtual DeviceDetails Details() const = 0;
 
@@ -181,6 +190,7 @@ class Backend {
  private:
   absl::Status NoWork() const;
 
+  int64_t injected_wait_ns_ = 0;
   std::map<std::string, std::shared_ptr<void>> resident_;
 };
 

@@ -29,16 +29,8 @@ int CudaDevices() {
 #endif
 }
 
-}  // namespace
-
-int VisibleDevices(std::string_view name) {
-  if (name == "cpu") return 1;
-  const int cuda = CudaDevices();
-  return name == "auto" && cuda == 0 ? 1 : cuda;
-}
-
-absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name, int device,
-                                                     int cpu_repeat) {
+absl::StatusOr<std::unique_ptr<Backend>> MakeUnslowed(std::string_view name, int device,
+                                                      int cpu_repeat) {
   if (name == "cpu") {
     if (device != 0) return absl::InvalidArgumentError("devices: the cpu backend is device 0 only");
     return std::make_unique<CpuBackend>(cpu_repeat);
@@ -58,6 +50,23 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name, int 
   }
   return absl::InvalidArgumentError(
       absl::StrFormat("backend: unknown value \"%s\" (expected auto, cuda or cpu)", name));
+}
+
+}  // namespace
+
+int VisibleDevices(std::string_view name) {
+  if (name == "cpu") return 1;
+  const int cuda = CudaDevices();
+  return name == "auto" && cuda == 0 ? 1 : cuda;
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view name, int device,
+                                                     InjectedSlowdown slowdown) {
+  absl::StatusOr<std::unique_ptr<Backend>> backend =
+      MakeUnslowed(name, device, slowdown.cpu_repeat);
+  // After the backend's start-up calibration, which stays unslowed.
+  if (backend.ok()) (*backend)->set_injected_wait_ns(slowdown.wait_ns_per_sample);
+  return backend;
 }
 
 }  // namespace gpuprobe

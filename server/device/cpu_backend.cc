@@ -1,12 +1,13 @@
 #include "server/device/cpu_backend.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 
@@ -34,20 +35,29 @@ class HostMemory final : public DeviceMemory {
   std::unique_ptr<uint8_t[]> data_;
 };
 
-// The monotonic clock's reading at each mark.
+// The calling thread's CPU time, nanoseconds: it advances only while the thread runs, so time
+// the thread spent waiting for a core (another process on a loaded host, a hypervisor's steal)
+// is not in a sample. Work on the cpu runs on the thread that enqueues it.
+int64_t ThreadCpuNs() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
+
+// The timing thread's CPU time at each mark; a sample's marks are recorded on one thread.
 class HostMarks final : public TimeMarks {
  public:
-  explicit HostMarks(int count) : at_(count) {}
+  explicit HostMarks(int count) : at_ns_(count) {}
   absl::Status Record(int mark) override {
-    at_[mark] = std::chrono::steady_clock::now();
+    at_ns_[mark] = ThreadCpuNs();
     return absl::OkStatus();
   }
   absl::StatusOr<double> ElapsedUs(int from, int to) override {
-    return std::chrono::duration<double, std::micro>(at_[to] - at_[from]).count();
+    return static_cast<double>(at_ns_[to] - at_ns_[from]) / 1e3;
   }
 
  private:
-  std::vector<std::chrono::steady_clock::time_point> at_;
+  std::vector<int64_t> at_ns_;
 };
 
 // The host has nothing to capture: a replay runs the work again.
@@ -66,8 +76,12 @@ CpuBackend::CpuBackend(int repeat)
     : repeat_(std::max(1, repeat)), capacity_bytes_(HostCapacityBytes()) {}
 
 std::string CpuBackend::Description() const {
-  if (repeat_ == 1) return "cpu (reference kernels)";
-  return absl::StrFormat("cpu (reference kernels, each run %dx)", repeat_);
+  std::string notes = "reference kernels";
+  if (repeat_ > 1) absl::StrAppendFormat(&notes, ", each run %dx", repeat_);
+  if (injected_wait_ns() > 0) {
+    absl::StrAppendFormat(&notes, ", injected wait %d ns per sample", injected_wait_ns());
+  }
+  return absl::StrCat("cpu (", notes, ")");
 }
 
 DeviceDetails CpuBackend::Details() const {
@@ -83,6 +97,14 @@ int64_t CpuBackend::LastLevelCacheBytes() const {
 
 absl::Status CpuBackend::Enqueue(DeviceLaunch& launch) {
   for (int r = 0; r < repeat_; ++r) RETURN_IF_ERROR(launch.Enqueue(nullptr));
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::EnqueueWait(int64_t ns) {
+  // On the timer's own clock, so the sample grows by `ns` whatever else the host runs.
+  const int64_t until = ThreadCpuNs() + ns;
+  while (ThreadCpuNs() < until) {
+  }
   return absl::OkStatus();
 }
 

@@ -1,5 +1,7 @@
-// The cpu backend: host memory, and the host's monotonic clock as its timer (work runs as it is
-// enqueued, on the calling thread). It lets the whole service run and be tested on machines with
+// The cpu backend: host memory, and the timing thread's CPU time as its timer (work runs as it
+// is enqueued, on the calling thread, so a sample is the CPU time the work took: another process
+// that competes for the host's cores does not lengthen it; one that competes for its caches and
+// memory still can). It lets the whole service run and be tested on machines with
 // no GPU (the probes' cpu device code runs their reference kernels); its rows always say
 // "cpu (reference kernels)" so nobody mistakes them for GPU figures.
 //
@@ -35,6 +37,7 @@ class CpuBackend : public Backend {
   absl::StatusOr<std::unique_ptr<CapturedWork>> Capture(
       absl::AnyInvocable<absl::Status()> enqueue) override;
   absl::Status Synchronize() override { return absl::OkStatus(); }
+  absl::Status EnqueueWait(int64_t ns) override;
 
  private:
   const int repeat_;

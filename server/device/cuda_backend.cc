@@ -214,6 +214,13 @@ absl::StatusOr<std::unique_ptr<CapturedWork>> CudaBackend::Capture(
   return std::make_unique<CudaGraph>(stream_, exec);
 }
 
+std::string CudaBackend::Description() const {
+  if (injected_wait_ns() == 0) return description_;
+  // description_ ends with the closing parenthesis of its notes.
+  return absl::StrFormat("%s, injected wait %d ns per sample)",
+                         description_.substr(0, description_.size() - 1), injected_wait_ns());
+}
+
 absl::Status CudaBackend::Synchronize() {
   CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
   return absl::OkStatus();

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "kernels/device_wait.h"
 #include "server/device/backend.h"
 #include "server/device/nvml_telemetry.h"
 
@@ -26,7 +27,7 @@ class CudaBackend final : public Backend {
 
   std::string Name() const override { return "cuda"; }
   int Ordinal() const override { return device_; }
-  std::string Description() const override { return description_; }
+  std::string Description() const override;
   int64_t MemoryCapacityBytes() const override { return capacity_bytes_; }
   DeviceStream Stream() const override { return stream_; }
   int64_t LastLevelCacheBytes() const override { return details_.l2_bytes; }
@@ -38,6 +39,7 @@ class CudaBackend final : public Backend {
   absl::StatusOr<std::unique_ptr<CapturedWork>> Capture(
       absl::AnyInvocable<absl::Status()> enqueue) override;
   absl::Status Synchronize() override;
+  absl::Status EnqueueWait(int64_t ns) override { return LaunchDeviceWait(ns, stream_); }
   DeviceDetails Details() const override { return details_; }
   // NVML's reading of this device (found by PCI bus id); none without NVML.
   std::optional<TelemetrySample> SampleTelemetry() override;

@@ -123,7 +123,8 @@ google::protobuf::Any Comparable(const google::protobuf::Any& resolved,
   std::unique_ptr<google::protobuf::Message> spec(prototype.New());
   if (!resolved.UnpackTo(spec.get())) return resolved;
   const google::protobuf::Descriptor& d = *spec->GetDescriptor();
-  for (const char* field : {"reps", "seed", "order", "require_clean"}) {
+  for (const char* field :
+       {"reps", "seed", "order", "require_clean", "precision", "max_seconds"}) {
     if (const google::protobuf::FieldDescriptor* f = d.FindFieldByName(field)) {
       spec->GetReflection()->ClearField(spec.get(), f);
     }

@@ -1,12 +1,43 @@
 #include "server/measure/interleaved.h"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
+#include "server/measure/statistics.h"
 
 namespace gpuprobe {
+namespace {
+
+// Whether every launch of every arm is within the rule's precision.
+bool PreciseEnough(const Interleaved& run, double precision) {
+  std::vector<double> scratch;
+  for (const auto& launches : run.samples) {
+    for (const std::vector<double>& samples : launches) {
+      scratch = samples;
+      if (!(RelativeMedianHalfWidth(scratch) < precision)) return false;
+    }
+  }
+  return true;
+}
+
+// What ends the sampling after `reps` reps (rep 0 included), or nothing.
+std::optional<SamplingEnd> SamplingEnds(const InterleavedSpec& spec, const Interleaved& run,
+                                        int reps, double seconds) {
+  const SamplingRule& rule = spec.sampling;
+  if (reps < spec.reps) return std::nullopt;
+  if (rule.precision <= 0.0) return SamplingEnd::kReps;
+  if (PreciseEnough(run, rule.precision)) return SamplingEnd::kPrecision;
+  if (seconds >= rule.max_seconds) return SamplingEnd::kMaxSeconds;
+  if (reps >= rule.max_reps) return SamplingEnd::kMaxReps;
+  return std::nullopt;
+}
+
+}  // namespace
 
 absl::StatusOr<Interleaved> RunInterleaved(const InterleavedSpec& spec, const TimeLaunchFn& time,
                                            Backend& device, RepObserver& observer,
@@ -14,7 +45,10 @@ absl::StatusOr<Interleaved> RunInterleaved(const InterleavedSpec& spec, const Ti
                                            Interleaved* partial) {
   Interleaved run;
   run.samples.assign(spec.arms, std::vector<std::vector<double>>(spec.launches));
-  for (int rep = 0; rep < spec.reps; ++rep) {
+  const bool until_precise = spec.sampling.precision > 0.0;
+  const int most_reps = until_precise ? std::max(spec.reps, spec.sampling.max_reps) : spec.reps;
+  const auto start = std::chrono::steady_clock::now();
+  for (int rep = 0; rep < most_reps; ++rep) {
     for (const int arm : ArmOrderOfRep(spec.order, spec.arms, rep, spec.seed)) {
       if (cancelled.load()) {
         // The reps that completed are kept; the partial one is dropped, so that every arm
@@ -26,7 +60,7 @@ absl::StatusOr<Interleaved> RunInterleaved(const InterleavedSpec& spec, const Ti
         if (partial != nullptr) *partial = std::move(run);
         return absl::CancelledError(
             absl::StrFormat("cancelled during rep %d of %d; results of the %d completed reps kept",
-                            rep, spec.reps, std::max(0, rep - 1)));
+                            rep, most_reps, std::max(0, rep - 1)));
       }
       for (int launch = 0; launch < spec.launches; ++launch) {
         ASSIGN_OR_RETURN(const double us, time(arm, launch));
@@ -43,9 +77,16 @@ absl::StatusOr<Interleaved> RunInterleaved(const InterleavedSpec& spec, const Ti
         }
       }
     }
-    observer.OnRepDone(rep + 1, spec.reps);
+    observer.OnRepDone(rep + 1, most_reps);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (std::optional<SamplingEnd> end = SamplingEnds(spec, run, rep + 1, seconds)) {
+      run.ended_by = *end;
+      run.kept_reps = rep;
+      return run;
+    }
   }
-  run.kept_reps = std::max(0, spec.reps - 1);
+  run.kept_reps = std::max(0, most_reps - 1);  // reached only without reps
   return run;
 }
 

@@ -23,6 +23,19 @@ namespace gpuprobe {
 // Graph mode: launches behind one sample.
 inline constexpr int kGraphLaunchesPerSample = 10;
 
+// Sampling until precise enough (precision > 0): `reps` is then the least number of reps, and
+// more follow, one rep of every arm at a time, until each launch of each arm has a median
+// whose 95% interval's half-width (RelativeMedianHalfWidth) is under `precision`, or until
+// `max_seconds` have passed since rep 0 began, or `max_reps`.
+struct SamplingRule {
+  double precision = 0.0;  // a fraction of the median; 0: exactly `reps`
+  double max_seconds = 0.0;
+  int max_reps = 0;
+};
+
+// What ended a job's sampling.
+enum class SamplingEnd { kReps, kPrecision, kMaxSeconds, kMaxReps };
+
 struct InterleavedSpec {
   int arms = 0;
   int launches = 1;  // timed launches per arm and rep (moe-union: gate+up, then down)
@@ -30,12 +43,14 @@ struct InterleavedSpec {
   ArmOrder order = ArmOrder::kFixed;
   uint64_t seed = 0;  // of the shuffled order
   bool require_clean = false;
+  SamplingRule sampling;
 };
 
 struct Interleaved {
   // [arm][launch]: the kept reps' samples, in rep order.
   std::vector<std::vector<std::vector<double>>> samples;
   int kept_reps = 0;
+  SamplingEnd ended_by = SamplingEnd::kReps;
   // What the first disturbed reading said ("rep 3: ..."); empty when none was.
   std::string disturbance;
 };
@@ -44,6 +59,7 @@ struct Interleaved {
 class RepObserver {
  public:
   virtual ~RepObserver() = default;
+  // `reps_total` is the most reps the job may take: sampling until precise, the rule's bound.
   virtual void OnRepDone(int reps_done, int reps_total) = 0;
   virtual void OnTelemetry(const TelemetrySample&) {}
 };

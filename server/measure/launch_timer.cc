@@ -20,8 +20,14 @@ struct LaunchTiming {
 // A launch's timer_state: its timings by (timing, cold, graph launches).
 using LaunchTimings = std::map<std::tuple<TimingMode, bool, int>, LaunchTiming>;
 
+// The injected wait (testing only), once per sample, inside its timed region.
+absl::Status EnqueueInjectedWait(Backend& device) {
+  if (device.injected_wait_ns() == 0) return absl::OkStatus();
+  return device.EnqueueWait(device.injected_wait_ns());
+}
+
 // Graph mode's work: warm, marks 0 and 1 around all the launches; cold, marks 2i and 2i + 1
-// around launch i, after its flush.
+// around launch i, after its flush. The injected wait follows launch 0.
 absl::Status EnqueueGraphWork(Backend& device, DeviceLaunch& launch, LaunchTiming& t,
                               int launches) {
   if (t.cold == nullptr) RETURN_IF_ERROR(t.marks->Record(0));
@@ -31,6 +37,7 @@ absl::Status EnqueueGraphWork(Backend& device, DeviceLaunch& launch, LaunchTimin
       RETURN_IF_ERROR(t.marks->Record(2 * i));
     }
     RETURN_IF_ERROR(device.Enqueue(launch));
+    if (i == 0) RETURN_IF_ERROR(EnqueueInjectedWait(device));
     if (t.cold != nullptr) RETURN_IF_ERROR(t.marks->Record(2 * i + 1));
   }
   if (t.cold == nullptr) RETURN_IF_ERROR(t.marks->Record(1));
@@ -68,6 +75,7 @@ absl::StatusOr<double> LaunchTimer::Time(DeviceLaunch& launch, const TimingOptio
     if (cold) RETURN_IF_ERROR(t.cold->Flush());
     RETURN_IF_ERROR(t.marks->Record(0));
     RETURN_IF_ERROR(device_.Enqueue(launch));
+    RETURN_IF_ERROR(EnqueueInjectedWait(device_));
     RETURN_IF_ERROR(t.marks->Record(1));
   }
   RETURN_IF_ERROR(device_.Synchronize());

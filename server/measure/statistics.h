@@ -26,4 +26,10 @@ SampleStats Summarize(std::vector<double> samples);
 // The same median, in linear time, reordering `samples` (the bootstrap's inner loop).
 double MedianInPlace(std::vector<double>& samples);
 
+// Half the width of the median's distribution-free 95% interval, as a fraction of the median:
+// the order statistics k and n - 1 - k, with k the largest for which the binomial bound gives
+// them at least 95% coverage of the true median whatever the samples' distribution. Reorders
+// `samples`. Infinite for fewer than 6 samples, where no such pair exists, or a median of 0.
+double RelativeMedianHalfWidth(std::vector<double>& samples);
+
 }  // namespace gpuprobe

@@ -56,6 +56,10 @@ ABSL_FLAG(double, min_watchdog_seconds, absl::ToDoubleSeconds(gpuprobe::QueueLim
 ABSL_FLAG(int, cpu_repeat, 1,
           "cpu backend: run each timed kernel this many times per launch (a known slowdown for "
           "testing CI gates; rows say so); 1: as measured");
+ABSL_FLAG(int64_t, inject_delay_ns, 0,
+          "testing only: put a wait of this many nanoseconds inside every timed sample, either "
+          "backend (a known slowdown for testing CI gates; the device's description, on every job "
+          "and row, says so); 0: none");
 ABSL_FLAG(std::string, store, "",
           "the job store: sqlite:///ABS/PATH/jobs.db (this daemon alone) or "
           "postgresql://USER@HOST:PORT/DB (shared by a fleet of daemons); default: "
@@ -77,6 +81,9 @@ namespace gpuprobe {
 namespace {
 
 absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+// 1 ms: far beyond a "known small slowdown", short of stalling a worker's watchdog.
+constexpr int64_t kMaxInjectDelayNs = 1'000'000;
 
 std::string DefaultDataDir() {
   if (const char* state = std::getenv("XDG_STATE_HOME"); state != nullptr && *state != '\0') {
@@ -143,6 +150,11 @@ absl::StatusOr<DaemonOptions> FromFlags(std::vector<std::string> probe_commands)
   if (o.cpu_repeat < 1 || o.cpu_repeat > 100) {
     return Invalid(absl::StrFormat("cpu-repeat: %d is outside [1, 100]", o.cpu_repeat));
   }
+  o.inject_delay_ns = absl::GetFlag(FLAGS_inject_delay_ns);
+  if (o.inject_delay_ns < 0 || o.inject_delay_ns > kMaxInjectDelayNs) {
+    return Invalid(absl::StrFormat("inject-delay-ns: %d is outside [0, %d]", o.inject_delay_ns,
+                                   kMaxInjectDelayNs));
+  }
   const double watchdog = absl::GetFlag(FLAGS_min_watchdog_seconds);
   if (!(watchdog > 0)) return Invalid("min-watchdog-seconds: must be positive");
   o.limits.min_watchdog = absl::Seconds(watchdog);
@@ -207,6 +219,7 @@ absl::StatusOr<DaemonOptions> FromFlags(std::vector<std::string> probe_commands)
 std::vector<std::string> DaemonOptions::WorkerArguments(int worker_device) const {
   std::vector<std::string> args = {"--backend=" + backend, absl::StrCat("--device=", worker_device),
                                    absl::StrCat("--cpu_repeat=", cpu_repeat),
+                                   absl::StrCat("--inject_delay_ns=", inject_delay_ns),
                                    "--log_level=" + log_level,
                                    "--probe_commands=" + probe_commands_file};
   for (const std::string& command : probe_commands) args.push_back("--probe_command=" + command);

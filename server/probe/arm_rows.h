@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server/measure/comparison.h"
+#include "server/measure/interleaved.h"
 #include "server/measure/statistics.h"
 #include "server/probe/sweep_spec.h"
 
@@ -45,6 +46,7 @@ struct ArmRow {
   // What telemetry saw during the sweep that may have disturbed it (throttling, foreign
   // processes); empty when nothing.
   std::string disturbance;
+  SamplingEnd sampling_end = SamplingEnd::kReps;  // the job's, in every row
   ArmReadBytes read_bytes;
   // read_bytes / median time as a percentage of the calibrated streaming read; 0 without one.
   double gu_pct_of_read_bw = 0.0;

@@ -80,7 +80,10 @@ double EstimateDeviceSeconds(const SweepSpec& spec, const Backend& backend) {
   for (const Arm& arm : ExpandArms(spec)) {
     seconds += 2 * 10e-6 + static_cast<double>(arm.slots) * expert_bytes / bytes_per_s;
   }
-  return seconds * spec.reps * launches;
+  seconds *= spec.reps * launches;
+  // Sampling until precise stops after the rep that passes max_seconds.
+  return spec.precision > 0.0 ? std::max(seconds, spec.max_seconds + seconds / spec.reps)
+                              : seconds;
 }
 
 absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
@@ -120,7 +123,10 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend, M
                                  .reps = spec.reps,
                                  .order = spec.order,
                                  .seed = spec.seed,
-                                 .require_clean = spec.require_clean};
+                                 .require_clean = spec.require_clean,
+                                 .sampling = {.precision = spec.precision,
+                                              .max_seconds = spec.max_seconds,
+                                              .max_reps = MostReps(spec, SweepLimits{})}};
   Interleaved partial;
   absl::StatusOr<Interleaved> run =
       RunInterleaved(schedule, time, backend, observer, cancelled, &partial);
@@ -135,7 +141,10 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend, M
   if (!run.ok()) return run.status();
 
   SweepOutcome outcome{.rows = BuildRows(spec, arms, SamplesOf(*run), reads, context)};
-  for (ArmRow& row : outcome.rows) row.disturbance = run->disturbance;
+  for (ArmRow& row : outcome.rows) {
+    row.disturbance = run->disturbance;
+    row.sampling_end = run->ended_by;
+  }
   if (std::optional<int> ref = ReferenceArm(spec, arms)) {
     outcome.reference_section_us = outcome.rows[*ref].section_us;
   }

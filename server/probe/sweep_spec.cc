@@ -82,6 +82,28 @@ absl::StatusOr<std::vector<int>> ResolveUnions(const SweepOptions& o, const Swee
   return std::vector<int>(unions.begin(), unions.end());
 }
 
+absl::Status ResolveSampling(const SweepOptions& o, const SweepLimits& l, SweepSpec& spec) {
+  if (!o.precision) {
+    if (o.max_seconds) {
+      return absl::InvalidArgumentError(
+          "max_seconds: bounds sampling until precise; give precision too");
+    }
+    return absl::OkStatus();
+  }
+  if (!(*o.precision >= kFinestPrecision && *o.precision <= kCoarsestPrecision)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("precision: %g is outside [%g, %g] (a fraction of the median)",
+                        *o.precision, kFinestPrecision, kCoarsestPrecision));
+  }
+  spec.precision = *o.precision;
+  spec.max_seconds = o.max_seconds.value_or(kDefaultMaxSeconds);
+  if (!(spec.max_seconds > 0.0 && spec.max_seconds <= l.max_seconds)) {
+    return absl::InvalidArgumentError(absl::StrFormat("max_seconds: %g is outside (0, %g]",
+                                                      spec.max_seconds, l.max_seconds));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status CheckLabels(const std::map<std::string, std::string>& labels, const SweepLimits& l) {
@@ -103,6 +125,12 @@ absl::Status CheckLabels(const std::map<std::string, std::string>& labels, const
     }
   }
   return absl::OkStatus();
+}
+
+int MostReps(const SweepSpec& spec, const SweepLimits& l) {
+  const int64_t arms = std::max<int64_t>(1, static_cast<int64_t>(ExpandArms(spec).size()));
+  return static_cast<int>(std::max<int64_t>(
+      spec.reps, std::min<int64_t>(l.max_reps, l.max_arm_reps / arms)));
 }
 
 absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& o, const SweepLimits& l) {
@@ -128,6 +156,7 @@ absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& o, const SweepLimits&
   spec.cache = o.cache.value_or(CacheMode::kWarm);
   spec.order = o.order.value_or(ArmOrder::kFixed);
   spec.require_clean = o.require_clean;
+  RETURN_IF_ERROR(ResolveSampling(o, l, spec));
 
   RETURN_IF_ERROR(ListLength("variants", o.variants.size(), l.max_list_entries));
   for (KernelVariant v : o.variants) {

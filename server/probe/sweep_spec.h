@@ -44,7 +44,14 @@ struct SweepLimits {
   int64_t max_arm_reps = 1'000'000;  // arms * reps
   int max_labels = 64;
   int max_label_bytes = 256;  // key or value
+  // Sampling until precise, seconds; admission bounds the job by --max-job-seconds too.
+  double max_seconds = 86400;
 };
+
+// Sampling until precise: the finest and coarsest precision, and max_seconds' default.
+inline constexpr double kFinestPrecision = 0.0001;
+inline constexpr double kCoarsestPrecision = 0.5;
+inline constexpr double kDefaultMaxSeconds = 60;
 
 struct SweepOptions {
   std::optional<int64_t> experts, hidden, ff, selected, t_max, reps;
@@ -54,6 +61,7 @@ struct SweepOptions {
   std::optional<CacheMode> cache;
   std::optional<ArmOrder> order;
   bool require_clean = false;
+  std::optional<double> precision, max_seconds;
   std::vector<KernelVariant> variants;
   std::optional<uint64_t> seed;
   std::map<std::string, std::string> labels;
@@ -69,6 +77,9 @@ struct SweepSpec {
   ArmOrder order = ArmOrder::kFixed;  // within each rep
   // Fail at the first telemetry reading that shows throttling or a foreign process.
   bool require_clean = false;
+  // Sampling until precise enough (interleaved.h); precision 0: exactly `reps`.
+  double precision = 0.0;
+  double max_seconds = 0.0;
   std::vector<KernelVariant> variants;  // distinct, in request order
   uint64_t seed = 0;
   std::map<std::string, std::string> labels;
@@ -87,6 +98,9 @@ struct Arm {
 
 // At most max_labels labels, each key non-empty, key and value at most max_label_bytes.
 absl::Status CheckLabels(const std::map<std::string, std::string>& labels, const SweepLimits& l);
+
+// The most reps a sampling until precise may take: the limits' reps, and arm-reps over arms.
+int MostReps(const SweepSpec& spec, const SweepLimits& limits);
 
 // Applies defaults and validates every field; INVALID_ARGUMENT names the field, the value and
 // the limit.

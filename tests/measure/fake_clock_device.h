@@ -1,5 +1,5 @@
 // A device for tests whose clock only its work moves: each launch enqueued takes LaunchUs(launch)
-// of fake time and each overwrite (a cold flush) kFlushUs; marks read that clock, so a sample
+// of fake time, each overwrite (a cold flush) kFlushUs and each wait its own length; marks read that clock, so a sample
 // is exactly what its timed region held. Work runs as it is enqueued (as on the cpu), and a
 // replay runs the captured work again. Every primitive called is logged.
 #pragma once
@@ -54,6 +54,11 @@ class FakeClockDevice : public Backend {
   }
   absl::Status Synchronize() override {
     log.push_back("sync");
+    return absl::OkStatus();
+  }
+  absl::Status EnqueueWait(int64_t ns) override {
+    log.push_back("wait");
+    now_us += static_cast<double>(ns) / 1e3;
     return absl::OkStatus();
   }
 

@@ -138,6 +138,47 @@ TEST(LaunchTimerTest, AGraphOfNoLaunchesIsRefused) {
   EXPECT_EQ(launch.runs, 0);
 }
 
+// --inject-delay-ns: one wait per sample, inside its timed region, after the first launch;
+// a graph's sample, the mean of its launches, grows by the wait over the launches.
+TEST(LaunchTimerTest, AnInjectedWaitIsTimedOncePerSampleInEveryMode) {
+  ScriptedDevice device;
+  device.set_injected_wait_ns(2000);
+  CountingLaunch launch;
+  LaunchTimer timer(device);
+  absl::StatusOr<double> us = timer.Time(launch, {.timing = TimingMode::kEvents});
+  ASSERT_TRUE(us.ok()) << us.status();
+  EXPECT_DOUBLE_EQ(*us, kLaunchUs + 2.0);
+  us = timer.Time(launch, {.timing = TimingMode::kGraph, .graph_launches = 4});
+  ASSERT_TRUE(us.ok()) << us.status();
+  EXPECT_DOUBLE_EQ(*us, kLaunchUs + 2.0 / 4);
+  us = timer.Time(launch,
+                  {.timing = TimingMode::kGraph, .cache = CacheMode::kCold, .graph_launches = 2});
+  ASSERT_TRUE(us.ok()) << us.status();
+  EXPECT_DOUBLE_EQ(*us, kLaunchUs + 2.0 / 2) << "inside launch 0's marks, not its flush's";
+  EXPECT_EQ(absl::StrJoin(device.log, " "),
+            "mark0 launch wait mark1 sync "
+            "mark0 launch wait launch launch launch mark1 sync "
+            "flush mark0 launch wait mark1 flush mark2 launch mark3 sync");
+}
+
+// On the cpu the wait spins on the timer's own clock, so a sample holds at least all of it.
+TEST(LaunchTimerTest, TheCpuDevicesInjectedWaitIsInEverySampleAndItsDescription) {
+  CpuBackend cpu(/*repeat=*/1);
+  EXPECT_EQ(cpu.Description(), "cpu (reference kernels)");
+  cpu.set_injected_wait_ns(300'000);
+  EXPECT_EQ(cpu.Description(), "cpu (reference kernels, injected wait 300000 ns per sample)");
+  CountingLaunch launch;
+  LaunchTimer timer(cpu);
+  absl::StatusOr<double> us = timer.Time(launch, {.timing = TimingMode::kEvents});
+  ASSERT_TRUE(us.ok()) << us.status();
+  EXPECT_GE(*us, 300.0);
+  us = timer.Time(launch, {.timing = TimingMode::kGraph, .graph_launches = 3});
+  ASSERT_TRUE(us.ok()) << us.status();
+  EXPECT_GE(*us, 100.0);
+  EXPECT_EQ(launch.runs, 1 + 3);
+  EXPECT_EQ(CpuBackend(2).Description(), "cpu (reference kernels, each run 2x)");
+}
+
 // The cpu device: work runs on the calling thread, `repeat` times per enqueue, and a replay
 // runs the captured work again.
 TEST(LaunchTimerTest, TheCpuDeviceRunsEachLaunchRepeatTimesInEveryMode) {

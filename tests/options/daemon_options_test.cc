@@ -80,11 +80,13 @@ TEST_F(DaemonOptionsTest, TheStoreComesFromTheEnvironmentUnlessTheFlagNamesOne) 
 TEST_F(DaemonOptionsTest, ProbeCommandsRepeatInOrderAndReachTheWorker) {
   absl::StatusOr<DaemonOptions> o = Parse({"--probe-command", "a=/bin/a,with,commas", "--backend",
                                            "cpu", "--probe-command=b=/bin/b", "--probe-commands",
-                                           "/etc/cmds.json", "--cpu-repeat", "3"});
+                                           "/etc/cmds.json", "--cpu-repeat", "3",
+                                           "--inject-delay-ns", "2500"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_THAT(o->probe_commands, ElementsAre("a=/bin/a,with,commas", "b=/bin/b"));
   EXPECT_THAT(o->WorkerArguments(1),
-              ElementsAre("--backend=cpu", "--device=1", "--cpu_repeat=3", "--log_level=info",
+              ElementsAre("--backend=cpu", "--device=1", "--cpu_repeat=3",
+                          "--inject_delay_ns=2500", "--log_level=info",
                           "--probe_commands=/etc/cmds.json", "--probe_command=a=/bin/a,with,commas",
                           "--probe_command=b=/bin/b"));
 }
@@ -96,6 +98,8 @@ TEST_F(DaemonOptionsTest, EveryBadValueIsRefusedNamingItsFlag) {
       {{"--max-job-seconds", "0"}, "max-job-seconds: must be positive"},
       {{"--max-artifact-bytes", "-1"}, "max-artifact-bytes, max-store-bytes: must not be negative"},
       {{"--cpu-repeat", "101"}, "cpu-repeat: 101 is outside [1, 100]"},
+      {{"--inject-delay-ns", "-1"}, "inject-delay-ns: -1 is outside [0, 1000000]"},
+      {{"--inject-delay-ns", "1000001"}, "inject-delay-ns: 1000001 is outside [0, 1000000]"},
       {{"--min-watchdog-seconds", "0"}, "min-watchdog-seconds: must be positive"},
       {{"--lease-seconds", "0.5"}, "lease-seconds: 0.5 is outside [1, 3600]"},
       {{"--host-name", std::string(129, 'h')}, "host-name: longer than 128 bytes"},

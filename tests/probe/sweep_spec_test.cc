@@ -119,6 +119,45 @@ TEST(ResolveSweepTest, UpperBoundsKeepRequestsSane) {
   EXPECT_THAT(Refusal(o), HasSubstr("labels"));
 }
 
+TEST(ResolveSweepTest, SamplingUntilPreciseIsBoundedAndNeedsItsPrecision) {
+  SweepOptions o = Small();
+  o.precision = 0.005;
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->precision, 0.005);
+  EXPECT_EQ(spec->max_seconds, kDefaultMaxSeconds);
+  // 6 arms: the rep bound is the limits' reps, not arm-reps over arms.
+  EXPECT_EQ(MostReps(*spec, SweepLimits{}), SweepLimits{}.max_reps);
+  o.max_seconds = 8;
+  spec = ResolveSweep(o, SweepLimits{});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->max_seconds, 8);
+
+  o.precision = 0.00001;
+  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("precision: 1e-05"), HasSubstr("[0.0001, 0.5]")));
+  o.precision = 0.7;
+  EXPECT_THAT(Refusal(o), HasSubstr("precision: 0.7"));
+  o.precision = 0.01;
+  o.max_seconds = 0;
+  EXPECT_THAT(Refusal(o), HasSubstr("max_seconds: 0 is outside (0, 86400]"));
+  o.max_seconds = 1e6;
+  EXPECT_THAT(Refusal(o), HasSubstr("max_seconds: 1e+06"));
+  o.precision.reset();
+  o.max_seconds = 5;
+  EXPECT_THAT(Refusal(o), HasSubstr("max_seconds: bounds sampling until precise; give precision"));
+}
+
+TEST(MostRepsTest, ManyArmsShareTheArmRepBound) {
+  SweepOptions o = Small();
+  o.experts = 4096;
+  o.t_max = 40;
+  o.reps = 3;
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const int arms = static_cast<int>(ExpandArms(*spec).size());
+  EXPECT_EQ(MostReps(*spec, SweepLimits{}), SweepLimits{}.max_arm_reps / arms);
+}
+
 TEST(EstimateDeviceBytesTest, CountsBanksOfEveryExpertTwicePlusArmBuffers) {
   absl::StatusOr<SweepSpec> spec = ResolveSweep(SweepOptions{}, SweepLimits{});
   ASSERT_TRUE(spec.ok());

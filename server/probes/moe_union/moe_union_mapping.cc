@@ -83,6 +83,8 @@ absl::StatusOr<SweepOptions> SweepOptionsFromProto(const v1::SweepRequest& r) {
       return UnknownEnum("cache", r.cache());
   }
   o.require_clean = r.require_clean();
+  if (r.has_precision()) o.precision = r.precision();
+  if (r.has_max_seconds()) o.max_seconds = r.max_seconds();
   switch (r.order()) {
     case v1::ARM_ORDER_UNSPECIFIED:
       break;
@@ -137,6 +139,10 @@ v1::SweepRequest FilledSweepRequest(const SweepSpec& spec) {
   r.set_seed(spec.seed);
   r.set_order(OrderToProto(spec.order));
   r.set_require_clean(spec.require_clean);
+  if (spec.precision > 0.0) {
+    r.set_precision(spec.precision);
+    r.set_max_seconds(spec.max_seconds);
+  }
   return r;
 }
 
@@ -215,6 +221,20 @@ v1::Verdict VerdictToProto(Verdict verdict) {
   return v1::VERDICT_UNSPECIFIED;
 }
 
+v1::SamplingEnd SamplingEndToProto(SamplingEnd end) {
+  switch (end) {
+    case SamplingEnd::kReps:
+      return v1::SAMPLING_END_REPS;
+    case SamplingEnd::kPrecision:
+      return v1::SAMPLING_END_PRECISION;
+    case SamplingEnd::kMaxSeconds:
+      return v1::SAMPLING_END_MAX_SECONDS;
+    case SamplingEnd::kMaxReps:
+      return v1::SAMPLING_END_MAX_REPS;
+  }
+  return v1::SAMPLING_END_UNSPECIFIED;
+}
+
 v1::Row RowToProto(const ArmRow& row) {
   v1::Row out;
   out.set_arm_index(row.arm_index);
@@ -248,6 +268,7 @@ v1::Row RowToProto(const ArmRow& row) {
   }
   if (row.verdict) out.set_verdict(VerdictToProto(*row.verdict));
   out.set_disturbance(row.disturbance);
+  out.set_sampling_end(SamplingEndToProto(row.sampling_end));
   out.set_timing(TimingToProto(row.timing));
   out.set_cache(CacheToProto(row.cache));
   out.set_device(row.device);
