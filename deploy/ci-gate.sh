@@ -5,9 +5,11 @@
 # and cache, whose spread between jobs enters the interval. Exits with compare's code: 0 pass,
 # 6 slower beyond noise (or unsure, with GATE_FAIL_ON=unsure), 1-5 as every gpuprobe command.
 # The first run, with no baseline yet, passes and says so; until the base branch has 3 such jobs,
-# every verdict is unsure (the note says why).
+# every verdict is unsure (the note says why). On a cuda daemon the sweep defaults to graph
+# timing (--timing graph) and to sampling until every arm's median is known within 0.2%, for at
+# most 8 s (--precision 0.2% --max-seconds 8); a flag given overrides its default.
 #
-# usage: deploy/ci-gate.sh [sweep flags, e.g. --t 6 --reps 30 --timing graph]
+# usage: deploy/ci-gate.sh [sweep flags, e.g. --t 6 --reps 30]
 # environment: GPUPROBE_SERVER, GPUPROBE_TOKEN (as the CLI), GPUPROBE (the CLI; default
 #   build/client/gpuprobe), CI_COMMIT (default: git rev-parse HEAD), CI_BRANCH (default: the
 #   current git branch), GATE_BASE_BRANCH (main), GATE_THRESHOLD (2%), GATE_HISTORY (8),
@@ -19,7 +21,13 @@ commit=${CI_COMMIT:-$(git rev-parse HEAD)}
 branch=${CI_BRANCH:-$(git rev-parse --abbrev-ref HEAD)}
 base_branch=${GATE_BASE_BRANCH:-main}
 
-submitted=$("$gpuprobe" submit "$@" --label "commit=$commit,branch=$branch" \
+sweep=("$@")
+if "$gpuprobe" info 2>/dev/null | grep -q '^backend  *cuda$'; then
+  [[ " $* " == *" --timing"* ]] || sweep+=(--timing graph)
+  [[ " $* " == *" --precision"* ]] || sweep+=(--precision 0.2% --max-seconds 8)
+fi
+
+submitted=$("$gpuprobe" submit "${sweep[@]}" --label "commit=$commit,branch=$branch" \
   --idempotency-key "ci-gate-$commit-$branch") || exit $?
 job=$(tail -n1 <<<"$submitted")
 echo "ci-gate: $job measures $commit on $branch" >&2

@@ -5,9 +5,12 @@
 // Skipped where no CUDA device is visible.
 #include "server/device/cuda_backend.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/read_buffer.h"
 #include "kernels/sel/launch_deals.h"
@@ -229,6 +232,38 @@ TEST_F(ReadBufferTest, EveryTimingAndCacheModeGivesPositiveFiniteSamplesNearTheC
   ASSERT_TRUE(us.ok());
   const double tbps = static_cast<double>(bytes) / *us / 1e6;
   EXPECT_GT(tbps, 0.5 * backend_->Details().calibrated_read_tbps) << tbps << " TB/s";
+}
+
+// --inject-delay-ns on cuda: a device-side wait inside every timed sample, after launch 0, so an
+// events sample grows by the whole wait and a graph sample (the mean of its launches) by the
+// wait over its launches; the description says so.
+TEST_F(ReadBufferTest, AnInjectedWaitLengthensEverySampleByItsShare) {
+  absl::StatusOr<int> buffer = reads_->Allocate(int64_t{4} << 20, 3);
+  ASSERT_TRUE(buffer.ok()) << buffer.status();
+  LaunchTimer timer(*backend_);
+  auto median_us = [&](TimingMode timing) {
+    std::vector<double> samples;
+    for (int i = 0; i < 21; ++i) {
+      absl::StatusOr<double> us = timer.Time(reads_->Read(*buffer), {timing, CacheMode::kWarm, 10});
+      EXPECT_TRUE(us.ok()) << us.status();
+      samples.push_back(us.value_or(0.0));
+    }
+    std::nth_element(samples.begin(), samples.begin() + 10, samples.end());
+    return samples[10];
+  };
+  const double events = median_us(TimingMode::kEvents);
+  const double graph = median_us(TimingMode::kGraph);
+  constexpr int64_t kWaitNs = 50'000;
+  backend_->set_injected_wait_ns(kWaitNs);
+  EXPECT_THAT(backend_->Description(), testing::HasSubstr("injected wait 50000 ns per sample)"));
+  const double waited_events = median_us(TimingMode::kEvents);
+  const double waited_graph = median_us(TimingMode::kGraph);
+  backend_->set_injected_wait_ns(0);
+  // The wait's kernel adds its own start, a few microseconds at most.
+  EXPECT_GE(waited_events - events, 50.0);
+  EXPECT_LT(waited_events - events, 50.0 + 10.0);
+  EXPECT_GE(waited_graph - graph, 5.0);
+  EXPECT_LT(waited_graph - graph, 5.0 + 1.0);
 }
 
 }  // namespace
