@@ -502,7 +502,7 @@ TEST_F(SweepEndToEndTest, DashboardShowsAJobsRowsAndOnePlottedSeriesPerT) {
 // the newest main job, one point per job with the job ids along the axis.
 TEST_F(SweepEndToEndTest, DashboardTrendsAnArmAcrossJobs) {
   std::vector<std::string> jobs;
-  for (const char* branch : {"main", "feature", "main"}) {
+  for (const char* branch : {"main", "feature", "main", "main"}) {
     const CommandResult r = Cli({"submit", "--wait", "--experts", "32", "--hidden", "256", "--ff",
                                  "64", "--selected", "4", "--t", "2", "--reps", "12", "--label",
                                  absl::StrCat("trend=yes,branch=", branch)});
@@ -513,13 +513,18 @@ TEST_F(SweepEndToEndTest, DashboardTrendsAnArmAcrossJobs) {
       "http://" + *http_ + "/#/trends?key=branch&base=main&arm=per-slot,2,8&metric=gu";
   const CommandResult dom = Chromium(*dir_, {"--dump-dom"}, url);
   ASSERT_EQ(dom.exit_code, 0) << dom.err;
-  EXPECT_THAT(dom.out, HasSubstr("3 jobs with label branch")) << dom.out;
+  EXPECT_THAT(dom.out, HasSubstr("4 jobs with label branch")) << dom.out;
   const std::string plot = dom.out.substr(dom.out.find("id=\"plot-trend\""));
   EXPECT_THAT(plot, HasSubstr("class=\"series\" data-series=\"branch=main\""));
   EXPECT_THAT(plot, HasSubstr("class=\"series\" data-series=\"branch=feature\""));
-  EXPECT_THAT(plot, HasSubstr("class=\"series\" data-series=\"baseline main\""));
-  EXPECT_THAT(dom.out, HasSubstr("baseline: " + jobs[2] + ", the newest with branch=main"));
-  for (const std::string& job : jobs) EXPECT_THAT(plot, HasSubstr(">" + job + "</text>"));
+  // Three main jobs: the baseline is their band, as compare's history interval.
+  EXPECT_THAT(plot, HasSubstr("data-series=\"main band (3)\""));
+  EXPECT_THAT(plot, HasSubstr("<rect class=\"band\""));
+  EXPECT_THAT(plot, HasSubstr("hours since the first job"));
+  EXPECT_THAT(dom.out, HasSubstr("the band of the newest 3 jobs with branch=main (compare's "
+                                 "history interval), newest " + jobs[3]));
+  EXPECT_THAT(plot, HasSubstr(">" + jobs[0] + "</text>"));  // the first tick
+  for (const std::string& job : jobs) EXPECT_THAT(plot, HasSubstr("<title>" + job + "</title>"));
   const CommandResult shot =
       Chromium(*dir_, {"--screenshot=" + std::string(TRENDS_SCREENSHOT_PATH)}, url);
   EXPECT_EQ(shot.exit_code, 0) << shot.err;
@@ -546,6 +551,11 @@ TEST_F(SweepEndToEndTest, DashboardComparesTwoJobsArmByArm) {
   EXPECT_EQ(arms, 3) << dom.out;  // t=1 union 4; t=2 unions 4 and 8
   EXPECT_THAT(dom.out, HasSubstr("Compare <a href=\"#/jobs/" + jobs[0]));
   EXPECT_THAT(dom.out, HasSubstr("id=\"compare-summary\""));
+  // The ratio plot: each arm's ratio and interval against the threshold's band.
+  const std::string plot = dom.out.substr(dom.out.find("id=\"plot-compare\""));
+  EXPECT_THAT(plot, HasSubstr("data-series=\"same: 1 ± 2.0%\""));
+  EXPECT_THAT(plot, HasSubstr("<rect class=\"band\""));
+  EXPECT_THAT(plot, HasSubstr(">per-slot t=2 u=8</text>"));
   const CommandResult shot =
       Chromium(*dir_, {"--screenshot=" + std::string(COMPARE_SCREENSHOT_PATH)}, url);
   EXPECT_EQ(shot.exit_code, 0) << shot.err;

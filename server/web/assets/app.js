@@ -5,6 +5,8 @@
 
 const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#4d7c0f',
                 '#be185d', '#475569', '#b45309'];
+// Series i's colour: the palette, then hues a golden angle apart, so that no two repeat.
+const colorOf = (i) => (i < COLORS.length ? COLORS[i] : `hsl(${((i - COLORS.length) * 137.508 + 20) % 360} 70% 38%)`);
 const TERMINAL = ['JOB_STATE_SUCCEEDED', 'JOB_STATE_FAILED', 'JOB_STATE_CANCELLED'];
 let timer = null;
 
@@ -112,14 +114,25 @@ function roundTicks(max) {
   return ticks;
 }
 
-// One SVG line plot: series of points {x, y, lo, hi, ref}, min-max error bars, a marked reference.
-function plot({title, xLabel, yLabel, series, xTicks}) {
+// Five ticks from lo to hi, for a y axis that does not start at 0.
+function rangeTicks(lo, hi) {
+  const pad = (hi - lo) * 0.05 || Math.abs(hi) * 0.01 || 1;
+  return [0, 1, 2, 3, 4].map((k) => lo - pad + (k * (hi - lo + 2 * pad)) / 4);
+}
+
+// One SVG line plot: series of points {x, y, lo, hi, ref} with error bars and a marked
+// reference; a series with `band: {lo, hi}` is a shaded band across the plot instead, and one
+// with `line: false` is points alone. `zeroBased: false` fits the y axis to the data.
+function plot({title, xLabel, yLabel, series, xTicks, zeroBased = true}) {
   const W = 620, H = 340, L = 64, R = 150, T = 28, B = 44;
   const pts = series.flatMap((s) => s.points);
   if (!pts.length) return '';
-  const xs = pts.map((p) => p.x), ys = pts.flatMap((p) => [p.lo ?? p.y, p.hi ?? p.y]);
+  const xs = pts.map((p) => p.x);
+  const ys = [...pts.flatMap((p) => [p.lo ?? p.y, p.hi ?? p.y]),
+              ...series.flatMap((s) => (s.band ? [s.band.lo, s.band.hi] : []))];
   const x0 = Math.min(...xs), x1 = Math.max(...xs) === x0 ? x0 + 1 : Math.max(...xs);
-  const yTicks = roundTicks(Math.max(...ys)), y0 = 0, y1 = yTicks[yTicks.length - 1];
+  const yTicks = zeroBased ? roundTicks(Math.max(...ys)) : rangeTicks(Math.min(...ys), Math.max(...ys));
+  const y0 = zeroBased ? 0 : yTicks[0], y1 = yTicks[yTicks.length - 1];
   const sx = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
   const sy = (y) => H - B - ((y - y0) / (y1 - y0)) * (H - T - B);
   let svg = `<svg viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${esc(title)}">`;
@@ -135,10 +148,15 @@ function plot({title, xLabel, yLabel, series, xTicks}) {
   svg += `<text x="${(L + W - R) / 2}" y="${H - 6}" text-anchor="middle">${esc(xLabel)}</text>`;
   svg += `<text transform="translate(14 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">${esc(yLabel)}</text>`;
   series.forEach((s, i) => {
-    const c = s.color || COLORS[i % COLORS.length];
+    const c = s.color || colorOf(i);
     const ordered = [...s.points].sort((a, b) => a.x - b.x);
-    const d = ordered.map((p, k) => `${k ? 'L' : 'M'}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join('');
-    svg += `<g data-series="${esc(s.name)}"><path class="series" data-series="${esc(s.name)}" d="${d}" fill="none" stroke="${c}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>`;
+    const d = s.line === false ? ''
+      : ordered.map((p, k) => `${k ? 'L' : 'M'}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join('');
+    svg += `<g data-series="${esc(s.name)}">`;
+    if (s.band) {
+      svg += `<rect class="band" x="${L}" width="${W - L - R}" y="${sy(s.band.hi)}" height="${sy(s.band.lo) - sy(s.band.hi)}" fill="${c}" fill-opacity="0.12"/>`;
+    }
+    svg += `<path class="series" data-series="${esc(s.name)}" d="${d}" fill="none" stroke="${c}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>`;
     for (const p of s.markers === false ? [] : ordered) {
       if (p.lo !== undefined) {
         svg += `<line x1="${sx(p.x)}" x2="${sx(p.x)}" y1="${sy(p.lo)}" y2="${sy(p.hi)}" stroke="${c}" stroke-width="1"/>`;
@@ -147,7 +165,7 @@ function plot({title, xLabel, yLabel, series, xTicks}) {
         ? `<circle class="reference" cx="${sx(p.x)}" cy="${sy(p.y)}" r="6" fill="none" stroke="#111" stroke-width="2"><title>reference row</title></circle>`
         : `<circle cx="${sx(p.x)}" cy="${sy(p.y)}" r="3" fill="${c}">${p.job ? `<title>${esc(p.job)}</title>` : ''}</circle>`;
     }
-    svg += `</g><g class="legend" data-series="${esc(s.name)}"><line x1="${W - R + 12}" x2="${W - R + 32}" y1="${T + 8 + i * 18}" y2="${T + 8 + i * 18}" stroke="${c}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>
+    svg += `</g><g class="legend" data-series="${esc(s.name)}"><line x1="${W - R + 12}" x2="${W - R + 32}" y1="${T + 8 + i * 18}" y2="${T + 8 + i * 18}" stroke="${c}" stroke-width="${s.band ? 8 : 2}"${s.band ? ' stroke-opacity="0.25"' : ''}${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>
       <text x="${W - R + 38}" y="${T + 12 + i * 18}">${esc(s.name)}</text></g>`;
   });
   return svg + '</svg>';
@@ -290,18 +308,52 @@ async function renderCompare(base, cand) {
     <section><table><tr>${head}<th>ratio</th><th class="text">95%</th><th class="text">verdict</th></tr>` +
     arms.map((a) => `<tr class="arm verdict-${verdict(a.verdict).replace(/ /g, '-')}">${cells(a)}<td>${fixed(a.ratio, 4)}</td>
       <td class="text">[${fixed(a.ratio_low, 4)}, ${fixed(a.ratio_high, 4)}]</td>
-      <td class="text">${verdict(a.verdict)}</td></tr>`).join('') + '</table></section>';
+      <td class="text">${verdict(a.verdict)}</td></tr>`).join('') + '</table></section>' +
+    `<section class="plots"><div id="plot-compare">${ratioPlot(c, generic)}</div></section>`;
   return false;
 }
 
+// Each arm's ratio with its 95% interval, against the band 1 +- threshold where it is `same`.
+function ratioPlot(c, generic) {
+  const arms = c.arms || [];
+  if (!arms.length) return '';
+  const name = (a) => (generic ? a.axes.map(axisValue).join(' ')
+    : `${variant(a.arm.variant)} t=${a.arm.t} u=${a.arm.union_size}`);
+  const points = arms.map((a, i) => ({x: i + 1, y: a.ratio, job: name(a),
+    ...(a.ratio_high > 0 ? {lo: a.ratio_low, hi: a.ratio_high} : {})}));
+  const t = c.threshold || 0;
+  return plot({title: 'candidate / base, 95% intervals; shaded: within the threshold (same)',
+    xLabel: 'arm', yLabel: 'ratio (above 1: slower)', zeroBased: false,
+    xTicks: arms.map((a, i) => ({x: i + 1, label: name(a)})),
+    series: [{name: `same: 1 ± ${fixed(100 * t, 1)}%`, color: '#16a34a', band: {lo: 1 - t, hi: 1 + t},
+              line: false, markers: false, points: [{x: 0.5, y: 1}, {x: arms.length + 0.5, y: 1}]},
+             {name: 'ratio', line: false, points}]});
+}
+
 // Trends: one arm's metric (its median, with its 95% interval) across the newest succeeded jobs
-// that carry label KEY (one series per value of KEY, oldest first), and a baseline line at the
-// newest job with KEY=BASE. Every probe: a moe-union arm is `reference` (the default) or
+// that carry label KEY (one series per value of KEY, against time), and the baseline: the band
+// of the newest jobs with KEY=BASE, as compare's history interval (a line at the newest such
+// job while there are fewer than 3). Every probe: a moe-union arm is `reference` (the default) or
 // variant,t,union, its metric gu (the default) or down; another probe's arm is its axes as
 // name=value joined by commas (empty: its first result), its metric one of the probe's metrics
 // (empty: the first). Only jobs of the newest job's probe, device and resolved spec (reps, seed,
 // order and labels aside) count. Reads at most TREND_JOBS jobs' results.
 const TREND_JOBS = 50;
+// The baseline's band: compare's history interval over the newest HISTORY baseline jobs (its
+// default), Student's t at 97.5% by degrees of freedom (df = jobs - 1, at least 3 jobs).
+const HISTORY = 8;
+const T975 = [NaN, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365];
+
+// The prediction interval of one more job like `values` (log-normal between jobs), or null.
+function historyBand(values) {
+  const n = values.length;
+  if (n < 3) return null;
+  const logs = values.map(Math.log);
+  const mean = logs.reduce((a, b) => a + b, 0) / n;
+  const sd = Math.sqrt(logs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1));
+  const half = T975[n - 1] * sd * Math.sqrt(1 + 1 / n);
+  return {mid: Math.exp(mean), lo: Math.exp(mean - half), hi: Math.exp(mean + half)};
+}
 
 function trendParams() {
   const q = new URLSearchParams(location.hash.split('?')[1] || '');
@@ -360,15 +412,32 @@ async function renderTrends() {
   const same = (a) => newest && a.device === newest.device && (a.job.probe || '') === (newest.job.probe || '') &&
     specKey(a.job) === specKey(newest.job);
   const kept = points.filter(same);
+  // x: hours since the first kept job was created; ticks: its commit label, else its id.
+  const t0 = kept.length ? kept[0].when : 0;
+  const hours = (pt) => (pt.when - t0) / 3.6e6;
   const series = new Map();
-  kept.forEach((pt, i) => {
+  for (const pt of kept) {
     if (!series.has(pt.value)) series.set(pt.value, {name: `${p.key}=${pt.value}`, points: []});
-    series.get(pt.value).points.push({x: i + 1, y: pt.y, lo: pt.lo, hi: pt.hi, job: pt.job.id});
-  });
-  const baseline = [...kept].reverse().find((pt) => pt.value === p.base);
-  // The baseline first, without markers, so that no job's point is drawn behind it.
-  const all = [...(baseline ? [{name: `baseline ${p.base}`, dashed: true, color: '#111', markers: false,
-    points: [{x: 1, y: baseline.y}, {x: Math.max(2, kept.length), y: baseline.y}]}] : []), ...series.values()];
+    series.get(pt.value).points.push({x: hours(pt), y: pt.y, lo: pt.lo, hi: pt.hi, job: pt.job.id});
+  }
+  const history = kept.filter((pt) => pt.value === p.base).slice(-HISTORY);
+  const baseline = history[history.length - 1];
+  const band = historyBand(history.map((pt) => pt.y));
+  const span = [0, (kept.length && hours(kept[kept.length - 1])) || 1e-3];
+  // The baseline first, without markers, so that no job's point is drawn behind it: its band
+  // from history (3 or more jobs), else the newest baseline job's value.
+  const all = [...(band ? [{name: `${p.base} band (${history.length})`, color: '#111',
+    band, points: [{x: span[0], y: band.mid}, {x: span[1], y: band.mid}], dashed: true, markers: false}]
+    : baseline ? [{name: `baseline ${p.base}`, dashed: true, color: '#111', markers: false,
+      points: [{x: span[0], y: baseline.y}, {x: span[1], y: baseline.y}]}] : []), ...series.values()];
+  // Tick labels at least a tenth of the axis apart, the first job's always (each point's
+  // tooltip names its job).
+  const xTicks = [];
+  for (const pt of kept) {
+    const x = hours(pt);
+    if (xTicks.length && x - xTicks[xTicks.length - 1].x < (span[1] - span[0]) / 10) continue;
+    xTicks.push({x, label: labelsOf(pt.job).commit ? labelsOf(pt.job).commit.slice(0, 8) : pt.job.id});
+  }
   const arm = p.arm || (newest && (newest.job.probe || 'moe-union') !== 'moe-union' ? 'the first result' : 'the reference row');
   view.innerHTML = `<section><h2>Trends</h2><form id="trend-form">
       label key <input name="key" value="${esc(p.key)}" size="10"> baseline value <input name="base" value="${esc(p.base)}" size="10">
@@ -376,10 +445,10 @@ async function renderTrends() {
       metric <input name="metric" value="${esc(p.metric)}" size="10" title="moe-union: gu or down; another probe: one of its metrics (empty: the first)">
       <button>show</button></form>
       <div class="muted" id="trend-summary">${kept.length} jobs with label ${esc(p.key)} (of the newest ${TREND_JOBS} succeeded),
-      ${newest ? `probe, spec and device of ${esc(newest.job.id)}: ${esc(newest.job.probe || 'moe-union')} on ${esc(newest.device)}` : 'none match'}${baseline ? ` · baseline: ${esc(baseline.job.id)}, the newest with ${esc(p.key)}=${esc(p.base)}` : ` · no job with ${esc(p.key)}=${esc(p.base)} for a baseline`}.
+      ${newest ? `probe, spec and device of ${esc(newest.job.id)}: ${esc(newest.job.probe || 'moe-union')} on ${esc(newest.device)}` : 'none match'}${baseline ? ` · baseline: ${band ? `the band of the newest ${history.length} jobs with ${esc(p.key)}=${esc(p.base)} (compare's history interval), newest ${esc(baseline.job.id)}` : `${esc(baseline.job.id)}, the newest with ${esc(p.key)}=${esc(p.base)} (3 or more give a band)`}` : ` · no job with ${esc(p.key)}=${esc(p.base)} for a baseline`}.
       Click a legend entry to hide or show its series.</div></section>
-    <section class="plots"><div id="plot-trend">${newest ? plot({title: `${newest.metric} median of ${arm}, 95% intervals, per job (oldest first)`,
-      xLabel: 'job (oldest first)', yLabel: `${newest.metric} (${newest.unit})`, series: all, xTicks: kept.map((pt, i) => ({x: i + 1, label: pt.job.id}))})
+    <section class="plots"><div id="plot-trend">${newest ? plot({title: `${newest.metric} median of ${arm}, 95% intervals, per job over time`, zeroBased: false,
+      xLabel: 'hours since the first job (labels: commit, else job id)', yLabel: `${newest.metric} (${newest.unit})`, series: all, xTicks})
       : '<p class="muted">no matching jobs</p>'}</div></section>`;
   document.getElementById('trend-form').addEventListener('submit', (e) => {
     e.preventDefault();
