@@ -17,8 +17,9 @@ struct LaunchTiming {
   std::unique_ptr<CapturedWork> work;  // graph mode, once captured
 };
 
-// A launch's timer_state: its timings by (timing, cold, graph launches).
-using LaunchTimings = std::map<std::tuple<TimingMode, bool, int>, LaunchTiming>;
+// A launch's timer_state: its timings by (timing, cold, graph launches, injected wait): a graph
+// captured before the wait changed does not hold the new one.
+using LaunchTimings = std::map<std::tuple<TimingMode, bool, int, int64_t>, LaunchTiming>;
 
 // The injected wait (testing only), once per sample, inside its timed region.
 absl::Status EnqueueInjectedWait(Backend& device) {
@@ -55,7 +56,8 @@ absl::StatusOr<double> LaunchTimer::Time(DeviceLaunch& launch, const TimingOptio
 
   std::shared_ptr<void>& state = launch.timer_state();
   if (state == nullptr) state = std::make_shared<LaunchTimings>();
-  LaunchTiming& t = (*static_cast<LaunchTimings*>(state.get()))[{options.timing, cold, launches}];
+  LaunchTiming& t = (*static_cast<LaunchTimings*>(
+      state.get()))[{options.timing, cold, launches, device_.injected_wait_ns()}];
   if (t.marks == nullptr) {
     if (cold) {
       ASSIGN_OR_RETURN(t.cold, ColdCache::Of(device_));

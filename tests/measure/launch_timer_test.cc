@@ -161,6 +161,21 @@ TEST(LaunchTimerTest, AnInjectedWaitIsTimedOncePerSampleInEveryMode) {
             "flush mark0 launch wait mark1 flush mark2 launch mark3 sync");
 }
 
+TEST(LaunchTimerTest, AGraphCapturedBeforeTheInjectedWaitChangedIsCapturedAgain) {
+  ScriptedDevice device;
+  CountingLaunch launch;
+  LaunchTimer timer(device);
+  const TimingOptions graph{.timing = TimingMode::kGraph, .graph_launches = 4};
+  absl::StatusOr<double> us = timer.Time(launch, graph);
+  ASSERT_TRUE(us.ok()) << us.status();
+  EXPECT_DOUBLE_EQ(*us, kLaunchUs);
+  device.set_injected_wait_ns(4000);
+  us = timer.Time(launch, graph);
+  ASSERT_TRUE(us.ok()) << us.status();
+  EXPECT_DOUBLE_EQ(*us, kLaunchUs + 1.0);
+  EXPECT_EQ(device.captures, 2);
+}
+
 // On the cpu the wait spins on the timer's own clock, so a sample holds at least all of it.
 TEST(LaunchTimerTest, TheCpuDevicesInjectedWaitIsInEverySampleAndItsDescription) {
   CpuBackend cpu(/*repeat=*/1);
