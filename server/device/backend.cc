@@ -11,6 +11,11 @@ std::string_view TimingName(TimingMode timing) {
 
 std::string_view CacheName(CacheMode cache) { return cache == CacheMode::kCold ? "cold" : "warm"; }
 
+std::string Backend::InjectedWaitNote() const {
+  if (injected_wait_ns_ == 0) return "";
+  return absl::StrFormat(", injected wait %d ns per sample", injected_wait_ns_);
+}
+
 absl::Status Backend::NoWork() const {
   return absl::FailedPreconditionError(
       absl::StrFormat("the %s device %s runs no work in this process", Name(), Description()));

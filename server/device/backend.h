@@ -174,6 +174,8 @@ class Backend {
   // Set after the device's start-up calibration; the description says so. 0: none.
   int64_t injected_wait_ns() const { return injected_wait_ns_; }
   void set_injected_wait_ns(int64_t ns) { injected_wait_ns_ = ns; }
+  // What a description's notes add for it: ", injected wait N ns per sample", or nothing.
+  std::string InjectedWaitNote() const;
 
   virtual DeviceDetails Details() const = 0;
 

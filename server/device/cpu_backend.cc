@@ -78,10 +78,7 @@ CpuBackend::CpuBackend(int repeat)
 std::string CpuBackend::Description() const {
   std::string notes = "reference kernels";
   if (repeat_ > 1) absl::StrAppendFormat(&notes, ", each run %dx", repeat_);
-  if (injected_wait_ns() > 0) {
-    absl::StrAppendFormat(&notes, ", injected wait %d ns per sample", injected_wait_ns());
-  }
-  return absl::StrCat("cpu (", notes, ")");
+  return absl::StrCat("cpu (", notes, InjectedWaitNote(), ")");
 }
 
 DeviceDetails CpuBackend::Details() const {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "kernels/cuda_status.h"
@@ -123,9 +124,9 @@ absl::Status CudaBackend::Init(int device) {
   details_.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
   CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&details_.driver_version));
   CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&details_.runtime_version));
-  description_ =
-      absl::StrFormat("%s (cuda:%d, sm_%d%d, %d SMs, %d MiB L2, %.1f GiB)", prop.name, device,
-                      prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20,
+  description_notes_ =
+      absl::StrFormat("cuda:%d, sm_%d%d, %d SMs, %d MiB L2, %.1f GiB", device, prop.major,
+                      prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20,
                       static_cast<double>(prop.totalGlobalMem) / (1 << 30));
   char pci_bus_id[32] = {};
   if (cudaDeviceGetPCIBusId(pci_bus_id, sizeof(pci_bus_id), device) == cudaSuccess) {
@@ -215,10 +216,7 @@ absl::StatusOr<std::unique_ptr<CapturedWork>> CudaBackend::Capture(
 }
 
 std::string CudaBackend::Description() const {
-  if (injected_wait_ns() == 0) return description_;
-  // description_ ends with the closing parenthesis of its notes.
-  return absl::StrFormat("%s, injected wait %d ns per sample)",
-                         description_.substr(0, description_.size() - 1), injected_wait_ns());
+  return absl::StrCat(details_.name, " (", description_notes_, InjectedWaitNote(), ")");
 }
 
 absl::Status CudaBackend::Synchronize() {

@@ -221,6 +221,8 @@ v1::Verdict VerdictToProto(Verdict verdict) {
   return v1::VERDICT_UNSPECIFIED;
 }
 
+namespace {
+
 v1::SamplingEnd SamplingEndToProto(SamplingEnd end) {
   switch (end) {
     case SamplingEnd::kReps:
@@ -234,6 +236,8 @@ v1::SamplingEnd SamplingEndToProto(SamplingEnd end) {
   }
   return v1::SAMPLING_END_UNSPECIFIED;
 }
+
+}  // namespace
 
 v1::Row RowToProto(const ArmRow& row) {
   v1::Row out;

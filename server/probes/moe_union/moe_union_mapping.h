@@ -33,7 +33,6 @@ v1::CheckRequest FilledCheckRequest(const SweepSpec& spec, bool dump);
 
 v1::KernelVariant VariantToProto(KernelVariant variant);
 v1::Verdict VerdictToProto(Verdict verdict);
-v1::SamplingEnd SamplingEndToProto(SamplingEnd end);
 
 // An arm's axes, as moe-union's ProbeInfo declares them: variant, t, slots, union.
 std::vector<v1::AxisValue> ArmAxes(const v1::Arm& arm);
