@@ -24,7 +24,8 @@ ABSL_FLAG(std::optional<int64_t>, t, std::nullopt,
           "largest token count; the sweep covers t = 1..T (default $MEMRA_MOEU_T, else 6)");
 ABSL_FLAG(std::vector<std::string>, t_values, {}, "explicit token counts, e.g. 1,3,6");
 ABSL_FLAG(std::vector<std::string>, unions, {},
-          "explicit union sizes for every t, e.g. 10,30,60 (default selected..t*selected)");
+          "explicit union sizes, each measured at every t where it fits (selected..t*selected), "
+          "e.g. 10,30,60 (default the ladder selected, 2*selected, ..., t*selected)");
 ABSL_FLAG(std::optional<int64_t>, reps, std::nullopt,
           "reps per arm including the throwaway rep 0 (default $MEMRA_MOEU_REPS, else 20)");
 ABSL_FLAG(std::string, precision, "",

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -31,6 +32,7 @@
 #include "server/service_notify.h"
 #include "server/store/store_url.h"
 #include "server/web/http_api.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
 namespace {
@@ -153,6 +155,9 @@ absl::StatusOr<std::vector<std::unique_ptr<gpuprobe::DeviceExecutor>>> MakeExecu
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Logs are for people and go to stderr, as a daemon's should; stdout stays free for output.
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   absl::SetProgramUsageMessage(
       "gpuprobed --listen HOST:PORT --backend auto|cuda|cpu --data-dir DIR");
   absl::StatusOr<gpuprobe::DaemonOptions> parsed = gpuprobe::ParseDaemonOptions(argc, argv);

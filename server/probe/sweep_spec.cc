@@ -61,23 +61,37 @@ absl::StatusOr<std::vector<int>> ResolveTValues(const SweepOptions& o, const Swe
   return t_values;
 }
 
+int MostUnion(const MoeGeometry& g, int t) {
+  return static_cast<int>(std::min<int64_t>(static_cast<int64_t>(t) * g.selected, g.experts));
+}
+
+// Explicit unions: each is measured at every t where it fits, [selected, min(t*selected,
+// experts)]; a union that fits no t, or a t that no union fits, is refused.
 absl::StatusOr<std::vector<int>> ResolveUnions(const SweepOptions& o, const SweepLimits& l,
                                                const MoeGeometry& g,
                                                const std::vector<int>& t_values) {
   RETURN_IF_ERROR(ListLength("unions", o.unions.size(), l.max_list_entries));
+  if (o.unions.empty()) return std::vector<int>{};
+  const int most = MostUnion(g, t_values.back());  // t_values is sorted
   std::set<int> unions;
   for (int64_t u : o.unions) {
-    for (int t : t_values) {
-      const int64_t most = std::min<int64_t>(static_cast<int64_t>(t) * g.selected, g.experts);
-      if (u < g.selected || u > most) {
-        return OutOfRange(
-            "unions", u,
-            absl::StrFormat("for t=%d each union must be in [selected=%d, min(t*selected=%d, "
-                            "experts=%d)=%d]",
-                            t, g.selected, t * g.selected, g.experts, most));
-      }
+    if (u < g.selected || u > most) {
+      return OutOfRange(
+          "unions", u,
+          absl::StrFormat("each union must be in [selected=%d, min(t*selected=%d, experts=%d)=%d]"
+                          " at the sweep's largest t=%d",
+                          g.selected, t_values.back() * g.selected, g.experts, most,
+                          t_values.back()));
     }
     unions.insert(static_cast<int>(u));
+  }
+  for (int t : t_values) {
+    if (*unions.begin() > MostUnion(g, t)) {
+      return OutOfRange("t_values", t,
+                        absl::StrFormat("no union of `unions` fits t=%d: its unions are in "
+                                        "[selected=%d, %d]; add one, or leave t=%d out",
+                                        t, g.selected, MostUnion(g, t), t));
+    }
   }
   return std::vector<int>(unions.begin(), unions.end());
 }
@@ -188,8 +202,11 @@ std::vector<Arm> ExpandArms(const SweepSpec& spec) {
   for (KernelVariant variant : spec.variants) {
     for (int t : spec.t_values) {
       const int slots = t * g.selected;
-      std::vector<int> unions = spec.unions;
-      if (unions.empty()) {
+      std::vector<int> unions;
+      for (int u : spec.unions) {
+        if (u <= MostUnion(g, t)) unions.push_back(u);
+      }
+      if (spec.unions.empty()) {
         for (int u = g.selected; u <= slots; u += g.selected)
           unions.push_back(std::min(u, g.experts));
         unions.erase(std::unique(unions.begin(), unions.end()), unions.end());

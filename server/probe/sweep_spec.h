@@ -70,7 +70,7 @@ struct SweepOptions {
 struct SweepSpec {
   MoeGeometry geometry;
   std::vector<int> t_values;  // ascending, distinct
-  std::vector<int> unions;    // explicit union sizes for every t; empty: the default ladder
+  std::vector<int> unions;    // explicit union sizes, each at every t where it fits; empty: the default ladder
   int reps = 0;               // including the throwaway rep 0
   TimingMode timing = TimingMode::kEvents;
   CacheMode cache = CacheMode::kWarm;

@@ -5,15 +5,18 @@
 
 #include <chrono>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/proto_json.h"
+#include "common/status_macros.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/jobs/job_comparison.h"
 #include "server/web/prometheus_metrics.h"
+#include "server/web/query_params.h"
 #include "server/web/web_assets.h"
 
 namespace gpuprobe {
@@ -38,15 +41,24 @@ int HttpStatusOf(absl::StatusCode code) {
   }
 }
 
-void Fail(httplib::Response& res, const absl::Status& status) {
-  res.status = HttpStatusOf(status.code());
+std::string ErrorJson(absl::string_view text) {
   google::protobuf::Value message;
-  message.set_string_value(std::string(status.message()));
-  res.set_content(absl::StrCat("{\"error\":", ProtoJson(message), "}"), "application/json");
+  message.set_string_value(std::string(text));
+  return absl::StrCat("{\"error\":", ProtoJson(message), "}");
 }
 
 void Reply(httplib::Response& res, const std::string& json) {
   res.set_content(json, "application/json");
+}
+
+void Fail(httplib::Response& res, const absl::Status& status) {
+  res.status = HttpStatusOf(status.code());
+  Reply(res, ErrorJson(status.message()));
+}
+
+absl::Status NotFound(const std::string& path) {
+  return absl::NotFoundError(absl::StrCat(path, ": no such path; the API is under /api/v1/ "
+                                                "(info, jobs, probes, compare) and /metrics"));
 }
 
 absl::Status ParseTime(const std::string& name, const std::string& text,
@@ -59,10 +71,11 @@ absl::Status ParseTime(const std::string& name, const std::string& text,
 }
 
 // The ListJobs filters, from query parameters; INVALID_ARGUMENT names the parameter.
-absl::StatusOr<v1::ListJobsRequest> ListRequest(const httplib::Request& req) {
+absl::StatusOr<v1::ListJobsRequest> ListRequest(const QueryParams& query) {
+  RETURN_IF_ERROR(query.AllowOnly(
+      {"state", "created_after", "created_before", "page_size", "page_token"}, {"label."}));
   v1::ListJobsRequest request;
-  for (size_t i = 0; i < req.get_param_value_count("state"); ++i) {
-    const std::string name = req.get_param_value("state", i);
+  for (const std::string& name : query.All("state")) {
     v1::JobState state;
     if (!v1::JobState_Parse("JOB_STATE_" + absl::AsciiStrToUpper(name), &state)) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -70,37 +83,57 @@ absl::StatusOr<v1::ListJobsRequest> ListRequest(const httplib::Request& req) {
     }
     request.add_states(state);
   }
-  // label.KEY=VALUE: one parameter per label (no '=' inside a value to escape).
-  for (const auto& [name, value] : req.params) {
-    if (name.rfind("label.", 0) != 0) continue;
+  // label.KEY=VALUE: one parameter per label.
+  for (const auto& [name, value] : query.pairs()) {
+    if (!absl::StartsWith(name, "label.")) continue;
     const std::string key = name.substr(std::string("label.").size());
     if (key.empty())
       return absl::InvalidArgumentError("label.: a label needs a key, label.KEY=VALUE");
     (*request.mutable_labels())[key] = value;
   }
-  if (req.has_param("created_after")) {
-    if (absl::Status s = ParseTime("created_after", req.get_param_value("created_after"),
-                                   request.mutable_created_after());
-        !s.ok()) {
-      return s;
-    }
+  if (std::optional<std::string> after = query.First("created_after")) {
+    RETURN_IF_ERROR(ParseTime("created_after", *after, request.mutable_created_after()));
   }
-  if (req.has_param("created_before")) {
-    if (absl::Status s = ParseTime("created_before", req.get_param_value("created_before"),
-                                   request.mutable_created_before());
-        !s.ok()) {
-      return s;
-    }
+  if (std::optional<std::string> before = query.First("created_before")) {
+    RETURN_IF_ERROR(ParseTime("created_before", *before, request.mutable_created_before()));
   }
-  if (req.has_param("page_size")) {
+  if (std::optional<std::string> page_size = query.First("page_size")) {
     uint32_t size = 0;
-    if (!absl::SimpleAtoi(req.get_param_value("page_size"), &size) || size == 0 || size > 1000) {
+    if (!absl::SimpleAtoi(*page_size, &size) || size == 0 || size > 1000) {
       return absl::InvalidArgumentError("page_size: must be a number in [1, 1000]");
     }
     request.set_page_size(size);
   }
-  if (req.has_param("page_token")) request.set_page_token(req.get_param_value("page_token"));
+  if (std::optional<std::string> token = query.First("page_token")) request.set_page_token(*token);
   return request;
+}
+
+// ?base=JOB|label:KEY=VALUE&cand=JOB[&threshold=0.02][&history=8]
+absl::StatusOr<v1::CompareJobsRequest> CompareRequest(const QueryParams& query) {
+  RETURN_IF_ERROR(query.AllowOnly({"base", "cand", "threshold", "history"}));
+  v1::CompareJobsRequest request;
+  request.set_base(query.First("base").value_or(""));
+  request.set_candidate(query.First("cand").value_or(""));
+  if (std::optional<std::string> text = query.First("threshold")) {
+    double threshold = 0;
+    if (!absl::SimpleAtod(*text, &threshold)) {
+      return absl::InvalidArgumentError("threshold: not a number");
+    }
+    request.set_threshold(threshold);
+  }
+  if (std::optional<std::string> text = query.First("history")) {
+    uint32_t history = 0;
+    if (!absl::SimpleAtoi(*text, &history)) {
+      return absl::InvalidArgumentError("history: not a count of jobs");
+    }
+    request.set_history(history);
+  }
+  return request;
+}
+
+// The parameters of a path that takes none; 400 naming the first one given.
+absl::Status NoParams(const httplib::Request& req) {
+  return QueryParams::Parse(req.target).AllowOnly({});
 }
 
 }  // namespace
@@ -124,7 +157,7 @@ HttpApi::~HttpApi() { Stop(); }
 void HttpApi::Route() {
   // The page's own files hold no data: served to anyone, so that it can ask for a token.
   for (const WebAsset& asset : WebAssets()) {
-    server_->Get(asset.path, [asset](const httplib::Request&, httplib::Response& res) {
+    Get(asset.path, [asset](const httplib::Request&, httplib::Response& res) {
       res.set_content(asset.body, asset.content_type);
     });
   }
@@ -138,35 +171,36 @@ void HttpApi::Route() {
     const std::string authorization = req.get_header_value("Authorization");
     if (!authorization.empty()) metadata.emplace("authorization", authorization);
     absl::StatusOr<Caller> caller =
-        access_.Authorize(metadata, req.remote_addr, Role::kRead, "GET " + req.path);
+        access_.Authorize(metadata, req.remote_addr, Role::kRead, req.method + " " + req.path);
     if (caller.ok()) return httplib::Server::HandlerResponse::Unhandled;
     Fail(res, caller.status());
     return httplib::Server::HandlerResponse::Handled;
   });
 
-  server_->Get("/api/v1/info", [this](const httplib::Request&, httplib::Response& res) {
+  Get("/api/v1/info", [this](const httplib::Request& req, httplib::Response& res) {
+    if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
     absl::StatusOr<v1::ServerInfo> info = manager_.Info(version_);
     if (!info.ok()) return Fail(res, info.status());
     Reply(res, ProtoJson(*info));
   });
 
-  server_->Get("/api/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<v1::ListJobsRequest> request = ListRequest(req);
+  Get("/api/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<v1::ListJobsRequest> request = ListRequest(QueryParams::Parse(req.target));
     if (!request.ok()) return Fail(res, request.status());
     absl::StatusOr<v1::ListJobsResponse> jobs = manager_.List(*request);
     if (!jobs.ok()) return Fail(res, jobs.status());
     Reply(res, ProtoJson(*jobs));
   });
 
-  server_->Get(R"(/api/v1/jobs/([^/]+))",
-               [this](const httplib::Request& req, httplib::Response& res) {
+  Get(R"(/api/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+                 if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
                  absl::StatusOr<v1::Job> job = manager_.Get(req.matches[1]);
                  if (!job.ok()) return Fail(res, job.status());
                  Reply(res, ProtoJson(*job));
                });
 
-  server_->Get(
-      R"(/api/v1/jobs/([^/]+)/rows)", [this](const httplib::Request& req, httplib::Response& res) {
+  Get(R"(/api/v1/jobs/([^/]+)/rows)", [this](const httplib::Request& req, httplib::Response& res) {
+        if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
         absl::StatusOr<std::vector<v1::JobEvent>> results = manager_.Results(req.matches[1]);
         if (!results.ok()) return Fail(res, results.status());
         std::vector<std::string> rows, checks, generic;
@@ -180,14 +214,16 @@ void HttpApi::Route() {
                                 absl::StrJoin(generic, ","), "]}"));
       });
 
-  server_->Get("/api/v1/probes", [this](const httplib::Request&, httplib::Response& res) {
+  Get("/api/v1/probes", [this](const httplib::Request& req, httplib::Response& res) {
+    if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
     v1::ListProbesResponse list;
     for (const Probe* probe : manager_.probes().All()) *list.add_probes() = probe->Info();
     Reply(res, ProtoJson(list));
   });
 
-  server_->Get(R"(/api/v1/jobs/([^/]+)/artifacts)", [this](const httplib::Request& req,
-                                                           httplib::Response& res) {
+  Get(R"(/api/v1/jobs/([^/]+)/artifacts)", [this](const httplib::Request& req,
+                                                  httplib::Response& res) {
+    if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
     absl::StatusOr<std::vector<v1::Artifact>> artifacts = manager_.ListArtifacts(req.matches[1]);
     if (!artifacts.ok()) return Fail(res, artifacts.status());
     v1::ListArtifactsResponse list;
@@ -196,8 +232,9 @@ void HttpApi::Route() {
   });
 
   // The artifact's bytes, streamed from the file a chunk at a time.
-  server_->Get(R"(/api/v1/jobs/([^/]+)/artifacts/([^/]+))",
+  Get(R"(/api/v1/jobs/([^/]+)/artifacts/([^/]+))",
                [this](const httplib::Request& req, httplib::Response& res) {
+                 if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
                  absl::StatusOr<std::unique_ptr<ArtifactReader>> opened =
                      manager_.OpenArtifact(req.matches[1], req.matches[2]);
                  if (!opened.ok()) return Fail(res, opened.status());
@@ -214,37 +251,58 @@ void HttpApi::Route() {
                      });
                });
 
-  // ?base=JOB|label:KEY=VALUE&cand=JOB[&threshold=0.02][&history=8]: CompareJobs for dashboards.
-  server_->Get("/api/v1/compare", [this](const httplib::Request& req, httplib::Response& res) {
-    v1::CompareJobsRequest request;
-    request.set_base(req.get_param_value("base"));
-    request.set_candidate(req.get_param_value("cand"));
-    if (req.has_param("threshold")) {
-      double threshold = 0;
-      if (!absl::SimpleAtod(req.get_param_value("threshold"), &threshold)) {
-        return Fail(res, absl::InvalidArgumentError("threshold: not a number"));
-      }
-      request.set_threshold(threshold);
-    }
-    if (req.has_param("history")) {
-      uint32_t history = 0;
-      if (!absl::SimpleAtoi(req.get_param_value("history"), &history)) {
-        return Fail(res, absl::InvalidArgumentError("history: not a count of jobs"));
-      }
-      request.set_history(history);
-    }
-    absl::StatusOr<v1::CompareJobsResponse> compared = CompareJobs(manager_, request);
+  // CompareJobs for dashboards (CompareRequest: its parameters).
+  Get("/api/v1/compare", [this](const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<v1::CompareJobsRequest> request =
+        CompareRequest(QueryParams::Parse(req.target));
+    if (!request.ok()) return Fail(res, request.status());
+    absl::StatusOr<v1::CompareJobsResponse> compared = CompareJobs(manager_, *request);
     if (!compared.ok()) return Fail(res, compared.status());
     Reply(res, ProtoJson(*compared));
   });
 
-  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+    if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
     absl::StatusOr<JobStore::Totals> totals = manager_.Totals();
     if (!totals.ok()) return Fail(res, totals.status());
     absl::StatusOr<v1::ServerInfo> info = manager_.Info(version_);
     if (!info.ok()) return Fail(res, info.status());
     res.set_content(PrometheusMetrics(*info, *totals), "text/plain; version=0.0.4; charset=utf-8");
   });
+
+  // Every path is read-only: another method on a path that exists is 405, with Allow.
+  const auto other_method = [this](const httplib::Request& req, httplib::Response& res) {
+    if (!Routed(req.path)) return Fail(res, NotFound(req.path));
+    res.set_header("Allow", "GET, HEAD");
+    res.status = 405;
+    Reply(res, ErrorJson(absl::StrCat(req.method, " ", req.path, ": not allowed; only GET")));
+  };
+  server_->Post(".*", other_method);
+  server_->Put(".*", other_method);
+  server_->Patch(".*", other_method);
+  server_->Delete(".*", other_method);
+  server_->Options(".*", other_method);
+  // A path no route takes: a JSON 404 too (a handler's own error keeps its body).
+  server_->set_error_handler(httplib::Server::HandlerWithResponse(
+      [](const httplib::Request& req, httplib::Response& res) {
+        if (res.status != 404 || !res.body.empty()) {
+          return httplib::Server::HandlerResponse::Unhandled;
+        }
+        Fail(res, NotFound(req.path));
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+}
+
+void HttpApi::Get(const std::string& pattern, httplib::Server::Handler handler) {
+  get_patterns_.emplace_back(pattern);
+  server_->Get(pattern, std::move(handler));
+}
+
+bool HttpApi::Routed(const std::string& path) const {
+  for (const std::regex& pattern : get_patterns_) {
+    if (std::regex_match(path, pattern)) return true;
+  }
+  return false;
 }
 
 absl::StatusOr<int> HttpApi::Start(const std::string& host, int port) {

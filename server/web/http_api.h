@@ -7,7 +7,11 @@
 //   GET /api/v1/jobs/{id}             Job
 //   GET /api/v1/jobs/{id}/rows        {"rows": [Row...]} (or "checks") of the last attempt
 //   GET /metrics                      Prometheus text format
-// Bad parameters get 400 and unknown jobs 404, each with {"error": "..."}. With tokens, every
+//   GET /api/v1/jobs/{id}/artifacts[/NAME], /api/v1/probes, /api/v1/compare?base=&cand=
+//       &threshold=&history=
+// Query values are percent-decoded and keep their own '=' (query_params.h). A bad or unknown
+// parameter gets 400 naming it, an unknown job or path 404, another method than GET 405 (with
+// Allow), each with {"error": "..."}. With tokens, every
 // request needs "Authorization: Bearer TOKEN" of at least the read role (401 / 403).
 //
 //   HttpApi http(manager, access, "0.1.0");
@@ -16,8 +20,10 @@
 
 #include <atomic>
 #include <memory>
+#include <regex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/api/access_control.h"
@@ -37,11 +43,15 @@ class HttpApi {
 
  private:
   void Route();
+  // Registers a GET route and remembers its pattern, so that Routed knows the paths.
+  void Get(const std::string& pattern, httplib::Server::Handler handler);
+  bool Routed(const std::string& path) const;
 
   JobManager& manager_;
   const AccessControl access_;
   const std::string version_;
   std::unique_ptr<GatedHttpServer> server_;
+  std::vector<std::regex> get_patterns_;
   std::thread thread_;
   std::atomic<bool> listen_ended_{false};  // set by thread_ once the listen loop returned
 };

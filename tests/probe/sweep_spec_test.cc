@@ -86,8 +86,22 @@ TEST(ResolveSweepTest, UnionsMustLieBetweenSelectedAndSlotsAndExperts) {
   SweepOptions o = Small();
   o.unions = {3};
   EXPECT_THAT(Refusal(o), AllOf(HasSubstr("unions"), HasSubstr("3"), HasSubstr("selected=4")));
-  o.unions = {8};  // t = 1 has only 4 slots
-  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("unions"), HasSubstr("8"), HasSubstr("t=1")));
+  o.unions = {13};  // t = 3, the largest, has 12 slots
+  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("unions"), HasSubstr("13"), HasSubstr("t=3")));
+  o.unions = {8};  // fits t = 2 and 3, but t = 1 has only 4 slots
+  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("t_values"), HasSubstr("no union"), HasSubstr("t=1")));
+}
+
+TEST(ResolveSweepTest, EachUnionIsMeasuredAtEveryTWhereItFits) {
+  SweepOptions o = Small();
+  o.t_values = {1, 3};
+  o.unions = {12, 4};
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const std::vector<Arm> expected = {{KernelVariant::kPerSlot, 1, 4, 4},
+                                     {KernelVariant::kPerSlot, 3, 12, 4},
+                                     {KernelVariant::kPerSlot, 3, 12, 12}};
+  EXPECT_EQ(ExpandArms(*spec), expected);
 }
 
 TEST(ResolveSweepTest, TAndRepsHaveLowerBounds) {

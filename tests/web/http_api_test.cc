@@ -231,6 +231,54 @@ TEST_F(HttpApiTest, CompareAnswersInJsonAndRefusesMismatchedJobsNamingTheField) 
   EXPECT_THAT(mismatched->body, HasSubstr("hidden"));
 }
 
+TEST_F(HttpApiTest, QueryValuesKeepTheirOwnEqualsSignAndAreDecoded) {
+  Start();
+  FinishedJob();
+  const std::string cand = FinishedJob();
+  httplib::Result pasted = client_->Get("/api/v1/compare?base=label:team=perf&cand=" + cand);
+  httplib::Result encoded = client_->Get("/api/v1/compare?base=label%3Ateam%3Dperf&cand=" + cand);
+  ASSERT_TRUE(pasted);
+  ASSERT_TRUE(encoded);
+  EXPECT_EQ(pasted->status, 200) << pasted->body;
+  EXPECT_EQ(pasted->body, encoded->body);
+  const auto compared =
+      Json<v1::CompareJobsResponse>("/api/v1/compare?base=label:team=perf&cand=" + cand);
+  EXPECT_EQ(compared.method(), "too little history");
+  EXPECT_GE(compared.history_job_ids_size(), 1);
+  EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?label.team=p%65rf").jobs_size(), 2);
+}
+
+TEST_F(HttpApiTest, UnknownParametersAre400UnknownPaths404AndOtherMethods405InJson) {
+  Start();
+  for (const char* path : {"/api/v1/jobs?labels.commit=x", "/api/v1/info?verbose=1",
+                           "/api/v1/compare?base=job-1&cand=job-2&treshold=0.1"}) {
+    httplib::Result res = client_->Get(path);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 400) << path;
+    EXPECT_THAT(res->body, HasSubstr("not a parameter of this path")) << path;
+  }
+  httplib::Result misspelt = client_->Get("/api/v1/jobs?labels.commit=x");
+  ASSERT_TRUE(misspelt);
+  EXPECT_THAT(misspelt->body, HasSubstr("labels.commit"));
+  EXPECT_THAT(misspelt->body, HasSubstr("label.KEY"));
+  httplib::Result unknown = client_->Get("/api/v2/jobs");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(unknown->get_header_value("Content-Type"), "application/json");
+  EXPECT_THAT(unknown->body, HasSubstr("/api/v2/jobs: no such path"));
+  httplib::Result post = client_->Post("/api/v1/jobs", "{}", "application/json");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 405);
+  EXPECT_EQ(post->get_header_value("Allow"), "GET, HEAD");
+  EXPECT_THAT(post->body, HasSubstr("POST /api/v1/jobs: not allowed"));
+  httplib::Result post_unknown = client_->Post("/nowhere", "", "text/plain");
+  ASSERT_TRUE(post_unknown);
+  EXPECT_EQ(post_unknown->status, 404);
+  httplib::Result del = client_->Delete("/api/v1/jobs/job-1");
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 405);
+}
+
 TEST_F(HttpApiTest, MetricsAreValidPrometheusText) {
   Start();
   FinishedJob();

@@ -1,0 +1,57 @@
+#include "server/web/query_params.h"
+
+#include <httplib.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace gpuprobe {
+
+QueryParams QueryParams::Parse(absl::string_view target) {
+  QueryParams query;
+  const size_t mark = target.find('?');
+  if (mark == absl::string_view::npos) return query;
+  for (absl::string_view pair : absl::StrSplit(target.substr(mark + 1), '&', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    query.pairs_.emplace_back(
+        httplib::detail::decode_url(std::string(kv.first.data(), kv.first.size()), true),
+        httplib::detail::decode_url(std::string(kv.second.data(), kv.second.size()), true));
+  }
+  return query;
+}
+
+absl::Status QueryParams::AllowOnly(std::initializer_list<absl::string_view> names,
+                                    std::initializer_list<absl::string_view> prefixes) const {
+  for (const auto& [name, value] : pairs_) {
+    bool known = false;
+    for (absl::string_view n : names) known = known || name == n;
+    for (absl::string_view p : prefixes) known = known || absl::StartsWith(name, p);
+    if (known) continue;
+    std::vector<std::string> taken(names.begin(), names.end());
+    for (absl::string_view p : prefixes) taken.push_back(absl::StrCat(p, "KEY"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": not a parameter of this path; it takes ",
+                     taken.empty() ? std::string("none") : absl::StrJoin(taken, ", ")));
+  }
+  return absl::OkStatus();
+}
+
+std::optional<std::string> QueryParams::First(absl::string_view name) const {
+  for (const auto& [n, value] : pairs_) {
+    if (n == name) return value;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> QueryParams::All(absl::string_view name) const {
+  std::vector<std::string> values;
+  for (const auto& [n, value] : pairs_) {
+    if (n == name) values.push_back(value);
+  }
+  return values;
+}
+
+}  // namespace gpuprobe
