@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# Installs the dependencies and builds everything (binaries and tests) into build/.
+# Installs the dependencies and builds into build/ with the `release` preset.
+#   deploy/build.sh          everything: binaries and tests (the test command's build)
+#   deploy/build.sh daemon   gpuprobed, gpuprobe and the bench tools only, without the tests'
+#                            packages (the demo's build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deploy/install-deps.sh
-cmake --preset release >/dev/null
+case "${1:-all}" in
+  all) deploy/install-deps.sh test; tests=ON ;;
+  daemon) deploy/install-deps.sh build; tests=OFF ;;
+  *) echo "usage: $0 [all|daemon]" >&2; exit 2 ;;
+esac
+cmake --preset release -DGPUPROBE_BUILD_TESTS=$tests >/dev/null
 cmake --build --preset release -j"$(nproc)"

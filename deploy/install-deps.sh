@@ -1,25 +1,44 @@
 #!/usr/bin/env bash
-# Installs every Debian package that gpuprobe's build, tests and demo need. Idempotent: when all
-# are present it only checks (well under a second) and installs nothing.
+# Installs the Debian packages that gpuprobe needs, by purpose:
+#   deploy/install-deps.sh build   building and running gpuprobed and gpuprobe (the demo)
+#   deploy/install-deps.sh test    that, and what the tests need (the test command)
+# Idempotent: when all are present it only checks (well under a second) and installs nothing.
+# A package paired with a command (`npm:npm`) is skipped where that command already exists (a
+# Node.js from another source brings its own npm, which Debian's npm package conflicts with).
+# kubectl is not in Debian 12: the test that needs it runs where it is installed and says it is
+# skipped elsewhere.
 set -euo pipefail
 
-packages=(
+build=(
   g++ cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libspdlog-dev libsqlite3-dev
-  libgtest-dev libgmock-dev
+  libabsl-dev libspdlog-dev libsqlite3-dev libpq-dev
   libcpp-httplib-dev
-  chromium
-  patchelf python3-numpy grpc-proto openssl
-  systemd
-  postgresql-15 libpq-dev
-  nodejs kubectl
+)
+test=(
+  libgtest-dev libgmock-dev grpc-proto
+  chromium        # the dashboard's browser tests
+  postgresql-15   # the fleet's store
+  systemd         # systemd-analyze verify of the unit
+  openssl         # certificates for the TLS tests
+  patchelf        # deploy/make-bundle.sh
+  python3-numpy   # tests/offline/verify_dump.py
+  nodejs:node npm:npm  # the Kubernetes manifests' schema check
 )
 
+case "${1:-}" in
+  build) wanted=("${build[@]}") ;;
+  test) wanted=("${build[@]}" "${test[@]}") ;;
+  *) echo "usage: $0 build|test" >&2; exit 2 ;;
+esac
+
 missing=()
-for p in "${packages[@]}"; do
-  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+for entry in "${wanted[@]}"; do
+  package=${entry%%:*}
+  command=${entry#*:}
+  [[ "$command" != "$entry" ]] && command -v "$command" >/dev/null && continue
+  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$package")
 done
 if ((${#missing[@]} == 0)); then
   exit 0

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster in a directory, for the fleet's tests and for trying a fleet on
 # one machine (Debian's postgresql-15; deploy/install-deps.sh installs it).
-#   deploy/local-postgres.sh start DIR   initdb (unless DIR holds a cluster already) + start;
-#                                        prints the --store URL on stdout
+#   deploy/local-postgres.sh start DIR   initdb (unless DIR holds a cluster already) + start
+#                                        (unless it runs already); prints the --store URL on
+#                                        stdout, and nothing there if it fails (exit 1)
 #   deploy/local-postgres.sh stop DIR    stops it (DIR stays: start it again, or remove it)
 # The server listens on a Unix socket in DIR only (no TCP port to collide with), trusts local
 # connections and runs with fsync off: never for data you keep. As root, the cluster runs as the
@@ -36,7 +37,9 @@ case "$command" in
       cat "$dir/initdb.log" >&2
       exit 1
     fi
-    if ! as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+    if as_owner "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
+      :  # running since an earlier start
+    elif ! as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
         -o "-c listen_addresses='' -k $dir -c fsync=off -c max_connections=400" start >/dev/null; then
       cat "$dir/server.log" >&2
       exit 1

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source deploy/await-daemon.sh
-deploy/build.sh >/dev/null
+deploy/build.sh daemon >/dev/null
 bin=build
 
 workdir=$(mktemp -d)

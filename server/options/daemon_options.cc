@@ -232,6 +232,15 @@ absl::StatusOr<DaemonOptions> ParseDaemonOptions(int argc, char** argv) {
   // --probe-command NAME=PATH, as often as it is given (taken out before the flags are parsed).
   std::vector<std::string> probe_commands = TakeRepeatedFlag(args, "probe_command");
   RETURN_IF_ERROR(CheckFlagArguments(args));
+  // `--store "$store"` with an unset variable must not fall back to SQLite unnoticed.
+  std::vector<char*> scanned = args;
+  for (const std::string& store : TakeRepeatedFlag(scanned, "store")) {
+    if (store.empty()) {
+      return Invalid(
+          "store: given but empty (an unset variable?); leave --store out for SQLite in "
+          "--data-dir");
+    }
+  }
   absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   return FromFlags(std::move(probe_commands));
 }

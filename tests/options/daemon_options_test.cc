@@ -77,6 +77,12 @@ TEST_F(DaemonOptionsTest, TheStoreComesFromTheEnvironmentUnlessTheFlagNamesOne) 
   unsetenv("GPUPROBE_STORE");
 }
 
+TEST_F(DaemonOptionsTest, AnEmptyStoreGivenOnTheCommandLineIsRefusedNotTakenForSqlite) {
+  absl::StatusOr<DaemonOptions> empty = Parse({"--store", ""});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_THAT(empty.status().message(), HasSubstr("store: given but empty"));
+}
+
 TEST_F(DaemonOptionsTest, ProbeCommandsRepeatInOrderAndReachTheWorker) {
   absl::StatusOr<DaemonOptions> o = Parse({"--probe-command", "a=/bin/a,with,commas", "--backend",
                                            "cpu", "--probe-command=b=/bin/b", "--probe-commands",
