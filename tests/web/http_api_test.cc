@@ -87,6 +87,16 @@ class HttpApiTest : public testing::Test {
     return message;
   }
 
+  // Each path answers 400 with a body holding `says`.
+  void ExpectBadRequests(std::initializer_list<const char*> paths, const std::string& says) {
+    for (const char* path : paths) {
+      httplib::Result res = client_->Get(path);
+      ASSERT_TRUE(res) << path;
+      EXPECT_EQ(res->status, 400) << path;
+      EXPECT_THAT(res->body, HasSubstr(says)) << path;
+    }
+  }
+
   std::unique_ptr<JobManager> manager_;
   std::unique_ptr<HttpApi> http_;
   std::unique_ptr<httplib::Client> client_;
@@ -148,13 +158,9 @@ TEST_F(HttpApiTest, FiltersApplyAndBadParametersAre400UnknownJobs404) {
   EXPECT_EQ(
       Json<v1::ListJobsResponse>("/api/v1/jobs?created_before=2000-01-01T00:00:00Z").jobs_size(),
       0);
-  for (const char* bad : {"/api/v1/jobs?state=bogus", "/api/v1/jobs?created_after=yesterday",
-                          "/api/v1/jobs?page_size=0", "/api/v1/jobs?label.=x"}) {
-    httplib::Result res = client_->Get(bad);
-    ASSERT_TRUE(res);
-    EXPECT_EQ(res->status, 400) << bad;
-    EXPECT_THAT(res->body, HasSubstr("\"error\"")) << bad;
-  }
+  ExpectBadRequests({"/api/v1/jobs?state=bogus", "/api/v1/jobs?created_after=yesterday",
+                     "/api/v1/jobs?page_size=0", "/api/v1/jobs?label.=x"},
+                    "\"error\"");
   httplib::Result missing = client_->Get("/api/v1/jobs/job-999");
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
@@ -250,13 +256,9 @@ TEST_F(HttpApiTest, QueryValuesKeepTheirOwnEqualsSignAndAreDecoded) {
 
 TEST_F(HttpApiTest, UnknownParametersAre400UnknownPaths404AndOtherMethods405InJson) {
   Start();
-  for (const char* path : {"/api/v1/jobs?labels.commit=x", "/api/v1/info?verbose=1",
-                           "/api/v1/compare?base=job-1&cand=job-2&treshold=0.1"}) {
-    httplib::Result res = client_->Get(path);
-    ASSERT_TRUE(res);
-    EXPECT_EQ(res->status, 400) << path;
-    EXPECT_THAT(res->body, HasSubstr("not a parameter of this path")) << path;
-  }
+  ExpectBadRequests({"/api/v1/jobs?labels.commit=x", "/api/v1/info?verbose=1",
+                     "/api/v1/compare?base=job-1&cand=job-2&treshold=0.1"},
+                    "not a parameter of this path");
   httplib::Result misspelt = client_->Get("/api/v1/jobs?labels.commit=x");
   ASSERT_TRUE(misspelt);
   EXPECT_THAT(misspelt->body, HasSubstr("labels.commit"));
