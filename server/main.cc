@@ -291,7 +291,11 @@ int main(int argc, char** argv) {
   }
   // The device worker answered its hello before the manager started: ready, while the store
   // can write.
+  // The overall status ("") and the service's own name answer alike: SetServingStatus(bool)
+  // sets every service named so far.
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+  health->SetServingStatus(gpuprobe::v1::ProbeService::service_full_name(),
+                           (*manager)->StoreWritable());
   (*manager)->OnStoreHealth([health](bool writable) { health->SetServingStatus(writable); });
   health->SetServingStatus((*manager)->StoreWritable());
   spdlog::info("gpuprobed {} listening on {}:{} ({}, {})", GPUPROBE_VERSION, options.listen_host,

@@ -261,16 +261,20 @@ TEST_F(DaemonHardeningTest, AFullStoreFailsTheJobAndTurnsHealthToNotServing) {
 TEST_F(DaemonHardeningTest, HealthFollowsTheStoreWhileAnotherProcessHoldsItsWriteLock) {
   // Nobody submits: the daemon's own heartbeat (3 s, then the store's 5 s busy timeout) must
   // find that its store cannot write, and that it can again.
+  // The service's own name (as Kubernetes' grpc probe may ask for it) answers as the whole.
   using grpc::health::v1::HealthCheckResponse;
+  constexpr char kServiceName[] = "gpuprobe.v1.ProbeService";
   Start();
   AwaitHealth(HealthCheckResponse::SERVING, absl::Seconds(10));
   sqlite3* db = OpenStoreBehindTheDaemon();
   ASSERT_NE(db, nullptr);
   ASSERT_EQ(sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
   const absl::Duration down = AwaitHealth(HealthCheckResponse::NOT_SERVING, absl::Seconds(30));
+  EXPECT_EQ(testing_support::CheckHealth(server_, kServiceName), HealthCheckResponse::NOT_SERVING);
   EXPECT_EQ(sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
   const absl::Duration up = AwaitHealth(HealthCheckResponse::SERVING, absl::Seconds(15));
+  EXPECT_EQ(testing_support::CheckHealth(server_, kServiceName), HealthCheckResponse::SERVING);
   std::cerr << "NOT_SERVING after " << down << ", SERVING again after " << up << "\n";
   const std::string job = Submit();
   EXPECT_EQ(Cli({"wait", job, "--timeout", "60s"}).exit_code, 0);
