@@ -13,8 +13,12 @@
 namespace gpuprobe {
 
 void CheckPrinter::Cells(const std::vector<std::string>& cells) {
-  if (format_ == "tsv" || format_ == "csv") {
-    out_ << absl::StrJoin(cells, format_ == "tsv" ? "\t" : ",") << "\n" << std::flush;
+  if (format_ == "csv") {
+    out_ << CsvLine(cells) << std::flush;
+    return;
+  }
+  if (format_ == "tsv") {
+    out_ << absl::StrJoin(cells, "\t") << "\n" << std::flush;
     return;
   }
   static constexpr int kWidths[] = {8, 15, 3, 5, 10, 10, 10, 9, 6};
@@ -29,6 +33,7 @@ void CheckPrinter::Cells(const std::vector<std::string>& cells) {
 
 void CheckPrinter::Started(const v1::JobStarted& started) {
   generic_ = !started.probe().empty() && started.probe() != "moe-union";
+  sweep_ = started.sweep();
   if (format_ == "json") return;
   if (generic_) {
     if (format_ == "table") {
@@ -43,30 +48,46 @@ void CheckPrinter::Started(const v1::JobStarted& started) {
         "outputs poisoned with NaN, compared with the float64 reference\n",
         started.device(), s.seed(), s.experts(), s.hidden(), s.ff(), s.selected());
   }
+  if (format_ == "csv") {
+    Cells({"job_id", "probe", "labels", "experts", "hidden", "ff", "selected", "seed", "variant", "kernel", "t", "union_size", "max_rel_error",
+           "mean_rel_error", "norm_rel_error", "unwritten", "passed", "detail"});
+    return;
+  }
   Cells({"variant", "kernel", "t", "union", "max_rel", "mean_rel", "norm_rel", "unwritten",
          "result"});
 }
 
 void CheckPrinter::Check(const v1::KernelCheck& c) {
   if (format_ == "json") {
-    out_ << ProtoJson(c) << "\n" << std::flush;
+    v1::KernelCheck stamped = c;  // a daemon before job_id and seed left them unset
+    if (stamped.job_id().empty()) stamped.set_job_id(job_.job_id);
+    if (!generic_ && stamped.seed() == 0) stamped.set_seed(sweep_.seed());
+    out_ << ProtoJson(stamped) << "\n" << std::flush;
     return;
   }
   if (generic_) {
     std::vector<std::string> header = {"kernel"}, cells = {c.kernel()};
+    if (format_ == "csv") {
+      header = {"job_id", "probe", "labels", "kernel"};
+      cells = {job_.job_id, job_.probe, job_.labels, c.kernel()};
+    }
     for (const v1::AxisValue& a : c.axes()) {
       header.push_back(a.name());
       cells.push_back(a.has_int_value() ? absl::StrCat(a.int_value()) : a.text_value());
     }
-    header.insert(header.end(), {"result", "detail"});
-    cells.insert(cells.end(), {c.passed() ? "pass" : "FAIL", c.detail()});
+    header.insert(header.end(), {format_ == "csv" ? "passed" : "result", "detail"});
+    cells.insert(cells.end(), {format_ == "csv" ? (c.passed() ? "true" : "false")
+                                                : (c.passed() ? "pass" : "FAIL"),
+                               c.detail()});
     if (format_ == "csv") {
-      for (std::string& cell : cells) cell = CsvField(cell);
+      if (!generic_header_printed_) out_ << CsvLine(header);
+      out_ << CsvLine(cells) << std::flush;
+    } else {
+      const std::string sep = format_ == "tsv" ? "\t" : "  ";
+      if (!generic_header_printed_) out_ << absl::StrJoin(header, sep) << "\n";
+      out_ << absl::StrJoin(cells, sep) << "\n" << std::flush;
     }
-    const std::string sep = format_ == "csv" ? "," : format_ == "tsv" ? "\t" : "  ";
-    if (!generic_header_printed_) out_ << absl::StrJoin(header, sep) << "\n";
     generic_header_printed_ = true;
-    out_ << absl::StrJoin(cells, sep) << "\n" << std::flush;
     return;
   }
   if (format_ == "table" && !criteria_printed_) {
@@ -75,6 +96,15 @@ void CheckPrinter::Check(const v1::KernelCheck& c) {
         "against that 1%%), norm_rel <= %.0e\n",
         c.tolerance(), c.norm_tolerance());
     criteria_printed_ = true;
+  }
+  if (format_ == "csv") {
+    Cells({job_.job_id, job_.probe, job_.labels, absl::StrCat(sweep_.experts()),
+           absl::StrCat(sweep_.hidden()), absl::StrCat(sweep_.ff()),
+           absl::StrCat(sweep_.selected()), absl::StrCat(sweep_.seed()), VariantName(c.variant()), c.kernel(), absl::StrCat(c.t()),
+           absl::StrCat(c.union_size()), CsvNumber(c.max_rel_error()),
+           CsvNumber(c.mean_rel_error()), CsvNumber(c.norm_rel_error()),
+           absl::StrCat(c.unwritten()), c.passed() ? "true" : "false", c.detail()});
+    return;
   }
   Cells({VariantName(c.variant()), c.kernel(), absl::StrCat(c.t()), absl::StrCat(c.union_size()),
          absl::StrFormat("%.2e", c.max_rel_error()), absl::StrFormat("%.2e", c.mean_rel_error()),

@@ -8,9 +8,12 @@
 #include "client/artifact_download.h"
 #include "client/check_printer.h"
 #include "client/exit_codes.h"
+#include "client/interrupt.h"
+#include "client/job_identity.h"
 #include "client/job_stream.h"
 #include "client/sweep_printer.h"
 #include "client/sweep_request_flags.h"
+#include "common/proto_json.h"
 
 ABSL_DECLARE_FLAG(std::string, dump);
 
@@ -26,9 +29,18 @@ int SweepCommand(const ClientContext& context) {
   grpc::ClientContext rpc;
   context.Prepare(rpc);
   std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Run(&rpc, *request);
+  CancelOnInterrupt cancel(context, rpc);
   SweepPrinter& p = **printer;
   return StreamJob(context, *stream,
-                   {.started = [&](const v1::JobStarted& e) { p.Started(e); },
+                   {.accepted =
+                        [&](const v1::JobAccepted& e) {
+                          TellAccepted(e);
+                          cancel.Known(e.job_id());
+                          p.Identify({.job_id = e.job_id(),
+                                      .probe = "moe-union",
+                                      .labels = LabelsText(request->labels())});
+                        },
+                    .started = [&](const v1::JobStarted& e) { p.Started(e); },
                     .row = [&](const v1::Row& e) { p.Row(e); },
                     .finished = [&](const v1::JobFinished& e) { p.Finished(e); }});
 }
@@ -45,11 +57,20 @@ int CheckCommand(const ClientContext& context) {
   grpc::ClientContext rpc;
   context.Prepare(rpc);
   std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Check(&rpc, *request);
+  CancelOnInterrupt cancel(context, rpc);
   CheckPrinter& p = **printer;
   std::string job_id;
   const int exit_code =
       StreamJob(context, *stream,
-                {.accepted = [&](const v1::JobAccepted& e) { job_id = e.job_id(); },
+                {.accepted =
+                     [&](const v1::JobAccepted& e) {
+                       job_id = e.job_id();
+                       TellAccepted(e);
+                       cancel.Known(job_id);
+                       p.Identify({.job_id = job_id,
+                                   .probe = "moe-union",
+                                   .labels = LabelsText(request->labels())});
+                     },
                  .started = [&](const v1::JobStarted& e) { p.Started(e); },
                  .check = [&](const v1::KernelCheck& e) { p.Check(e); },
                  .finished = [&](const v1::JobFinished& e) { p.Finished(e); }});
@@ -60,6 +81,10 @@ int CheckCommand(const ClientContext& context) {
 }
 
 int InfoCommand(const ClientContext& context) {
+  if (context.format == "csv" || context.format == "tsv") {
+    return UsageError(absl::InvalidArgumentError(absl::StrFormat(
+        "--format: info prints table or json, not %s (no rows to tabulate)", context.format)));
+  }
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
   context.Prepare(rpc);
@@ -67,6 +92,10 @@ int InfoCommand(const ClientContext& context) {
   v1::ServerInfo info;
   const grpc::Status status = stub->GetServerInfo(&rpc, v1::GetServerInfoRequest(), &info);
   if (!status.ok()) return ReportRpcError(context, status);
+  if (context.format == "json") {  // protobuf's JSON mapping of gpuprobe.v1.ServerInfo
+    std::cout << ProtoJson(info) << "\n";
+    return kExitOk;
+  }
   const v1::DeviceDetails& d = info.details();
   std::cout << absl::StrFormat(
       "server       %s\nversion      %s\nbackend      %s\ndevice       %s\nmemory       "

@@ -1,7 +1,6 @@
 // The commands that manage queued jobs: submit, wait, watch, jobs, show, cancel.
 #include <iostream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -11,12 +10,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "client/commands.h"
 #include "client/exit_codes.h"
+#include "client/csv.h"
+#include "client/job_identity.h"
 #include "client/job_printers.h"
+#include "client/progress_line.h"
 #include "client/job_stream.h"
 #include "client/probe_commands.h"
 #include "client/proto_names.h"
@@ -72,15 +73,6 @@ std::string TelemetryLine(const v1::TelemetrySummary& t) {
       foreign.empty() ? "none" : absl::StrJoin(foreign, ", "));
 }
 
-std::string Labels(const v1::Job& job) {
-  const auto& labels =
-      job.request().has_check() ? job.request().check().labels() : job.request().sweep().labels();
-  std::vector<std::string> parts;
-  for (const auto& [k, v] : labels) parts.push_back(k + "=" + v);
-  std::sort(parts.begin(), parts.end());
-  return absl::StrJoin(parts, ",");
-}
-
 grpc::Status FetchJob(const ClientContext& context, v1::ProbeService::Stub& stub,
                       const std::string& job_id, v1::Job* job) {
   grpc::ClientContext rpc;
@@ -88,6 +80,23 @@ grpc::Status FetchJob(const ClientContext& context, v1::ProbeService::Stub& stub
   v1::GetJobRequest request;
   request.set_job_id(job_id);
   return stub.GetJob(&rpc, request, job);
+}
+
+// submit's, wait's and cancel's stdout: json the job's record (protobuf's JSON mapping of
+// gpuprobe.v1.Job, as `jobs` prints each); csv a header and job_id, state, error_message; tsv
+// job_id and state; table the id alone (submit's last line; wait prints nothing there).
+void PrintJobState(const std::string& format, const v1::Job& job) {
+  if (format == "json") {
+    std::cout << ProtoJson(job) << "\n" << std::flush;
+  } else if (format == "csv") {
+    std::cout << CsvLine({"job_id", "state", "error_message"})
+              << CsvLine({job.id(), StateName(job.state()), job.error_message()}) << std::flush;
+  } else if (format == "tsv") {
+    std::cout << "job_id\tstate\n" << job.id() << "\t" << StateName(job.state()) << "\n"
+              << std::flush;
+  } else {
+    std::cout << job.id() << "\n" << std::flush;
+  }
 }
 
 bool IsEnded(v1::JobState state) {
@@ -125,11 +134,16 @@ int SubmitCommand(const ClientContext& context) {
   v1::Job job;
   const grpc::Status status = stub->Submit(&rpc, request, &job);
   if (!status.ok()) return ReportRpcError(context, status);
-  std::cerr << absl::StrFormat("job %s %s, %d ahead\n", job.id(), StateName(job.state()),
-                               job.queue_position());
+  std::cerr << absl::StrFormat("gpuprobe: job %s %s, %d ahead\n", job.id(),
+                               StateName(job.state()), job.queue_position());
   if (!job.waiting_reason().empty()) std::cerr << "note: " << job.waiting_reason() << "\n";
-  std::cout << job.id() << "\n" << std::flush;
-  return absl::GetFlag(FLAGS_wait) ? WaitCommand(context, job.id()) : kExitOk;
+  // With --wait, a script reads one record: the ended job's (the table keeps the id here).
+  if (!absl::GetFlag(FLAGS_wait)) {
+    PrintJobState(context.format, job);
+    return kExitOk;
+  }
+  if (context.format == "table") PrintJobState(context.format, job);
+  return WaitCommand(context, job.id());
 }
 
 int WaitCommand(const ClientContext& context, const std::string& job_id) {
@@ -149,9 +163,17 @@ int WaitCommand(const ClientContext& context, const std::string& job_id) {
   std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Watch(&rpc, request);
   std::optional<v1::JobFinished> finished;
   v1::JobEvent event;
-  while (stream->Read(&event)) {
-    if (event.has_finished()) finished = event.finished();
-    if (event.has_ending()) TellEnding(job_id, event.ending());
+  {
+    ProgressLine progress;
+    progress.Show(absl::StrFormat("job %s: waiting for it", job_id));
+    while (stream->Read(&event)) {
+      if (event.has_finished()) finished = event.finished();
+      if (event.has_progress()) progress.Show(ProgressText(job_id, event.progress()));
+      if (event.has_ending()) {
+        progress.Clear();
+        TellEnding(job_id, event.ending());
+      }
+    }
   }
   const grpc::Status status = stream->Finish();
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
@@ -175,6 +197,15 @@ int WaitCommand(const ClientContext& context, const std::string& job_id) {
     std::cerr << "gpuprobe: job " << job_id << " " << StateName(finished->state()) << ": "
               << finished->error_message() << "\n";
   }
+  if (context.format != "table") {
+    v1::Job job;
+    if (!FetchJob(context, *stub, job_id, &job).ok()) {  // the end as the stream told it
+      job.set_id(job_id);
+      job.set_state(finished->state());
+      job.set_error_message(finished->error_message());
+    }
+    PrintJobState(context.format, job);
+  }
   return ExitCodeOf(finished->state());
 }
 
@@ -190,34 +221,10 @@ int WatchCommand(const ClientContext& context, const std::string& job_id) {
   request.set_job_id(job_id);
   request.set_all_attempts(absl::GetFlag(FLAGS_all_attempts));
   absl::StatusOr<JobPrinter> printer =
-      JobPrinter::For(context.format, std::cout, job.probe(), job.check());
+      JobPrinter::For(context.format, std::cout, IdentityOf(job), job.check());
   if (!printer.ok()) return UsageError(printer.status());
   std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Watch(&rpc, request);
-  return StreamJob(context, *stream, printer->Handlers());
-}
-
-// One CSV field, quoted, its quotes doubled.
-std::string CsvField(const std::string& text) {
-  return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}), "\"");
-}
-
-// csv `show`: the record's columns lead every line of the rows' CSV (`rows_csv`, header first),
-// so that the one stream carries both; a job without rows gives the record's columns alone.
-void PrintCsvWithRecord(const v1::Job& job, const std::string& rows_csv) {
-  const std::string header =
-      "job,job_state,job_submitter,job_attempts,job_device,job_error,job_telemetry";
-  const std::string record = absl::StrJoin(
-      {CsvField(job.id()), CsvField(StateName(job.state())), CsvField(job.submitter()),
-       absl::StrCat(job.attempts()), CsvField(job.device()), CsvField(job.error_message()),
-       CsvField(job.has_telemetry() ? TelemetryLine(job.telemetry()) : "")},
-      ",");
-  const std::vector<std::string> lines = absl::StrSplit(rows_csv, '\n', absl::SkipEmpty());
-  if (lines.empty()) {
-    std::cout << header << "\n" << record << "\n";
-    return;
-  }
-  std::cout << header << "," << lines[0] << "\n";
-  for (size_t i = 1; i < lines.size(); ++i) std::cout << record << "," << lines[i] << "\n";
+  return StreamJob(context, *stream, printer->Handlers(), job_id);
 }
 
 int ShowCommand(const ClientContext& context, const std::string& job_id) {
@@ -227,11 +234,11 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
     return ReportRpcError(context, s);
   }
   // json: the record is the stream's first line ({"job": ...}), the rows follow, one per line;
-  // csv: the record's columns lead every row; table and tsv keep stdout for the rows (tsv is the
-  // seed's table) and tell people the record on stderr.
+  // csv, table and tsv keep stdout for the rows (csv's schema is sweep's, tsv the seed's table)
+  // and tell people the record on stderr.
   if (context.format == "json") {
     std::cout << "{\"job\":" << ProtoJson(job) << "}\n";
-  } else if (context.format != "csv") {
+  } else {
     std::cerr << absl::StrFormat(
         "job %s: %s | submitted %s by %s | started %s | finished %s | attempts %d | device "
         "%s%s%s%s%s\n",
@@ -249,7 +256,6 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
   v1::WatchRequest watch;
   watch.set_job_id(job_id);
   if (job.state() == v1::JOB_STATE_QUEUED || job.state() == v1::JOB_STATE_RUNNING) {
-    if (context.format == "csv") PrintCsvWithRecord(job, "");
     std::cerr << "the job has not ended; `gpuprobe watch " << job_id << "` follows it\n";
     return kExitOk;
   }
@@ -265,16 +271,13 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
   if (const grpc::Status status = stream->Finish(); !status.ok()) {
     return ReportRpcError(context, status);
   }
-  std::ostringstream csv;
-  std::ostream& out = context.format == "csv" ? csv : std::cout;
   absl::StatusOr<JobPrinter> printer =
-      JobPrinter::For(context.format, out, job.probe(), job.check());
+      JobPrinter::For(context.format, std::cout, IdentityOf(job), job.check());
   if (!printer.ok()) return UsageError(printer.status());
   for (const v1::JobEvent& e : events) {
     if (e.attempt() != last_attempt && !e.has_finished()) continue;
     printer->Print(e);
   }
-  if (context.format == "csv") PrintCsvWithRecord(job, csv.str());
   return ExitCodeOf(job.state());
 }
 
@@ -307,21 +310,16 @@ int JobsCommand(const ClientContext& context) {
     return kExitOk;
   }
   if (context.format == "csv" || context.format == "tsv") {
-    const char* sep = context.format == "csv" ? "," : "\t";
-    // CSV quotes every field (labels hold commas); TSV fields hold no tabs.
-    auto field = [&](const std::string& v) {
-      return context.format == "csv" ? "\"" + absl::StrReplaceAll(v, {{"\"", "\"\""}}) + "\"" : v;
+    auto line = [&](const std::vector<std::string>& cells) {
+      return context.format == "csv" ? CsvLine(cells) : absl::StrJoin(cells, "\t") + "\n";
     };
-    std::cout << absl::StrJoin(
-                     {"job", "state", "submitted", "results", "attempts", "labels", "host"}, sep)
-              << "\n";
+    std::cout << line({"job_id", "state", "submitted", "results", "attempts", "labels", "host",
+                       "probe"});
     for (const v1::Job& job : response.jobs()) {
-      std::cout << absl::StrJoin(
-                       {field(job.id()), field(StateName(job.state())),
-                        field(When(job.created_at())), absl::StrCat(job.results()),
-                        absl::StrCat(job.attempts()), field(Labels(job)), field(job.host())},
-                       sep)
-                << "\n";
+      const JobIdentity identity = IdentityOf(job);
+      std::cout << line({job.id(), StateName(job.state()), When(job.created_at()),
+                         absl::StrCat(job.results()), absl::StrCat(job.attempts()),
+                         identity.labels, job.host(), identity.probe});
     }
     return kExitOk;
   }
@@ -331,7 +329,7 @@ int JobsCommand(const ClientContext& context) {
     std::cout << absl::StrFormat("%-12s %-10s %-19s %7d %8d %-12s %s\n", job.id(),
                                  StateName(job.state()), When(job.created_at()), job.results(),
                                  job.attempts(), job.host().empty() ? "-" : job.host(),
-                                 Labels(job));
+                                 IdentityOf(job).labels);
   }
   return kExitOk;
 }
@@ -345,6 +343,10 @@ int CancelCommand(const ClientContext& context, const std::string& job_id) {
   v1::Job job;
   if (grpc::Status s = stub->CancelJob(&rpc, request, &job); !s.ok()) {
     return ReportRpcError(context, s);
+  }
+  if (context.format != "table") {
+    PrintJobState(context.format, job);
+    return kExitOk;
   }
   std::cout << absl::StrFormat("job %s: %s\n", job.id(),
                                job.state() == v1::JOB_STATE_RUNNING

@@ -3,20 +3,23 @@
 namespace gpuprobe {
 
 absl::StatusOr<JobPrinter> JobPrinter::For(const std::string& format, std::ostream& out,
-                                           const std::string& probe, bool check) {
+                                           const JobIdentity& job, bool check) {
   JobPrinter p;
   if (check) {
     absl::StatusOr<std::unique_ptr<CheckPrinter>> checks = MakeCheckPrinter(format, out);
     if (!checks.ok()) return checks.status();
     p.checks_ = *std::move(checks);
-  } else if (probe.empty() || probe == "moe-union") {
+    p.checks_->Identify(job);
+  } else if (job.probe.empty() || job.probe == "moe-union") {
     absl::StatusOr<std::unique_ptr<SweepPrinter>> rows = MakeSweepPrinter(format, out);
     if (!rows.ok()) return rows.status();
     p.rows_ = *std::move(rows);
+    p.rows_->Identify(job);
   } else {
     // The formats are the sweep printer's; it names a bad one.
     if (absl::Status s = MakeSweepPrinter(format, out).status(); !s.ok()) return s;
     p.results_ = std::make_unique<ResultPrinter>(format, out);
+    p.results_->Identify(job);
   }
   return p;
 }

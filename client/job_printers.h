@@ -2,7 +2,7 @@
 // seed's table in tsv), any probe's checks (CheckPrinter), every other probe's generic results
 // (ResultPrinter).
 //
-//   ASSIGN_OR_RETURN(JobPrinter printer, JobPrinter::For("table", std::cout, job.probe(),
+//   ASSIGN_OR_RETURN(JobPrinter printer, JobPrinter::For("table", std::cout, IdentityOf(job),
 //                                                       job.check()));
 //   StreamJob(context, *stream, printer.Handlers());
 #pragma once
@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/check_printer.h"
+#include "client/job_identity.h"
 #include "client/job_stream.h"
 #include "client/result_printer.h"
 #include "client/sweep_printer.h"
@@ -23,7 +24,7 @@ class JobPrinter {
  public:
   // INVALID_ARGUMENT for an unknown format.
   static absl::StatusOr<JobPrinter> For(const std::string& format, std::ostream& out,
-                                        const std::string& probe, bool check);
+                                        const JobIdentity& job, bool check);
 
   // Handlers that print the job's started, results and finished events.
   EventHandlers Handlers();

@@ -1,7 +1,5 @@
 #include "client/job_stream.h"
 
-#include <unistd.h>
-
 #include <iostream>
 #include <optional>
 #include <string>
@@ -9,34 +7,16 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "client/exit_codes.h"
+#include "client/progress_line.h"
 #include "client/proto_names.h"
 #include "common/daemon_unavailable.h"
 
 namespace gpuprobe {
-namespace {
 
-// "\r" rewrites one stderr line while the job runs; Clear() erases it before rows print.
-class ProgressLine {
- public:
-  ProgressLine() : enabled_(isatty(STDERR_FILENO) == 1) {}
-
-  void Show(const std::string& text) {
-    if (!enabled_) return;
-    std::cerr << "\r\033[K" << text << std::flush;
-    shown_ = true;
-  }
-  void Clear() {
-    if (!shown_) return;
-    std::cerr << "\r\033[K" << std::flush;
-    shown_ = false;
-  }
-
- private:
-  const bool enabled_;
-  bool shown_ = false;
-};
-
-}  // namespace
+void TellAccepted(const v1::JobAccepted& accepted) {
+  std::cerr << absl::StrFormat("gpuprobe: job %s queued, %d ahead\n", accepted.job_id(),
+                               accepted.queue_position());
+}
 
 void TellEnding(const std::string& job_id, const v1::JobEnding& ending) {
   std::cerr << "gpuprobe: job " << job_id << " " << StateName(ending.finished().state()) << ", but "
@@ -61,10 +41,9 @@ int ReportRpcError(const ClientContext& context, const grpc::Status& status) {
 }
 
 int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& stream,
-              const EventHandlers& on) {
+              const EventHandlers& on, const std::string& known_job_id) {
   ProgressLine progress;
-  int arms = 0, results = 0;
-  std::string job_id;
+  std::string job_id = known_job_id;
   std::optional<v1::JobFinished> finished;
   v1::JobEvent event;
   while (stream.Read(&event)) {
@@ -72,32 +51,24 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
       case v1::JobEvent::kAccepted:
         job_id = event.accepted().job_id();
         on.accepted(event.accepted());
-        progress.Show(
-            absl::StrFormat("job %s queued, %d ahead", job_id, event.accepted().queue_position()));
+        progress.Show(absl::StrFormat("job %s queued", job_id));
         break;
       case v1::JobEvent::kStarted:
-        arms = event.started().arms_size() > 0 ? event.started().arms_size()
-                                               : event.started().sweep().arms_size();
         progress.Clear();
         on.started(event.started());
         break;
       case v1::JobEvent::kProgress:
-        progress.Show(absl::StrFormat("job %s: rep %d/%d, arms done %d/%d, %.1f s", job_id,
-                                      event.progress().reps_done(), event.progress().reps_total(),
-                                      results, arms, event.progress().elapsed_s()));
+        progress.Show(ProgressText(job_id, event.progress()));
         break;
       case v1::JobEvent::kRow:
         progress.Clear();
-        ++results;
         on.row(event.row());
         break;
       case v1::JobEvent::kCheck:
-        ++results;
         on.check(event.check());
         break;
       case v1::JobEvent::kResult:
         progress.Clear();
-        ++results;
         on.result(event.result());
         break;
       case v1::JobEvent::kFinished:

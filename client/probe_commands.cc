@@ -5,7 +5,10 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/csv.h"
 #include "client/exit_codes.h"
+#include "client/interrupt.h"
+#include "client/job_identity.h"
 #include "client/job_printers.h"
 #include "client/job_stream.h"
 #include "client/sweep_request_flags.h"
@@ -60,16 +63,13 @@ int ProbesCommand(const ClientContext& context) {
     return kExitOk;
   }
   if (context.format == "csv" || context.format == "tsv") {
-    const std::string sep = context.format == "csv" ? "," : "\t";
-    std::cout << absl::StrJoin({"probe", "param", "type", "default", "limits"}, sep) << "\n";
+    auto line = [&](const std::vector<std::string>& cells) {
+      return context.format == "csv" ? CsvLine(cells) : absl::StrJoin(cells, "\t") + "\n";
+    };
+    std::cout << line({"probe", "param", "type", "default", "limits"});
     for (const v1::ProbeInfo& probe : list.probes()) {
       for (const v1::ProbeParam& p : probe.params()) {
-        std::vector<std::string> cells = {probe.name(), p.name(), p.type(), p.default_value(),
-                                          p.limits()};
-        if (context.format == "csv") {
-          for (std::string& c : cells) c = "\"" + c + "\"";
-        }
-        std::cout << absl::StrJoin(cells, sep) << "\n";
+        std::cout << line({probe.name(), p.name(), p.type(), p.default_value(), p.limits()});
       }
     }
     return kExitOk;
@@ -93,9 +93,6 @@ int ProbesCommand(const ClientContext& context) {
 int RunCommand(const ClientContext& context, const std::string& probe) {
   absl::StatusOr<v1::ProbeRequest> request = ProbeRequestFromFlags(probe, context.params);
   if (!request.ok()) return UsageError(request.status());
-  absl::StatusOr<JobPrinter> printer =
-      JobPrinter::For(context.format, std::cout, probe, request->check());
-  if (!printer.ok()) return UsageError(printer.status());
   auto stub = v1::ProbeService::NewStub(context.channel);
   v1::SubmitRequest submit;
   *submit.mutable_probe() = *std::move(request);
@@ -108,14 +105,19 @@ int RunCommand(const ClientContext& context, const std::string& probe) {
       return ReportRpcError(context, s);
     }
   }
-  std::cerr << absl::StrFormat("job %s (%s%s) queued, %d ahead\n", job.id(), job.probe(),
-                               job.check() ? " check" : "", job.queue_position());
+  std::cerr << absl::StrFormat("gpuprobe: job %s (%s%s) queued, %d ahead\n", job.id(),
+                               job.probe(), job.check() ? " check" : "", job.queue_position());
+  absl::StatusOr<JobPrinter> printer =
+      JobPrinter::For(context.format, std::cout, IdentityOf(job), job.check());
+  if (!printer.ok()) return UsageError(printer.status());
   grpc::ClientContext rpc;
   context.Prepare(rpc);
   v1::WatchRequest watch;
   watch.set_job_id(job.id());
   std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Watch(&rpc, watch);
-  return StreamJob(context, *stream, printer->Handlers());
+  CancelOnInterrupt cancel(context, rpc);
+  cancel.Known(job.id());
+  return StreamJob(context, *stream, printer->Handlers(), job.id());
 }
 
 }  // namespace gpuprobe

@@ -16,7 +16,8 @@ std::string AxisCell(const v1::AxisValue& a) {
   return a.has_int_value() ? absl::StrCat(a.int_value()) : a.text_value();
 }
 
-std::string Number(double v) { return absl::StrFormat("%.6g", v); }
+// Six significant digits for people; csv's numbers in full.
+std::string Number(double v, bool csv) { return csv ? CsvNumber(v) : absl::StrFormat("%.6g", v); }
 
 std::string WithUnit(const std::string& name, const std::string& unit) {
   return unit.empty() ? name : absl::StrCat(name, " (", unit, ")");
@@ -24,6 +25,7 @@ std::string WithUnit(const std::string& name, const std::string& unit) {
 
 std::vector<std::string> Header(const v1::Result& r, bool csv) {
   std::vector<std::string> cells;
+  if (csv) cells = {"job_id", "probe", "labels"};
   for (const v1::AxisValue& a : r.axes()) cells.push_back(a.name());
   for (const v1::MetricStats& m : r.metrics()) {
     if (csv) {
@@ -42,26 +44,27 @@ std::vector<std::string> Header(const v1::Result& r, bool csv) {
   return cells;
 }
 
-std::vector<std::string> Cells(const v1::Result& r, bool csv) {
+std::vector<std::string> Cells(const JobIdentity& job, const v1::Result& r, bool csv) {
   std::vector<std::string> cells;
+  if (csv) cells = {job.job_id, job.probe, job.labels};
   for (const v1::AxisValue& a : r.axes()) cells.push_back(AxisCell(a));
   for (const v1::MetricStats& m : r.metrics()) {
-    cells.push_back(Number(m.median()));
+    cells.push_back(Number(m.median(), csv));
     if (csv) {
-      cells.push_back(Number(m.min()));
-      cells.push_back(Number(m.max()));
+      cells.push_back(Number(m.min(), csv));
+      cells.push_back(Number(m.max(), csv));
     }
     // One sample (a command's table cell) has no spread and no interval.
     const bool spread = m.kept() >= 2;
     const std::string none = csv ? "" : "-";
-    cells.push_back(spread ? absl::StrFormat("%.4f", m.spread()) : none);
+    cells.push_back(spread ? (csv ? CsvNumber(m.spread()) : absl::StrFormat("%.4f", m.spread())) : none);
     if (csv) {
-      cells.push_back(spread ? Number(m.low()) : none);
-      cells.push_back(spread ? Number(m.high()) : none);
+      cells.push_back(spread ? Number(m.low(), csv) : none);
+      cells.push_back(spread ? Number(m.high(), csv) : none);
       cells.push_back(absl::StrCat(m.kept()));
     }
   }
-  for (const v1::DerivedValue& d : r.derived()) cells.push_back(Number(d.value()));
+  for (const v1::DerivedValue& d : r.derived()) cells.push_back(Number(d.value(), csv));
   cells.push_back(r.disturbance().empty() && !csv ? "-" : r.disturbance());
   return cells;
 }
@@ -70,9 +73,7 @@ std::vector<std::string> Cells(const v1::Result& r, bool csv) {
 
 void ResultPrinter::Line(const std::vector<std::string>& cells) {
   if (format_ == "csv") {
-    std::vector<std::string> quoted;
-    for (const std::string& c : cells) quoted.push_back(CsvField(c));
-    out_ << absl::StrJoin(quoted, ",") << "\n" << std::flush;
+    out_ << CsvLine(cells) << std::flush;
     return;
   }
   if (format_ == "tsv") {
@@ -100,7 +101,9 @@ void ResultPrinter::Started(const v1::JobStarted& started) {
 
 void ResultPrinter::Result(const v1::Result& result) {
   if (format_ == "json") {
-    out_ << ProtoJson(result) << "\n" << std::flush;
+    v1::Result stamped = result;  // a daemon before job_id left it unset
+    if (stamped.job_id().empty()) stamped.set_job_id(job_.job_id);
+    out_ << ProtoJson(stamped) << "\n" << std::flush;
     return;
   }
   const bool csv = format_ == "csv";
@@ -108,7 +111,7 @@ void ResultPrinter::Result(const v1::Result& result) {
     Line(Header(result, csv));
     header_printed_ = true;
   }
-  Line(Cells(result, csv));
+  Line(Cells(job_, result, csv));
 }
 
 void ResultPrinter::Finished(const v1::JobFinished& f) {

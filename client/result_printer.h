@@ -4,7 +4,8 @@
 //   table  aligned columns for people: the axes, each metric's median and spread, the derived
 //          values; the device and the end of the job on lines of their own
 //   tsv    the same columns tab-separated, `#` comment lines for the device and the end
-//   csv    one header line; per metric its median, min, max, spread, 95% interval and kept reps
+//   csv    one header line; the job (job_id, probe, labels), the axes, per metric its median,
+//          min, max, spread, 95% interval and kept reps, the derived values
 //   json   one object per result per line (protobuf's JSON mapping of gpuprobe.v1.Result)
 //
 //   ResultPrinter printer("table", std::cout);
@@ -13,8 +14,10 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "client/job_identity.h"
 #include "gpuprobe/v1/probe.pb.h"
 
 namespace gpuprobe {
@@ -22,6 +25,8 @@ namespace gpuprobe {
 class ResultPrinter {
  public:
   ResultPrinter(std::string format, std::ostream& out) : format_(std::move(format)), out_(out) {}
+  // Whose results these are (before the first Result).
+  void Identify(JobIdentity job) { job_ = std::move(job); }
   void Started(const v1::JobStarted& started);
   void Result(const v1::Result& result);
   void Finished(const v1::JobFinished& finished);
@@ -31,6 +36,7 @@ class ResultPrinter {
 
   const std::string format_;
   std::ostream& out_;
+  JobIdentity job_;
   bool header_printed_ = false;
   std::vector<size_t> widths_;
 };

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/csv.h"
 #include "client/proto_names.h"
 #include "common/proto_json.h"
 
@@ -187,79 +188,138 @@ class TablePrinter final : public SweepPrinter {
   std::string disturbance_;
 };
 
-// Every field of every row, for spreadsheets and scripts.
+// Every field of every row, for spreadsheets and scripts: the job (id, probe, labels), its
+// resolved sweep, the arm, then the row's values, named as in the API (protobuf field names);
+// numbers in full, absent values empty. `sweep`, `watch` and `show` print this one schema.
 class CsvPrinter final : public SweepPrinter {
  public:
   explicit CsvPrinter(std::ostream& out) : out_(out) {}
 
   void Started(const v1::JobStarted& started) override {
-    std::vector<std::string> header = {"variant"};
-    for (const std::string& h : SeedHeader(started.sweep())) header.push_back(h);
-    for (const char* h : {"gu_min_us",
-                          "gu_max_us",
-                          "down_min_us",
-                          "down_max_us",
-                          "kept_reps",
-                          "gu_read_bytes",
-                          "down_read_bytes",
-                          "gu_pct_of_read_bw",
-                          "down_pct_of_read_bw",
-                          "timing",
-                          "cache",
-                          "device",
-                          "gu_us_low",
-                          "gu_us_high",
-                          "down_us_low",
-                          "down_us_high",
-                          "vs_reference_low",
-                          "vs_reference_high",
-                          "verdict",
-                          "disturbance"}) {
-      header.push_back(h);
-    }
-    out_ << absl::StrJoin(header, ",") << "\n" << std::flush;
+    sweep_ = started.sweep();
+    out_ << CsvLine({"job_id",
+                     "probe",
+                     "labels",
+                     "experts",
+                     "hidden",
+                     "ff",
+                     "selected",
+                     "seed",
+                     "reps",
+                     "order",
+                     "timing",
+                     "cache",
+                     "device",
+                     "attempt",
+                     "arm_index",
+                     "variant",
+                     "t",
+                     "slots",
+                     "union_size",
+                     "gu_us",
+                     "down_us",
+                     "section_us",
+                     "gu_spread",
+                     "dn_spread",
+                     "gu_min_us",
+                     "gu_max_us",
+                     "down_min_us",
+                     "down_max_us",
+                     "gu_us_low",
+                     "gu_us_high",
+                     "down_us_low",
+                     "down_us_high",
+                     "kept_reps",
+                     "gu_read_bytes",
+                     "down_read_bytes",
+                     "gu_bw_vs_union_tbps",
+                     "gu_bw_vs_slots_tbps",
+                     "gu_pct_of_read_bw",
+                     "down_pct_of_read_bw",
+                     "vs_reference",
+                     "vs_reference_low",
+                     "vs_reference_high",
+                     "verdict",
+                     "sampling_end",
+                     "disturbance"})
+         << std::flush;
   }
 
   void Row(const v1::Row& r) override {
-    std::vector<std::string> cells = {VariantName(r.arm().variant())};
-    for (std::string& c : SeedCells(r)) cells.push_back(std::move(c));
-    cells.push_back(absl::StrFormat("%.3f", r.gu_min_us()));
-    cells.push_back(absl::StrFormat("%.3f", r.gu_max_us()));
-    cells.push_back(absl::StrFormat("%.3f", r.down_min_us()));
-    cells.push_back(absl::StrFormat("%.3f", r.down_max_us()));
-    cells.push_back(absl::StrCat(r.kept_reps()));
-    cells.push_back(absl::StrCat(r.gu_read_bytes()));
-    cells.push_back(absl::StrCat(r.down_read_bytes()));
-    cells.push_back(absl::StrFormat("%.2f", r.gu_pct_of_read_bw()));
-    cells.push_back(absl::StrFormat("%.2f", r.down_pct_of_read_bw()));
-    cells.push_back(TimingName(r.timing()));
-    cells.push_back(CacheName(r.cache()));
-    cells.push_back(absl::StrCat("\"", r.device(), "\""));
-    cells.push_back(absl::StrFormat("%.3f", r.gu_us_low()));
-    cells.push_back(absl::StrFormat("%.3f", r.gu_us_high()));
-    cells.push_back(absl::StrFormat("%.3f", r.down_us_low()));
-    cells.push_back(absl::StrFormat("%.3f", r.down_us_high()));
-    cells.push_back(r.has_vs_reference_low() ? absl::StrFormat("%.4f", r.vs_reference_low()) : "");
-    cells.push_back(r.has_vs_reference_high() ? absl::StrFormat("%.4f", r.vs_reference_high())
-                                              : "");
-    cells.push_back(VerdictName(r.verdict()));
-    cells.push_back(absl::StrCat("\"", r.disturbance(), "\""));
-    out_ << absl::StrJoin(cells, ",") << "\n" << std::flush;
+    // The share of the calibrated read is absent (0) where the backend has no calibration.
+    auto share = [](double pct) { return pct > 0.0 ? CsvNumber(pct) : ""; };
+    auto optional = [](bool has, double v) { return has ? CsvNumber(v) : ""; };
+    out_ << CsvLine({r.job_id().empty() ? job().job_id : r.job_id(),
+                     job().probe,
+                     job().labels,
+                     absl::StrCat(sweep_.experts()),
+                     absl::StrCat(sweep_.hidden()),
+                     absl::StrCat(sweep_.ff()),
+                     absl::StrCat(sweep_.selected()),
+                     absl::StrCat(sweep_.seed()),
+                     absl::StrCat(sweep_.reps()),
+                     CliName(sweep_.order()),
+                     TimingName(r.timing()),
+                     CacheName(r.cache()),
+                     r.device(),
+                     absl::StrCat(r.attempt()),
+                     absl::StrCat(r.arm_index()),
+                     VariantName(r.arm().variant()),
+                     absl::StrCat(r.arm().t()),
+                     absl::StrCat(r.arm().slots()),
+                     absl::StrCat(r.arm().union_size()),
+                     CsvNumber(r.gu_us()),
+                     CsvNumber(r.down_us()),
+                     CsvNumber(r.section_us()),
+                     CsvNumber(r.gu_spread()),
+                     CsvNumber(r.dn_spread()),
+                     CsvNumber(r.gu_min_us()),
+                     CsvNumber(r.gu_max_us()),
+                     CsvNumber(r.down_min_us()),
+                     CsvNumber(r.down_max_us()),
+                     CsvNumber(r.gu_us_low()),
+                     CsvNumber(r.gu_us_high()),
+                     CsvNumber(r.down_us_low()),
+                     CsvNumber(r.down_us_high()),
+                     absl::StrCat(r.kept_reps()),
+                     absl::StrCat(r.gu_read_bytes()),
+                     absl::StrCat(r.down_read_bytes()),
+                     CsvNumber(r.gu_bw_vs_union_tbps()),
+                     CsvNumber(r.gu_bw_vs_slots_tbps()),
+                     share(r.gu_pct_of_read_bw()),
+                     share(r.down_pct_of_read_bw()),
+                     optional(r.has_vs_reference(), r.vs_reference()),
+                     optional(r.has_vs_reference_low(), r.vs_reference_low()),
+                     optional(r.has_vs_reference_high(), r.vs_reference_high()),
+                     CliName(r.verdict()),
+                     CliName(r.sampling_end()),
+                     r.disturbance()})
+         << std::flush;
   }
 
   void Finished(const v1::JobFinished&) override {}
 
  private:
   std::ostream& out_;
+  v1::ResolvedSweep sweep_;
 };
 
+// Protobuf's JSON mapping of each row.
 class JsonPrinter final : public SweepPrinter {
  public:
   explicit JsonPrinter(std::ostream& out) : out_(out) {}
 
   void Started(const v1::JobStarted&) override {}
 
-  void Row(const v1::Row& row) override { out_ << ProtoJson(row) << "\n" << std::flush; }
+  void Row(const v1::Row& row) override {
+    if (!row.job_id().empty() || job().job_id.empty()) {
+      out_ << ProtoJson(row) << "\n" << std::flush;
+      return;
+    }
+    v1::Row stamped = row;  // stored by a daemon that did not stamp its rows
+    stamped.set_job_id(job().job_id);
+    out_ << ProtoJson(stamped) << "\n" << std::flush;
+  }
 
   void Finished(const v1::JobFinished&) override {}
 

@@ -504,8 +504,15 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   std::vector<v1::TelemetryReading> readings;
   auto publish = [this, &id, device, &d, &failure, &readings, a = attempt](v1::JobEvent event) {
     event.set_attempt(a);
-    if (event.has_row()) event.mutable_row()->set_attempt(a);
-    if (event.has_result()) event.mutable_result()->set_attempt(a);
+    if (event.has_row()) {
+      event.mutable_row()->set_attempt(a);
+      event.mutable_row()->set_job_id(id);
+    }
+    if (event.has_result()) {
+      event.mutable_result()->set_attempt(a);
+      event.mutable_result()->set_job_id(id);
+    }
+    if (event.has_check()) event.mutable_check()->set_job_id(id);
     if (event.has_progress()) {
       absl::MutexLock lock(&mu_);
       runs_[device].progress = event.progress();

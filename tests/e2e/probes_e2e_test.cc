@@ -151,8 +151,9 @@ TEST_F(ProbesEndToEndTest, RunPrintsEachFormatAsOneParseableStream) {
   const std::vector<std::string> lines = absl::StrSplit(csv.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 3u) << csv.out;
   EXPECT_EQ(lines[0],
-            "size_bytes,cache,read_us,read_us_min,read_us_max,read_us_spread,read_us_low,"
-            "read_us_high,read_us_kept,tbps,disturbance");
+            "job_id,probe,labels,size_bytes,cache,read_us,read_us_min,read_us_max,read_us_spread,"
+            "read_us_low,read_us_high,read_us_kept,tbps,disturbance");
+  EXPECT_THAT(lines[1], testing::MatchesRegex("job-[0-9]+,read-bandwidth,,65536,warm,.*"));
   EXPECT_THAT(lines[1], HasSubstr(",11,"));  // 12 reps, rep 0 dropped
 
   const CommandResult json = RunRead("json");
@@ -163,6 +164,8 @@ TEST_F(ProbesEndToEndTest, RunPrintsEachFormatAsOneParseableStream) {
     ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(std::string(line), &r).ok()) << line;
     EXPECT_EQ(r.metrics(0).name(), "read_us");
     EXPECT_GT(r.derived(0).value(), 0.0);
+    EXPECT_THAT(r.job_id(), testing::MatchesRegex("job-[0-9]+"));
+    EXPECT_THAT(json.err, HasSubstr("gpuprobe: job " + r.job_id() + " (read-bandwidth) queued"));
     ++results;
   }
   EXPECT_EQ(results, 2);
@@ -182,8 +185,14 @@ TEST_F(ProbesEndToEndTest, SubmitShowWatchAndCompareWorkForAProbeJob) {
 
   const CommandResult show = Cli({"--format", "csv", "show", cand_id});
   ASSERT_EQ(show.exit_code, 0) << show.err;
-  EXPECT_THAT(show.out, HasSubstr("job,job_state"));
-  EXPECT_THAT(show.out, HasSubstr(",size_bytes,cache,read_us,"));
+  // The rows in run's csv schema, each naming its job, probe and labels.
+  const std::vector<std::string> shown = absl::StrSplit(show.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(shown.size(), 3u) << show.out;
+  EXPECT_TRUE(absl::StartsWith(shown[0], "job_id,probe,labels,size_bytes,cache,read_us,"));
+  for (size_t i = 1; i < shown.size(); ++i) {
+    EXPECT_TRUE(absl::StartsWith(shown[i], cand_id + ",read-bandwidth,branch=feature,"))
+        << shown[i];
+  }
   const CommandResult watch = Cli({"--format", "tsv", "watch", cand_id});
   ASSERT_EQ(watch.exit_code, 0) << watch.err;
   EXPECT_THAT(watch.out, HasSubstr("65536\twarm\t"));

@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -122,6 +123,14 @@ int CsvFieldCount(const std::string& line) {
   return n;
 }
 
+// The job id in a command's "gpuprobe: job J queued" line on stderr; empty if there is none.
+std::string JobNamedIn(const std::string& err) {
+  const size_t at = err.find("gpuprobe: job ");
+  if (at == std::string::npos) return "";
+  const size_t start = at + std::string("gpuprobe: job ").size();
+  return err.substr(start, err.find(' ', start) - start);
+}
+
 TEST_F(SweepEndToEndTest, TsvSweepPrintsTheSeedsTable) {
   const CommandResult r = Cli({"--format", "tsv", "sweep", "--experts", "64", "--hidden", "512",
                                "--ff", "128", "--selected", "4", "--t", "3", "--reps", "3"});
@@ -190,18 +199,45 @@ TEST_F(SweepEndToEndTest, JsonAndCsvCarryOneRecordPerArm) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const std::vector<std::string> lines = absl::StrSplit(json.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 3u);
+  // The job is named on stderr, for people, and in every row, for scripts.
+  const std::string job = JobNamedIn(json.err);
+  ASSERT_FALSE(job.empty()) << json.err;
   for (const std::string& line : lines) {
-    EXPECT_TRUE(absl::StartsWith(line, "{") && absl::EndsWith(line, "}")) << line;
-    EXPECT_THAT(line, HasSubstr("\"gu_us\""));
-    EXPECT_THAT(line, HasSubstr("\"device\":\"cpu (reference kernels)\""));
+    v1::Row row;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(line, &row).ok()) << line;
+    EXPECT_EQ(row.job_id(), job);
+    EXPECT_EQ(row.device(), "cpu (reference kernels)");
+    EXPECT_GT(row.gu_us(), 0.0);
   }
   args[1] = "csv";
   const CommandResult csv = Cli(args);
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const std::string csv_job = JobNamedIn(csv.err);
   const std::vector<std::string> rows = absl::StrSplit(csv.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(rows.size(), 4u);
-  EXPECT_TRUE(absl::StartsWith(rows[0], "variant,t,slots,union,gu_us"));
-  for (const std::string& row : rows) EXPECT_EQ(CsvFieldCount(row), CsvFieldCount(rows[0])) << row;
+  EXPECT_TRUE(absl::StartsWith(
+      rows[0], "job_id,probe,labels,experts,hidden,ff,selected,seed,reps,order,timing,cache,"
+               "device,attempt,arm_index,variant,t,slots,union_size,gu_us,"))
+      << rows[0];
+  for (size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_TRUE(absl::StartsWith(rows[i], csv_job + ",moe-union,ci=yes,32,256,64,2,1,2,fixed,"))
+        << rows[i];
+    EXPECT_EQ(CsvFieldCount(rows[i]), CsvFieldCount(rows[0])) << rows[i];
+  }
+  // Absent values are empty: the cpu backend has no calibrated read to take a share of; the
+  // sweep has a reference row (t = 2, union = slots), so every row has its ratio, in full.
+  const std::vector<std::string> header = absl::StrSplit(rows[0], ',');
+  const std::vector<std::string> first = absl::StrSplit(rows[1], ',');
+  ASSERT_EQ(header.size(), first.size()) << rows[1];
+  auto cell = [&](const std::string& name) {
+    const auto at = std::find(header.begin(), header.end(), name);
+    return at == header.end() ? std::string("(no column)") : first[at - header.begin()];
+  };
+  EXPECT_EQ(cell("gu_pct_of_read_bw"), "");
+  EXPECT_EQ(cell("verdict"), "too-few-reps");
+  double ratio = 0;
+  EXPECT_TRUE(absl::SimpleAtod(cell("vs_reference"), &ratio)) << cell("vs_reference");
+  EXPECT_GT(ratio, 0.0);
 }
 
 TEST_F(SweepEndToEndTest, BadFlagValuesAreUsageErrors) {
@@ -352,7 +388,8 @@ TEST_F(SweepEndToEndTest, JsonAndCsvOutputsOfJobsAndShowAreOneParseableStream) {
 
   const CommandResult csv = Cli({"--format", "csv", "jobs"});
   ASSERT_EQ(csv.exit_code, 0);
-  EXPECT_TRUE(absl::StartsWith(csv.out, "job,state,submitted,results,attempts,labels,host\n"));
+  EXPECT_TRUE(
+      absl::StartsWith(csv.out, "job_id,state,submitted,results,attempts,labels,host,probe\n"));
 
   const CommandResult shown = Cli({"--format", "json", "show", job});
   ASSERT_EQ(shown.exit_code, 0) << shown.err;
@@ -370,19 +407,99 @@ TEST_F(SweepEndToEndTest, JsonAndCsvOutputsOfJobsAndShowAreOneParseableStream) {
   const CommandResult shown_csv = Cli({"--format", "csv", "show", job});
   ASSERT_EQ(shown_csv.exit_code, 0) << shown_csv.err;
   const std::vector<std::string> csv_lines = absl::StrSplit(shown_csv.out, '\n', absl::SkipEmpty());
-  ASSERT_EQ(csv_lines.size(), 1u + 3);  // the header, then 3 rows, each with the record's columns
-  EXPECT_TRUE(absl::StartsWith(csv_lines[0], "job,job_state,")) << csv_lines[0];
-  EXPECT_THAT(csv_lines[0], HasSubstr(",variant,t,slots,union,gu_us,"));
+  ASSERT_EQ(csv_lines.size(), 1u + 3);  // the header, then 3 rows: sweep's csv schema
+  EXPECT_TRUE(absl::StartsWith(csv_lines[0], "job_id,probe,labels,experts,")) << csv_lines[0];
+  EXPECT_THAT(csv_lines[0], HasSubstr(",variant,t,slots,union_size,gu_us,"));
   for (size_t i = 1; i < csv_lines.size(); ++i) {
-    EXPECT_TRUE(absl::StartsWith(csv_lines[i], "\"" + job + "\",\"succeeded\",")) << csv_lines[i];
+    EXPECT_TRUE(absl::StartsWith(csv_lines[i], job + ",moe-union,")) << csv_lines[i];
     EXPECT_EQ(CsvFieldCount(csv_lines[i]), CsvFieldCount(csv_lines[0])) << csv_lines[i];
   }
-  EXPECT_EQ(shown_csv.err, "");
+  EXPECT_THAT(shown_csv.err, HasSubstr("job " + job + ": succeeded"));
 
   const CommandResult help = Cli({"--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_THAT(help.out, HasSubstr("--format"));
   EXPECT_THAT(help.out + help.err, testing::Not(HasSubstr("No flags matched")));
+}
+
+TEST_F(SweepEndToEndTest, SubmitWaitInfoAndCheckSpeakJsonAndCsvAndNameTheirJob) {
+  const std::vector<std::string> small = {"--experts", "32", "--hidden", "256", "--ff", "64",
+                                          "--selected", "4", "--t", "2", "--reps", "3"};
+  std::vector<std::string> args = {"--format", "json", "submit"};
+  args.insert(args.end(), small.begin(), small.end());
+  const CommandResult submitted = Cli(args);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  v1::Job job;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(submitted.out, &job).ok())
+      << submitted.out;
+  EXPECT_THAT(submitted.err, HasSubstr("gpuprobe: job " + job.id() + " "));
+
+  const CommandResult waited = Cli({"--format", "json", "wait", job.id()});
+  ASSERT_EQ(waited.exit_code, 0) << waited.err;
+  v1::Job ended;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(waited.out, &ended).ok()) << waited.out;
+  EXPECT_EQ(ended.id(), job.id());
+  EXPECT_EQ(ended.state(), v1::JOB_STATE_SUCCEEDED);
+
+  args[1] = "csv";
+  args.push_back("--wait");  // one record on stdout: the ended job's
+  const CommandResult csv = Cli(args);
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out, "job_id,state,error_message\n" + JobNamedIn(csv.err) + ",succeeded,\n");
+
+  const CommandResult info = Cli({"--format", "json", "info"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  v1::ServerInfo server;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(info.out, &server).ok()) << info.out;
+  EXPECT_EQ(server.backend(), "cpu");
+  const CommandResult info_csv = Cli({"--format", "csv", "info"});
+  EXPECT_EQ(info_csv.exit_code, 2);
+  EXPECT_THAT(info_csv.err, HasSubstr("--format: info prints table or json"));
+
+  // A check's lines say its job and its seed, so that each can be reproduced alone.
+  std::vector<std::string> check = {"--format", "json", "check", "--seed", "7"};
+  check.insert(check.end(), small.begin(), small.end() - 2);  // a check takes no --reps
+  const CommandResult checked = Cli(check);
+  ASSERT_EQ(checked.exit_code, 0) << checked.err;
+  const std::string check_job = JobNamedIn(checked.err);
+  int lines = 0;
+  for (absl::string_view line : absl::StrSplit(checked.out, '\n', absl::SkipEmpty())) {
+    v1::KernelCheck c;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(std::string(line), &c).ok()) << line;
+    EXPECT_EQ(c.job_id(), check_job);
+    EXPECT_EQ(c.seed(), 7u);
+    EXPECT_TRUE(c.passed());
+    ++lines;
+  }
+  EXPECT_GT(lines, 0);
+  check[1] = "csv";
+  const CommandResult check_csv = Cli(check);
+  ASSERT_EQ(check_csv.exit_code, 0) << check_csv.err;
+  const std::vector<std::string> rows = absl::StrSplit(check_csv.out, '\n', absl::SkipEmpty());
+  ASSERT_GT(rows.size(), 1u);
+  EXPECT_TRUE(absl::StartsWith(rows[0], "job_id,probe,labels,experts,hidden,ff,selected,seed,"))
+      << rows[0];
+  EXPECT_TRUE(absl::StartsWith(rows[1], JobNamedIn(check_csv.err) + ",moe-union,,32,256,64,4,7,"))
+      << rows[1];
+}
+
+TEST_F(SweepEndToEndTest, CtrlCOnASweepCancelsItsJob) {
+  // 10,000 reps of this geometry take minutes on the cpu backend: the interrupt, sent as soon
+  // as the client names the job, finds it queued or running.
+  absl::StatusOr<ChildProcess> sweep = ChildProcess::Start(
+      {GPUPROBE_PATH, "--server", *server_, "sweep", "--experts", "64", "--hidden", "1024", "--ff",
+       "256", "--selected", "4", "--t", "2", "--reps", "10000"},
+      *dir_ + "/interrupted-sweep.log");
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  absl::StatusOr<std::string> job = sweep->AwaitLog("gpuprobe: job ", absl::Seconds(30));
+  ASSERT_TRUE(job.ok()) << job.status() << sweep->Log();
+  absl::StatusOr<int> code = sweep->StopWith(SIGINT, absl::Seconds(60));
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, 3) << sweep->Log();  // cancelled
+  EXPECT_THAT(sweep->Log(), HasSubstr("interrupted: cancelling job " + *job));
+  const CommandResult shown = Cli({"--format", "json", "show", *job});
+  EXPECT_EQ(shown.exit_code, 3) << shown.err;
+  EXPECT_THAT(shown.out, HasSubstr("\"state\":\"JOB_STATE_CANCELLED\""));
 }
 
 TEST_F(SweepEndToEndTest, SubmitWaitShowJobsAndCancel) {

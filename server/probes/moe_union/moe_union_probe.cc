@@ -1,6 +1,8 @@
 #include "server/probes/moe_union/moe_union_probe.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -73,18 +75,24 @@ v1::ProbeInfo MakeInfo(const SweepLimits& l) {
 // Forwards the engine's progress, telemetry, rows and checks as job events.
 class PublishingObserver final : public SweepObserver, public CheckObserver {
  public:
-  PublishingObserver(const EventPublisher& publish, absl::Time start)
-      : publish_(publish), start_(start) {}
+  // `seed`: the job's, stamped on each check so that its line says how to reproduce it.
+  PublishingObserver(const EventPublisher& publish, absl::Time start, uint64_t seed)
+      : publish_(publish), start_(start), seed_(seed) {}
   void OnRepDone(int reps_done, int reps_total) override {
     publish_(ProgressEvent(reps_done, reps_total, absl::ToDoubleSeconds(absl::Now() - start_)));
   }
   void OnRow(const ArmRow& row) override { publish_(RowEvent(row)); }
-  void OnCheck(const KernelCheckResult& result) override { publish_(CheckEvent(result)); }
+  void OnCheck(const KernelCheckResult& result) override {
+    v1::JobEvent event = CheckEvent(result);
+    event.mutable_check()->set_seed(seed_);
+    publish_(std::move(event));
+  }
   void OnTelemetry(const TelemetrySample& sample) override { publish_(TelemetryEvent(sample)); }
 
  private:
   const EventPublisher& publish_;
   absl::Time start_;
+  uint64_t seed_;
 };
 
 }  // namespace
@@ -167,7 +175,7 @@ JobOutcome MoeUnionProbe::Run(const ProbeRun& run, Backend& device, const EventP
     for (const v1::AxisValue& axis : ArmAxes(arm)) *planned->add_axes() = axis;
   }
   publish(std::move(started));
-  PublishingObserver observer(publish, absl::Now());
+  PublishingObserver observer(publish, absl::Now(), spec->seed);
   if (run.check) {
     absl::StatusOr<std::vector<KernelCheckResult>> checks =
         RunExactnessCheck(*spec, run.artifact_dir, device, observer, cancelled);
