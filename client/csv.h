@@ -5,13 +5,13 @@
 //   out << CsvLine({CsvField(id), CsvNumber(row.gu_us()), ""});
 #pragma once
 
-#include <charconv>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "common/shortest_double.h"
 
 namespace gpuprobe {
 
@@ -28,10 +28,6 @@ inline std::string CsvLine(const std::vector<std::string>& fields) {
                       "\n");
 }
 
-inline std::string CsvNumber(double value) {
-  char text[32];
-  const std::to_chars_result end = std::to_chars(text, text + sizeof text, value);
-  return std::string(text, end.ptr);
-}
+inline std::string CsvNumber(double value) { return ShortestDouble(value); }
 
 }  // namespace gpuprobe

@@ -11,12 +11,12 @@ set -euo pipefail
 
 build=(
   g++ cmake ninja-build pkg-config
-  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev libspdlog-dev libsqlite3-dev libpq-dev
   libcpp-httplib-dev
 )
 test=(
-  libgtest-dev libgmock-dev grpc-proto
+  libgtest-dev libgmock-dev
   chromium        # the dashboard's browser tests
   postgresql-15   # the fleet's store
   systemd         # systemd-analyze verify of the unit

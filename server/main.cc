@@ -19,7 +19,9 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
+#include "server/api/grpc_request_metrics.h"
 #include "server/api/probe_service.h"
+#include "server/api/reflection_v1.h"
 #include "server/device/backend_factory.h"
 #include "server/jobs/artifact_store.h"
 #include "server/jobs/data_dir_lock.h"
@@ -284,6 +286,14 @@ int main(int argc, char** argv) {
   builder.AddListeningPort(listen, *credentials, &port);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.RegisterService(&service);
+  // Reflection v1 beside the plugin's v1alpha (InitProtoReflectionServerBuilderPlugin above).
+  gpuprobe::ReflectionV1 reflection_v1(
+      {gpuprobe::v1::ProbeService::service_full_name(), "grpc.health.v1.Health",
+       "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"});
+  builder.RegisterService(&reflection_v1);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<gpuprobe::GrpcRequestMetrics>());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     spdlog::error("--listen: cannot listen on {} (in use, or not this host's)", listen);

@@ -12,6 +12,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "server/jobs/retry_log.h"
 #include "server/jobs/telemetry_summary.h"
+#include "server/metrics/metrics_registry.h"
 #include "server/probes/job_events.h"
 #include "server/store/job_record.h"
 #include "spdlog/spdlog.h"
@@ -30,6 +31,11 @@ v1::JobEvent Stamped(v1::JobEvent event) {
   *event.mutable_stored_at() =
       google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(absl::Now()));
   return event;
+}
+
+// A job's probe as the metrics name it (jobs of an early release name none: moe-union).
+std::string ProbeLabel(const v1::Job& job) {
+  return job.probe().empty() ? "moe-union" : job.probe();
 }
 
 v1::JobEvent CancelledWhileQueued() {
@@ -411,7 +417,9 @@ absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
     ASSIGN_OR_RETURN(was_queued, store_->CancelQueued(job_id, cancelled, absl::Now()));
     return was_queued;
   }));
-  if (!was_queued) {
+  if (was_queued) {
+    DaemonMetrics().Add(kJobsFinished, {{"probe", ProbeLabel(job)}, {"state", "cancelled"}});
+  } else {
     // Running on another daemon of the fleet (or taken by a device just now): the heartbeat of
     // the daemon running it hears the request and stops the job between launches.
     RETURN_IF_ERROR(store_->RequestCancel(job_id));
@@ -468,6 +476,11 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   const std::string description = info.Description();
   const std::string backend_name = info.Name();
   const absl::Time start = absl::Now();
+  const std::string probe = ProbeLabel(job);
+  DaemonMetrics().Observe(
+      kJobQueueWait, {{"probe", probe}},
+      absl::ToDoubleSeconds(start - absl::FromUnixSeconds(job.created_at().seconds()) -
+                            absl::Nanoseconds(job.created_at().nanos())));
   {
     absl::MutexLock lock(&mu_);
     runs_[device].job_id = id;
@@ -540,6 +553,7 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   if (!failure.ok()) outcome = JobOutcome{.status = failure};
   const absl::Time end = absl::Now();
   d.busy_seconds = d.busy_seconds.load() + absl::ToDoubleSeconds(end - start);
+  DaemonMetrics().Observe(kJobDuration, {{"probe", probe}}, absl::ToDoubleSeconds(end - start));
   {
     absl::MutexLock lock(&mu_);
     // The device is idle from here (its worker is done with the job; what is left is recording
@@ -558,7 +572,13 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   finished.set_attempt(attempt);
   std::optional<v1::TelemetrySummary> telemetry;
   if (!job.check()) telemetry = SummarizeTelemetry(readings, backend_name);
-  RecordEnd(device, id, finished, end, telemetry ? &*telemetry : nullptr);
+  if (RecordEnd(device, id, finished, end, telemetry ? &*telemetry : nullptr)) {
+    DaemonMetrics().Add(
+        kJobsFinished,
+        {{"probe", probe},
+         {"state", absl::AsciiStrToLower(
+                       v1::JobState_Name(finished.finished().state()).substr(10))}});
+  }
   if (outcome.status.ok()) {
     spdlog::info("job {} succeeded: {} results in {:.2f} s", id, outcome.results,
                  absl::ToDoubleSeconds(end - start));
@@ -567,7 +587,7 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   }
 }
 
-void JobManager::RecordEnd(int device, const std::string& id, const v1::JobEvent& finished,
+bool JobManager::RecordEnd(int device, const std::string& id, const v1::JobEvent& finished,
                            absl::Time end, const v1::TelemetrySummary* telemetry) {
   auto store = [&] {
     return fanout_.Publish(id, finished, [&]() -> absl::StatusOr<bool> {
@@ -619,6 +639,7 @@ void JobManager::RecordEnd(int device, const std::string& id, const v1::JobEvent
     spdlog::warn("job {}: {}; this daemon's attempt ends unrecorded", id,
                  std::string(recorded.message()));
   }
+  return recorded.ok();
 }
 
 int JobManager::DeviceRunning(const std::string& job_id) const {

@@ -131,7 +131,8 @@ class JobManager {
   // kept here: the watchers hear a JobEnding, Get and List show it (Job.ending), the device
   // holds the job and runs nothing else, and the store is asked again at every heartbeat,
   // until it takes the end, another attempt owns the job (ABORTED) or the daemon stops.
-  void RecordEnd(int device, const std::string& id, const v1::JobEvent& finished, absl::Time end,
+  // Whether the end is stored.
+  bool RecordEnd(int device, const std::string& id, const v1::JobEvent& finished, absl::Time end,
                  const v1::TelemetrySummary* telemetry);
   // Job.ending of the jobs whose end this daemon keeps.
   void ExplainEnding(const std::vector<v1::Job*>& jobs);

@@ -10,11 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "common/proto_json.h"
 #include "common/status_macros.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/jobs/job_comparison.h"
+#include "server/metrics/metrics_registry.h"
 #include "server/web/prometheus_metrics.h"
 #include "server/web/query_params.h"
 #include "server/web/web_assets.h"
@@ -23,6 +25,15 @@ namespace gpuprobe {
 namespace {
 
 using google::protobuf::util::TimeUtil;
+
+// The route label of the requests no route takes (an unknown path, a method other than GET).
+constexpr char kUnroutedRequest[] = "unrouted";
+
+void CountRequest(const std::string& route, int status, absl::Time start) {
+  DaemonMetrics().Add(kHttpRequests, {{"route", route}, {"code", absl::StrCat(status)}});
+  DaemonMetrics().Observe(kHttpRequestDuration, {{"route", route}},
+                          absl::ToDoubleSeconds(absl::Now() - start));
+}
 
 int HttpStatusOf(absl::StatusCode code) {
   switch (code) {
@@ -272,10 +283,15 @@ void HttpApi::Route() {
 
   // Every path is read-only: another method on a path that exists is 405, with Allow.
   const auto other_method = [this](const httplib::Request& req, httplib::Response& res) {
-    if (!Routed(req.path)) return Fail(res, NotFound(req.path));
-    res.set_header("Allow", "GET, HEAD");
-    res.status = 405;
-    Reply(res, ErrorJson(absl::StrCat(req.method, " ", req.path, ": not allowed; only GET")));
+    const absl::Time start = absl::Now();
+    if (!Routed(req.path)) {
+      Fail(res, NotFound(req.path));
+    } else {
+      res.set_header("Allow", "GET, HEAD");
+      res.status = 405;
+      Reply(res, ErrorJson(absl::StrCat(req.method, " ", req.path, ": not allowed; only GET")));
+    }
+    CountRequest(kUnroutedRequest, res.status, start);
   };
   server_->Post(".*", other_method);
   server_->Put(".*", other_method);
@@ -289,13 +305,19 @@ void HttpApi::Route() {
           return httplib::Server::HandlerResponse::Unhandled;
         }
         Fail(res, NotFound(req.path));
+        CountRequest(kUnroutedRequest, res.status, absl::Now());
         return httplib::Server::HandlerResponse::Handled;
       }));
 }
 
 void HttpApi::Get(const std::string& pattern, httplib::Server::Handler handler) {
   get_patterns_.emplace_back(pattern);
-  server_->Get(pattern, std::move(handler));
+  server_->Get(pattern, [pattern, handler = std::move(handler)](const httplib::Request& req,
+                                                                httplib::Response& res) {
+    const absl::Time start = absl::Now();
+    handler(req, res);
+    CountRequest(pattern, res.status == -1 ? 200 : res.status, start);  // -1: httplib's 200
+  });
 }
 
 bool HttpApi::Routed(const std::string& path) const {

@@ -3,15 +3,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_replace.h"
+#include "server/metrics/metrics_registry.h"
 
 namespace gpuprobe {
 namespace {
-
-// Label values escape backslash, double quote and newline.
-std::string Escape(const std::string& value) {
-  return absl::StrReplaceAll(value, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
-}
 
 void Family(std::string& out, const char* name, const char* type, const char* help) {
   absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
@@ -22,21 +17,24 @@ void Family(std::string& out, const char* name, const char* type, const char* he
 std::string PrometheusMetrics(const v1::ServerInfo& info, const JobStore::Totals& totals) {
   std::string out;
   Family(out, "gpuprobe_build_info", "gauge", "gpuprobed's version and backend; always 1.");
-  absl::StrAppend(&out, "gpuprobe_build_info{version=\"", Escape(info.version()), "\",backend=\"",
-                  Escape(info.backend()), "\"} 1\n");
+  absl::StrAppend(&out, "gpuprobe_build_info{version=\"", PrometheusLabelValue(info.version()), "\",backend=\"",
+                  PrometheusLabelValue(info.backend()), "\"} 1\n");
 
+  // The whole and the parts are families of their own, so that sum() over one counts once.
   Family(out, "gpuprobe_queue_depth", "gauge",
-         "Jobs queued or running; device=\"all\" counts every job, a device index counts the "
-         "job it runs and the jobs pinned to it.");
-  absl::StrAppend(&out, "gpuprobe_queue_depth{device=\"all\"} ", info.queue_depth(), "\n");
+         "Jobs queued or running on this daemon, whatever their device (jobs not pinned to a "
+         "device count here only).");
+  absl::StrAppend(&out, "gpuprobe_queue_depth ", info.queue_depth(), "\n");
+  Family(out, "gpuprobe_device_queue_depth", "gauge",
+         "Each device's job running (0 or 1) plus the jobs pinned to it.");
   for (const v1::DeviceStatus& d : info.devices()) {
-    absl::StrAppend(&out, "gpuprobe_queue_depth{device=\"", d.index(), "\"} ",
+    absl::StrAppend(&out, "gpuprobe_device_queue_depth{device=\"", d.index(), "\"} ",
                     d.pinned_queue_depth() + (d.running_job_id().empty() ? 0 : 1), "\n");
   }
 
-  Family(out, "gpuprobe_jobs", "gauge", "Stored jobs by state.");
-  for (v1::JobState state : {v1::JOB_STATE_QUEUED, v1::JOB_STATE_RUNNING, v1::JOB_STATE_SUCCEEDED,
-                             v1::JOB_STATE_FAILED, v1::JOB_STATE_CANCELLED}) {
+  Family(out, "gpuprobe_jobs", "gauge",
+         "Stored jobs queued or running now (ended jobs: gpuprobe_jobs_finished_total).");
+  for (v1::JobState state : {v1::JOB_STATE_QUEUED, v1::JOB_STATE_RUNNING}) {
     auto it = totals.jobs_by_state.find(state);
     const std::string name =
         absl::AsciiStrToLower(v1::JobState_Name(state).substr(std::string("JOB_STATE_").size()));
@@ -62,27 +60,27 @@ std::string PrometheusMetrics(const v1::ServerInfo& info, const JobStore::Totals
                     d.worker_restarts(), "\n");
   }
 
-  Family(out, "gpuprobe_calibrated_read_tbps", "gauge",
-         "Streaming read bandwidth measured when the device's worker started, TB/s (0: none).");
+  Family(out, "gpuprobe_device_calibrated_read_bytes_per_second", "gauge",
+         "Streaming read bandwidth measured when the device's worker started (0: none).");
   for (const v1::DeviceStatus& d : info.devices()) {
-    absl::StrAppend(&out, "gpuprobe_calibrated_read_tbps{device=\"", d.index(), "\",name=\"",
-                    Escape(d.details().name()), "\"} ",
-                    absl::StrFormat("%.6f", d.details().calibrated_read_tbps()), "\n");
+    absl::StrAppend(&out, "gpuprobe_device_calibrated_read_bytes_per_second{device=\"", d.index(),
+                    "\",name=\"", PrometheusLabelValue(d.details().name()), "\"} ",
+                    absl::StrFormat("%.6g", d.details().calibrated_read_tbps() * 1e12), "\n");
   }
 
   Family(out, "gpuprobe_fleet_device_up", "gauge",
          "Each device of every daemon sharing the job store: 1 serving, 0 lost (its daemon "
          "stopped heartbeating).");
   for (const v1::FleetDevice& f : info.fleet()) {
-    absl::StrAppend(&out, "gpuprobe_fleet_device_up{host=\"", Escape(f.host()), "\",daemon=\"",
-                    Escape(f.daemon_id()), "\",device=\"", f.index(), "\",model=\"",
-                    Escape(f.model()), "\"} ", f.state() == "serving" ? 1 : 0, "\n");
+    absl::StrAppend(&out, "gpuprobe_fleet_device_up{host=\"", PrometheusLabelValue(f.host()), "\",daemon=\"",
+                    PrometheusLabelValue(f.daemon_id()), "\",device=\"", f.index(), "\",model=\"",
+                    PrometheusLabelValue(f.model()), "\"} ", f.state() == "serving" ? 1 : 0, "\n");
   }
   Family(out, "gpuprobe_fleet_device_busy", "gauge",
          "Each device of every daemon sharing the job store: 1 while it runs a job.");
   for (const v1::FleetDevice& f : info.fleet()) {
-    absl::StrAppend(&out, "gpuprobe_fleet_device_busy{host=\"", Escape(f.host()), "\",daemon=\"",
-                    Escape(f.daemon_id()), "\",device=\"", f.index(), "\"} ",
+    absl::StrAppend(&out, "gpuprobe_fleet_device_busy{host=\"", PrometheusLabelValue(f.host()), "\",daemon=\"",
+                    PrometheusLabelValue(f.daemon_id()), "\",device=\"", f.index(), "\"} ",
                     f.running_job_id().empty() ? 0 : 1, "\n");
   }
 
@@ -93,10 +91,10 @@ std::string PrometheusMetrics(const v1::ServerInfo& info, const JobStore::Totals
     double (*value)(const v1::TelemetryReading&);
   };
   static constexpr Gauge kGauges[] = {
-      {"gpuprobe_device_sm_clock_mhz", "SM clock at the latest reading, MHz.",
-       [](const v1::TelemetryReading& r) { return double(r.sm_mhz()); }},
-      {"gpuprobe_device_memory_clock_mhz", "Memory clock at the latest reading, MHz.",
-       [](const v1::TelemetryReading& r) { return double(r.memory_mhz()); }},
+      {"gpuprobe_device_sm_clock_hertz", "SM clock at the latest reading.",
+       [](const v1::TelemetryReading& r) { return r.sm_mhz() * 1e6; }},
+      {"gpuprobe_device_memory_clock_hertz", "Memory clock at the latest reading.",
+       [](const v1::TelemetryReading& r) { return r.memory_mhz() * 1e6; }},
       {"gpuprobe_device_power_watts", "Board power at the latest reading.",
        [](const v1::TelemetryReading& r) { return r.power_w(); }},
       {"gpuprobe_device_temperature_celsius", "GPU temperature at the latest reading.",
@@ -112,9 +110,10 @@ std::string PrometheusMetrics(const v1::ServerInfo& info, const JobStore::Totals
     for (const v1::DeviceStatus& d : info.devices()) {
       if (!d.has_telemetry()) continue;
       absl::StrAppend(&out, g.name, "{device=\"", d.index(), "\"} ",
-                      absl::StrFormat("%g", g.value(d.telemetry())), "\n");
+                      absl::StrFormat("%.6g", g.value(d.telemetry())), "\n");
     }
   }
+  absl::StrAppend(&out, DaemonMetrics().Render(), ProcessMetrics());
   return out;
 }
 

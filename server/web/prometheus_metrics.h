@@ -1,5 +1,6 @@
-// The daemon's metrics in Prometheus text exposition format (version 0.0.4), every name
-// prefixed gpuprobe_.
+// The daemon's metrics in Prometheus text exposition format (version 0.0.4), in base units: its
+// state now (queues, devices, the fleet; every name prefixed gpuprobe_), then the counters and
+// histograms it records (metrics_registry.h) and the process's own process_* metrics.
 //
 //   std::string text = PrometheusMetrics(manager.Info(version), *manager.Totals());
 #pragma once

@@ -17,10 +17,12 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/descriptor.pb.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gpuprobe/v1/probe.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "grpc/reflection/v1/reflection.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -536,7 +538,7 @@ TEST_F(SweepEndToEndTest, SubmitWaitShowJobsAndCancel) {
   EXPECT_EQ(Cli({"wait", "job-999999"}).exit_code, 1);
 }
 
-TEST_F(SweepEndToEndTest, HealthReportsServingAndReflectionListsTheService) {
+TEST_F(SweepEndToEndTest, HealthReportsServingAndReflectionV1AndV1alphaListTheService) {
   auto channel = grpc::CreateChannel(*server_, grpc::InsecureChannelCredentials());
   grpc::health::v1::HealthCheckRequest health_request;
   grpc::health::v1::HealthCheckResponse health;
@@ -559,7 +561,33 @@ TEST_F(SweepEndToEndTest, HealthReportsServingAndReflectionListsTheService) {
   for (const auto& s : response.list_services_response().service()) services.push_back(s.name());
   EXPECT_THAT(services, testing::Contains("gpuprobe.v1.ProbeService"));
   EXPECT_THAT(services, testing::Contains("grpc.health.v1.Health"));
+  EXPECT_THAT(services, testing::Contains("grpc.reflection.v1.ServerReflection"));
   (void)stream->Finish();
+
+  // v1, as newer clients ask first: the services, a symbol's file with its imports, a miss.
+  grpc::ClientContext v1_context;
+  auto v1_stream =
+      grpc::reflection::v1::ServerReflection::NewStub(channel)->ServerReflectionInfo(&v1_context);
+  grpc::reflection::v1::ServerReflectionRequest v1_request;
+  v1_request.set_list_services("");
+  ASSERT_TRUE(v1_stream->Write(v1_request));
+  v1_request.set_file_containing_symbol("gpuprobe.v1.ProbeService");
+  ASSERT_TRUE(v1_stream->Write(v1_request));
+  v1_request.set_file_containing_symbol("gpuprobe.v1.NoSuchThing");
+  ASSERT_TRUE(v1_stream->Write(v1_request));
+  v1_stream->WritesDone();
+  grpc::reflection::v1::ServerReflectionResponse listed, file, missing;
+  ASSERT_TRUE(v1_stream->Read(&listed) && v1_stream->Read(&file) && v1_stream->Read(&missing));
+  std::vector<std::string> v1_services;
+  for (const auto& s : listed.list_services_response().service()) v1_services.push_back(s.name());
+  EXPECT_THAT(v1_services, testing::Contains("gpuprobe.v1.ProbeService"));
+  ASSERT_GT(file.file_descriptor_response().file_descriptor_proto_size(), 1);  // and its imports
+  google::protobuf::FileDescriptorProto probe_proto;
+  ASSERT_TRUE(
+      probe_proto.ParseFromString(file.file_descriptor_response().file_descriptor_proto(0)));
+  EXPECT_EQ(probe_proto.name(), "gpuprobe/v1/probe.proto");
+  EXPECT_EQ(missing.error_response().error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(v1_stream->Finish().ok());
   // The HTTP side is up too, on the port it logged.
   EXPECT_TRUE(daemon_->HttpAddress(absl::Seconds(1)).ok());
 }

@@ -7,12 +7,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -26,6 +29,7 @@ namespace gpuprobe {
 namespace {
 
 using testing::HasSubstr;
+using testing::Not;
 
 class HttpApiTest : public testing::Test {
  protected:
@@ -289,27 +293,53 @@ TEST_F(HttpApiTest, MetricsAreValidPrometheusText) {
   EXPECT_EQ(res->status, 200);
   EXPECT_THAT(res->get_header_value("Content-Type"), HasSubstr("text/plain; version=0.0.4"));
   const std::regex sample(
-      R"(^(gpuprobe_[a-z_]+)(\{([a-z_]+="([^"\\]|\\.)*",?)+\})? -?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$)");
-  const std::regex help(R"(^# (HELP|TYPE) (gpuprobe_[a-z_]+) .+$)");
-  std::set<std::string> typed;
+      R"(^((gpuprobe|process)_[a-z_]+)(\{([a-z_]+="([^"\\]|\\.)*",?)+\})? -?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$)");
+  const std::regex help(R"(^# (HELP|TYPE) ((gpuprobe|process)_[a-z_]+) (.+)$)");
+  std::map<std::string, std::string> typed;  // family: its type
   std::istringstream lines(res->body);
   std::string line;
   int samples = 0;
   while (std::getline(lines, line)) {
     std::smatch m;
     if (std::regex_match(line, m, help)) {
-      if (m[1] == "TYPE") typed.insert(m[2]);
+      if (m[1] == "TYPE") typed[m[2]] = m[4];
       continue;
     }
     ASSERT_TRUE(std::regex_match(line, m, sample)) << "not a sample line: " << line;
-    EXPECT_TRUE(typed.count(m[1])) << m[1] << " has no TYPE line before it";
+    // A histogram's series are its family's name and _bucket, _sum or _count.
+    std::string family = m[1];
+    for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+      if (!typed.count(family) && absl::EndsWith(family, suffix)) {
+        family.resize(family.size() - strlen(suffix));
+      }
+    }
+    EXPECT_TRUE(typed.count(family)) << m[1] << " has no TYPE line before it";
+    // Base units: no TB/s, no MHz.
+    EXPECT_THAT(family, Not(testing::AnyOf(HasSubstr("tbps"), HasSubstr("mhz"))));
     ++samples;
   }
   EXPECT_GT(samples, 8);
-  EXPECT_THAT(res->body, HasSubstr("gpuprobe_jobs{state=\"succeeded\"} 1\n"));
+  EXPECT_EQ(typed["gpuprobe_job_duration_seconds"], "histogram");
+  EXPECT_EQ(typed["gpuprobe_jobs_finished_total"], "counter");
+  EXPECT_THAT(res->body,
+              HasSubstr("gpuprobe_jobs_finished_total{probe=\"moe-union\",state=\"succeeded\"} 1\n"));
+  EXPECT_THAT(res->body, HasSubstr("gpuprobe_job_duration_seconds_count{probe=\"moe-union\"} 1\n"));
+  EXPECT_THAT(res->body,
+              HasSubstr("gpuprobe_job_queue_wait_seconds_bucket{probe=\"moe-union\",le=\"+Inf\"} 1\n"));
+  EXPECT_THAT(res->body, HasSubstr("gpuprobe_jobs{state=\"queued\"} 0\n"));
+  EXPECT_THAT(res->body, Not(HasSubstr("gpuprobe_jobs{state=\"succeeded\"}")));
   EXPECT_THAT(res->body, HasSubstr("gpuprobe_rows_total 3\n"));
-  EXPECT_THAT(res->body, HasSubstr("gpuprobe_queue_depth{device=\"0\"} 0\n"));
+  // The whole and the per-device parts are separate families: sum() over one counts once.
+  EXPECT_THAT(res->body, HasSubstr("gpuprobe_queue_depth 0\n"));
+  EXPECT_THAT(res->body, HasSubstr("gpuprobe_device_queue_depth{device=\"0\"} 0\n"));
+  EXPECT_THAT(res->body, Not(HasSubstr("device=\"all\"")));
   EXPECT_THAT(res->body, HasSubstr("gpuprobe_build_info{version=\"test\",backend=\"cpu\"} 1\n"));
+  EXPECT_THAT(res->body, HasSubstr("\nprocess_resident_memory_bytes "));
+  // This request's own count appears from the next scrape on.
+  httplib::Result again = client_->Get("/metrics");
+  ASSERT_TRUE(again);
+  EXPECT_THAT(again->body,
+              HasSubstr("gpuprobe_http_requests_total{route=\"/metrics\",code=\"200\"} "));
   EXPECT_THAT(res->body,
               HasSubstr("gpuprobe_fleet_device_up{host=\"localhost\",daemon=\"localhost/"));
   EXPECT_THAT(res->body, HasSubstr(",device=\"0\",model=\"cpu (reference kernels)\"} 1\n"));
