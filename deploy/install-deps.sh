@@ -23,6 +23,7 @@ test=(
   openssl         # certificates for the TLS tests
   patchelf        # deploy/make-bundle.sh
   python3-numpy   # tests/offline/verify_dump.py
+  python3-grpcio python3-protobuf python3-pandas python3-venv  # the Python client's tests
   nodejs:node npm:npm  # the Kubernetes manifests' schema check
 )
 

@@ -14,23 +14,12 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from gpuprobed_process import GpuprobedProcess  # noqa: E402
+
 METRIC = re.compile(r"\b((?:gpuprobe|process)_[a-z_]+)\b")
-
-
-def listening(log_path, what, daemon):
-    """The address gpuprobed logs for `what` ("gpuprobed ... listening on", "http listening on")."""
-    for _ in range(600):
-        with open(log_path) as log:
-            m = re.search(what + r" listening on (\S+)", log.read())
-        if m:
-            return m.group(1)
-        if daemon.poll() is not None:
-            break
-        time.sleep(0.1)
-    sys.exit("gpuprobed did not start:\n" + open(log_path).read())
 
 
 def exported(metrics_text):
@@ -50,22 +39,12 @@ def main():
     dashboard_path, gpuprobed, gpuprobe = sys.argv[1:4]
     dashboard = json.load(open(dashboard_path))
     with tempfile.TemporaryDirectory(dir=os.environ.get("TEST_TMPDIR")) as work:
-        log_path = os.path.join(work, "daemon.log")
-        with open(log_path, "w") as log:
-            daemon = subprocess.Popen(
-                [gpuprobed, "--backend", "cpu", "--listen", "127.0.0.1:0", "--http",
-                 "127.0.0.1:0", "--data-dir", os.path.join(work, "data")], stderr=log)
-        try:
-            grpc = listening(log_path, r"gpuprobed \S+", daemon)
-            http = listening(log_path, "http", daemon)
-            subprocess.run([gpuprobe, "--server", grpc, "--format", "csv", "sweep", "--experts",
-                            "32", "--hidden", "256", "--ff", "64", "--selected", "4", "--t", "2",
-                            "--reps", "3"], check=True, stdout=subprocess.DEVNULL)
-            urllib.request.urlopen("http://%s/api/v1/info" % http).read()
-            metrics = urllib.request.urlopen("http://%s/metrics" % http).read().decode()
-        finally:
-            daemon.terminate()
-            daemon.wait(timeout=30)
+        with GpuprobedProcess(gpuprobed, work) as daemon:
+            subprocess.run([gpuprobe, "--server", daemon.grpc, "--format", "csv", "sweep",
+                            "--experts", "32", "--hidden", "256", "--ff", "64", "--selected", "4",
+                            "--t", "2", "--reps", "3"], check=True, stdout=subprocess.DEVNULL)
+            urllib.request.urlopen("http://%s/api/v1/info" % daemon.http).read()
+            metrics = urllib.request.urlopen("http://%s/metrics" % daemon.http).read().decode()
     names = exported(metrics)
     failures = []
     queried = set()

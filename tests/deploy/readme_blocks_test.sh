@@ -4,7 +4,7 @@
 #   <!-- readme-test: skip (REASON) -->   not run, saying why (a GPU host, a job of the reader's)
 # and this test fails on a block without one, so a new block is either run or excused. Each
 # runnable block is run alone by `bash -eo pipefail` in a directory of its own, with `build`,
-# `deploy` and `tests` linking to the checkout; `/tmp/` in a block means that directory. A block
+# `deploy` and `tests` linking to the checkout and copies of `client` and `proto`; `/tmp/` in a block means that directory. A block
 # talks to a cpu daemon that this test starts on a free port ($GPUPROBE_SERVER), with a small
 # geometry ($MEMRA_MOEU_*) so that a sweep takes seconds on two cores; a block that names its
 # own daemons (the fleet) starts them itself.
@@ -45,6 +45,8 @@ mkdir "$work/run"
 ln -s "$build_dir" "$work/run/build"
 ln -s "$source_dir/deploy" "$work/run/deploy"
 ln -s "$source_dir/tests" "$work/run/tests"
+# Copies, not links, of what a block builds in place (pip builds client/python where it lies).
+cp -r "$source_dir/client" "$source_dir/proto" "$work/run/"
 
 source "$source_dir/deploy/await-daemon.sh"
 "$build_dir/server/gpuprobed" --backend cpu --listen 127.0.0.1:0 --http "" \
