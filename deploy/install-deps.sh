@@ -12,7 +12,7 @@ set -euo pipefail
 build=(
   g++ cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
-  libabsl-dev libspdlog-dev libsqlite3-dev libpq-dev
+  libabsl-dev libspdlog-dev libsqlite3-dev libpq-dev libsystemd-dev
   libcpp-httplib-dev
 )
 test=(
@@ -21,7 +21,6 @@ test=(
   postgresql-15   # the fleet's store
   systemd         # systemd-analyze verify of the unit
   openssl         # certificates for the TLS tests
-  patchelf        # deploy/make-bundle.sh
   python3-numpy   # tests/offline/verify_dump.py
   python3-grpcio python3-protobuf python3-pandas python3-venv  # the Python client's tests
   nodejs:node npm:npm  # the Kubernetes manifests' schema check

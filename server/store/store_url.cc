@@ -1,9 +1,13 @@
 #include "server/store/store_url.h"
 
-#include <regex>
+#include <libpq-fe.h>
+
+#include <memory>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/store/postgres_job_store.h"
 #include "server/store/sqlite_job_store.h"
 
@@ -12,13 +16,69 @@ namespace {
 
 constexpr char kForms[] = "sqlite:///absolute/path/jobs.db or postgresql://user@host:port/database";
 
+bool IsPostgresUrl(const std::string& url) {
+  return absl::StartsWith(url, "postgresql://") || absl::StartsWith(url, "postgres://");
+}
+
+// libpq's own reading of a connection URL (PQconninfoParse): every option it sets, or libpq's
+// reason why it cannot read the URL.
+struct ConnectionOptions {
+  std::vector<std::pair<std::string, std::string>> set;  // keyword, value; in libpq's order
+  std::string error;
+};
+
+ConnectionOptions ParseConnectionUrl(const std::string& url) {
+  ConnectionOptions out;
+  char* error = nullptr;
+  std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> options(
+      PQconninfoParse(url.c_str(), &error), &PQconninfoFree);
+  if (options == nullptr) {
+    // libpq quotes the URL, or part of it, after its reason: keep the reason alone, so that no
+    // password reaches a log.
+    out.error = error != nullptr ? error : "out of memory";
+    out.error = out.error.substr(0, out.error.rfind(": \""));
+    while (!out.error.empty() && (out.error.back() == '\n' || out.error.back() == ' ' ||
+                                  out.error.back() == ':')) {
+      out.error.pop_back();
+    }
+    PQfreemem(error);
+    return out;
+  }
+  for (const PQconninfoOption* o = options.get(); o->keyword != nullptr; ++o) {
+    if (o->val != nullptr && *o->val != '\0') out.set.emplace_back(o->keyword, o->val);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string MaskedUrl(const std::string& url) {
-  static const std::regex password("(://[^:/@?]*:)[^@/?]*@");
-  std::string masked = std::regex_replace(url, password, "$1***@");
-  static const std::regex param("(password=)[^&\\s]*");
-  return std::regex_replace(masked, param, "$1***");
+  if (!IsPostgresUrl(url)) return url;  // a SQLite path holds no secret
+  const ConnectionOptions parsed = ParseConnectionUrl(url);
+  if (!parsed.error.empty())
+    return "postgresql://(not shown: libpq cannot read it, and it may hold a password)";
+  // Rebuilt from what libpq read: user, a masked password, host, port and database in the URL's
+  // places (a socket directory as ?host=), every other option as a query parameter.
+  std::string user, password, host, port, dbname;
+  std::vector<std::string> query;
+  for (const auto& [keyword, value] : parsed.set) {
+    if (keyword == "user") {
+      user = value;
+    } else if (keyword == "password") {
+      password = ":***";
+    } else if (keyword == "host" && value.find('/') == std::string::npos) {
+      host = value;
+    } else if (keyword == "port") {
+      port = ":" + value;
+    } else if (keyword == "dbname") {
+      dbname = "/" + value;
+    } else {
+      query.push_back(absl::StrCat(keyword, "=", value));
+    }
+  }
+  const std::string who = user.empty() && password.empty() ? "" : absl::StrCat(user, password, "@");
+  return absl::StrCat("postgresql://", who, host, port, dbname, query.empty() ? "" : "?",
+                      absl::StrJoin(query, "&"));
 }
 
 absl::StatusOr<StoreUrl> ParseStoreUrl(const std::string& flag, const std::string& data_dir) {
@@ -31,7 +91,11 @@ absl::StatusOr<StoreUrl> ParseStoreUrl(const std::string& flag, const std::strin
     }
     return StoreUrl{StoreUrl::Kind::kSqlite, path};
   }
-  if (absl::StartsWith(flag, "postgresql://") || absl::StartsWith(flag, "postgres://")) {
+  if (IsPostgresUrl(flag)) {
+    if (const ConnectionOptions parsed = ParseConnectionUrl(flag); !parsed.error.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--store: ", MaskedUrl(flag), " is not a PostgreSQL URL libpq reads: ", parsed.error));
+    }
     return StoreUrl{StoreUrl::Kind::kPostgres, flag};
   }
   return absl::InvalidArgumentError(

@@ -22,14 +22,16 @@ struct StoreUrl {
   std::string target;  // the SQLite file's absolute path, or the PostgreSQL URL as given
 };
 
-// INVALID_ARGUMENT naming --store and the forms it takes for anything else.
+// INVALID_ARGUMENT naming --store and the forms it takes for anything else, and libpq's reason
+// for a PostgreSQL URL that libpq cannot read (PQconninfoParse).
 absl::StatusOr<StoreUrl> ParseStoreUrl(const std::string& flag, const std::string& data_dir);
 
 // Opens the store. Errors name --store (a PostgreSQL URL with its password masked): a database
 // that cannot be reached is UNAVAILABLE. `max_bytes` bounds a SQLite file only.
 absl::StatusOr<std::unique_ptr<JobStore>> OpenStore(const StoreUrl& url, int64_t max_bytes);
 
-// The URL with any password replaced by "***", for logs and errors.
+// The URL with any password replaced by "***", for logs and errors: a PostgreSQL URL as libpq
+// reads it (PQconninfoParse), rebuilt without its password; nothing of one libpq cannot read.
 std::string MaskedUrl(const std::string& url);
 
 }  // namespace gpuprobe

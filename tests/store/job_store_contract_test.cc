@@ -546,5 +546,23 @@ TEST(StoreUrlTest, BadUrlsAndAnUnreachableDatabaseNameTheFlag) {
   EXPECT_THAT(store.status().message(), testing::Not(HasSubstr("secret")));
 }
 
+TEST(StoreUrlTest, LibpqReadsTheUrlItsPasswordIsNeverShownAndAnUnreadableOneIsRefused) {
+  // As libpq reads it: the password masked wherever it was given.
+  EXPECT_EQ(MaskedUrl("postgresql://me:secret@db.example:5433/fleet?connect_timeout=2"),
+            "postgresql://me:***@db.example:5433/fleet?connect_timeout=2");
+  EXPECT_EQ(MaskedUrl("postgres:///postgres?host=/run/pg&user=gp&password=secret"),
+            "postgresql://gp:***@/postgres?host=/run/pg");
+  EXPECT_EQ(MaskedUrl("sqlite:///var/lib/gpuprobed/jobs.db"), "sqlite:///var/lib/gpuprobed/jobs.db");
+  // An unreadable URL is refused before anything connects, with libpq's reason and no secret.
+  for (const std::string bad : {"postgresql://me:secret@[::1/db", "postgresql://h/db?nosuch=1"}) {
+    absl::StatusOr<StoreUrl> refused = ParseStoreUrl(bad, "/d");
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(refused.status().message(), HasSubstr("--store: "));
+    EXPECT_THAT(refused.status().message(), HasSubstr("libpq"));
+    EXPECT_THAT(refused.status().message(), testing::Not(HasSubstr("secret")));
+  }
+}
+
 }  // namespace
 }  // namespace gpuprobe
