@@ -13,6 +13,9 @@ deploy/build.sh >/dev/null
 
 rm -rf "$out"
 # CMake's install rules (cmake/Install.cmake): the binaries, the GPU tools, and the binaries'
-# runtime dependency set, their RPATH $ORIGIN/../lib; debug info stays in build/.
-cmake --install build --component bundle --prefix "$out" --strip >/dev/null
+# runtime dependency set, their RPATH $ORIGIN/../lib. Debug info stays in build/; the symbols
+# travel, for backtraces.
+cmake --install build --component bundle --prefix "$out" >/dev/null
+find "$out" -type f \( -path "$out/bin/*" -o -name '*_test' -o -name '*_probe' \) \
+  -exec strip --strip-debug {} +
 echo "bundle: $out ($(du -sh "$out" | cut -f1), $(find "$out/lib" -type f | wc -l) libraries)"
