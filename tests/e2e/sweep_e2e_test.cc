@@ -36,6 +36,7 @@ namespace {
 
 using testing::DoubleNear;
 using testing::HasSubstr;
+using testing::Not;
 using testing_support::ChildProcess;
 using testing_support::Chromium;
 using testing_support::CommandResult;
@@ -621,6 +622,10 @@ TEST_F(SweepEndToEndTest, DashboardShowsAJobsRowsAndOnePlottedSeriesPerT) {
   EXPECT_THAT(dom.out, HasSubstr("page=test"));
   EXPECT_THAT(dom.out, HasSubstr("telemetry: none: the cpu backend has no device telemetry"));
   EXPECT_THAT(dom.out, HasSubstr("<th class=\"text\">verdict</th>"));
+  // The default columns fit a laptop's width; the others are a tick away.
+  EXPECT_THAT(dom.out, HasSubstr("<details id=\"columns\">"));
+  EXPECT_THAT(dom.out, Not(HasSubstr("<th>gu_BW_vs_union</th>")));
+  EXPECT_THAT(dom.out, HasSubstr("data-column=\"gu_bw_vs_union\">"));
   // The y axis ticks at 0 and equal round steps: 1, 2, 2.5 or 5 times a power of ten.
   std::vector<double> ticks;
   static const std::regex kTick("<text class=\"tick\"[^>]*>([0-9.e+-]+)</text>");
@@ -645,6 +650,33 @@ TEST_F(SweepEndToEndTest, DashboardShowsAJobsRowsAndOnePlottedSeriesPerT) {
 
 // Two jobs labelled branch=main and one branch=feature: a series per branch, the baseline at
 // the newest main job, one point per job with the job ids along the axis.
+TEST_F(SweepEndToEndTest, DashboardShowsAnExactnessJobsChecksAndSaysAnUnknownPageIsNone) {
+  const CommandResult check = Cli({"--format", "csv", "check", "--experts", "32", "--hidden", "256",
+                                   "--ff", "64", "--selected", "4", "--t", "2", "--seed", "7"});
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  const int checks =
+      static_cast<int>(std::vector<std::string>(absl::StrSplit(check.out, '\n', absl::SkipEmpty())).size()) - 1;
+  ASSERT_GT(checks, 0);
+  const CommandResult dom =
+      Chromium(*dir_, {"--dump-dom"}, "http://" + *http_ + "/#/jobs/" + JobNamedIn(check.err));
+  ASSERT_EQ(dom.exit_code, 0) << dom.err;
+  EXPECT_THAT(dom.out, HasSubstr(absl::StrCat(checks, " of ", checks,
+                                              " kernel checks passed · seed 7")))
+      << dom.out;
+  int rows = 0;
+  for (size_t at = dom.out.find("<tr class=\"check pass\">"); at != std::string::npos;
+       at = dom.out.find("<tr class=\"check pass\">", at + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, checks);
+  EXPECT_THAT(dom.out, Not(HasSubstr("no rows yet")));
+
+  const CommandResult unknown = Chromium(*dir_, {"--dump-dom"}, "http://" + *http_ + "/#/nosuch");
+  ASSERT_EQ(unknown.exit_code, 0) << unknown.err;
+  EXPECT_THAT(unknown.out, HasSubstr("No such page"));
+  EXPECT_THAT(unknown.out, HasSubstr("#/nosuch is not a page of this dashboard"));
+}
+
 TEST_F(SweepEndToEndTest, DashboardTrendsAnArmAcrossJobs) {
   std::vector<std::string> jobs;
   for (const char* branch : {"main", "feature", "main", "main"}) {
@@ -669,6 +701,11 @@ TEST_F(SweepEndToEndTest, DashboardTrendsAnArmAcrossJobs) {
   EXPECT_THAT(dom.out, HasSubstr("the band of the newest 3 jobs with branch=main (compare's "
                                  "history interval), newest " + jobs[3]));
   EXPECT_THAT(plot, HasSubstr(">" + jobs[0] + "</text>"));  // the first tick
+  // It says which spec it shows, and offers the others.
+  EXPECT_THAT(dom.out, HasSubstr("<span id=\"trend-spec\">moe-union: experts=32 hidden=256 ff=64 "
+                                 "selected=4 t_values=1,2 timing=events cache=warm "
+                                 "variants=per-slot on cpu (reference kernels)</span>"));
+  EXPECT_THAT(dom.out, HasSubstr("<select name=\"spec\">"));
   for (const std::string& job : jobs) EXPECT_THAT(plot, HasSubstr("<title>" + job + "</title>"));
   const CommandResult shot =
       Chromium(*dir_, {"--screenshot=" + std::string(TRENDS_SCREENSHOT_PATH)}, url);

@@ -229,6 +229,75 @@ function genericResults(results) {
   return {table, chart};
 }
 
+// The rows table's columns; the unticked ones are hidden until the user ticks them (kept in
+// localStorage), so that the default table fits a laptop's width with its verdict in view.
+const ROW_COLUMNS = [
+  {key: 'variant', head: () => 'variant', text: true, cell: (r) => variant(r.arm.variant)},
+  {key: 't', head: () => 't', cell: (r) => r.arm.t},
+  {key: 'slots', head: () => 'slots', cell: (r) => r.arm.slots},
+  {key: 'union', head: () => 'union', cell: (r) => r.arm.union_size},
+  {key: 'gu_us', head: () => 'gu_us', cell: (r) => fixed(r.gu_us, 1)},
+  {key: 'down_us', head: () => 'down_us', cell: (r) => fixed(r.down_us, 1)},
+  {key: 'section_us', head: () => 'section_us', cell: (r) => fixed(r.section_us, 1)},
+  {key: 'gu_spread', head: () => 'gu_spread', cell: (r) => fixed(r.gu_spread, 4)},
+  {key: 'dn_spread', head: () => 'dn_spread', cell: (r) => fixed(r.dn_spread, 4)},
+  {key: 'gu_bw_vs_union', head: () => 'gu_BW_vs_union', off: true, cell: (r) => fixed(r.gu_bw_vs_union_tbps, 3)},
+  {key: 'gu_bw_vs_slots', head: () => 'gu_BW_vs_slots', off: true, cell: (r) => fixed(r.gu_bw_vs_slots_tbps, 3)},
+  {key: 'vs_full', head: (tMax) => `vs_t${tMax}_full`, cell: (r) => (r.vs_reference === undefined ? '-' : fixed(r.vs_reference, 4) + 'x')},
+  {key: 'gu_pct', head: () => 'gu %bw', off: true, cell: (r) => (r.gu_pct_of_read_bw ? fixed(r.gu_pct_of_read_bw, 1) + '%' : '-')},
+  {key: 'dn_pct', head: () => 'dn %bw', off: true, cell: (r) => (r.down_pct_of_read_bw ? fixed(r.down_pct_of_read_bw, 1) + '%' : '-')},
+  {key: 'mode', head: () => 'mode', text: true, off: true,
+   cell: (r) => `${(r.timing || '').replace('TIMING_MODE_', '').toLowerCase()}, ${(r.cache || '').replace('CACHE_MODE_', '').toLowerCase()}`},
+  {key: 'vs_ref', head: () => 'vs_ref 95%', text: true,
+   cell: (r) => (r.vs_reference_low === undefined ? '-' : `[${fixed(r.vs_reference_low, 4)}, ${fixed(r.vs_reference_high, 4)}]`)},
+  {key: 'verdict', head: () => 'verdict', text: true,
+   cell: (r) => `${verdict(r.verdict)}${r.disturbance ? ` <span class="disturbed" title="${esc(r.disturbance)}">disturbed</span>` : ''}`},
+];
+
+function visibleColumns() {
+  const saved = localStorage.getItem('gpuprobe.columns');
+  return new Set(saved ? JSON.parse(saved) : ROW_COLUMNS.filter((c) => !c.off).map((c) => c.key));
+}
+
+function columnChooser() {
+  const visible = visibleColumns();
+  return `<details id="columns"><summary class="muted">columns (${visible.size} of ${ROW_COLUMNS.length} shown)</summary>` +
+    ROW_COLUMNS.map((c) => `<label><input type="checkbox" data-column="${c.key}"${visible.has(c.key) ? ' checked' : ''}> ${esc(c.head('T'))}</label>`).join(' ') +
+    '</details>';
+}
+
+// Ticking a column shows it on every job's page from then on.
+document.addEventListener('change', (e) => {
+  if (!e.target.dataset || !e.target.dataset.column) return;
+  const visible = visibleColumns();
+  if (e.target.checked) visible.add(e.target.dataset.column); else visible.delete(e.target.dataset.column);
+  localStorage.setItem('gpuprobe.columns', JSON.stringify([...visible]));
+  route();
+});
+
+// An exactness job's page: each kernel check against the float64 reference, as `gpuprobe check`.
+function renderChecks(job, checks) {
+  const passed = checks.filter((c) => c.passed).length;
+  const generic = (checks[0].axes || []).length > 0;
+  const seed = checks[0].seed;
+  const head = generic
+    ? `<th class="text">kernel</th>${checks[0].axes.map((a) => `<th class="text">${esc(a.name)}</th>`).join('')}`
+    : '<th class="text">variant</th><th class="text">kernel</th><th>t</th><th>union</th><th>max_rel</th><th>mean_rel</th><th>norm_rel</th><th>unwritten</th>';
+  const body = checks.map((c) => `<tr class="check ${c.passed ? 'pass' : 'fail'}">` + (generic
+    ? `<td class="text">${esc(c.kernel)}</td>${c.axes.map((a) => `<td class="text">${esc(axisValue(a))}</td>`).join('')}`
+    : `<td class="text">${variant(c.variant)}</td><td class="text">${esc(c.kernel)}</td><td>${c.t}</td><td>${c.union_size}</td>
+       <td>${Number(c.max_rel_error).toExponential(2)}</td><td>${Number(c.mean_rel_error).toExponential(2)}</td>
+       <td>${Number(c.norm_rel_error).toExponential(2)}</td><td>${c.unwritten}</td>`) +
+    `<td class="text">${c.passed ? 'pass' : 'FAIL'}</td><td class="text">${esc(c.detail || '')}</td></tr>`).join('');
+  document.getElementById('view').innerHTML = `<section><h2>Job ${esc(job.id)} · ${esc(job.probe || 'moe-union')} check · <span class="state-${state(job.state)}">${state(job.state)}</span></h2>
+      <div class="muted">${labels(job)} · submitted ${when(job.created_at)} by ${esc(job.submitter)} ·
+      ${esc(job.device)}${job.error_message ? ' · ' + esc(job.error_message) : ''}</div>
+      <div id="check-summary">${passed} of ${checks.length} kernel checks passed${seed && seed !== '0' ? ` · seed ${esc(seed)}` : ''}
+      · outputs poisoned with NaN first, compared with the float64 reference</div></section>
+    <section><h2>Checks</h2><table><tr>${head}<th class="text">result</th><th class="text">detail</th></tr>${body}</table></section>`;
+  return !TERMINAL.includes(job.state);
+}
+
 async function renderJob(id) {
   const view = document.getElementById('view');
   const [job, results] = await Promise.all([api(`/api/v1/jobs/${id}`), api(`/api/v1/jobs/${id}/rows`)]);
@@ -242,22 +311,14 @@ async function renderJob(id) {
       <section><h2>Results</h2>${table}</section>`;
     return !TERMINAL.includes(job.state);
   }
+  if ((results.checks || []).length) return renderChecks(job, results.checks);
   const rows = results.rows || [];
   const tMax = Math.max(0, ...rows.map((r) => r.arm.t));
-  const table = rows.length ? `<table><tr><th class="text">variant</th><th>t</th><th>slots</th><th>union</th>
-      <th>gu_us</th><th>down_us</th><th>section_us</th><th>gu_spread</th><th>dn_spread</th>
-      <th>gu_BW_vs_union</th><th>gu_BW_vs_slots</th><th>vs_t${tMax}_full</th><th>gu %bw</th><th>dn %bw</th>
-      <th class="text">mode</th><th class="text">vs_ref 95%</th><th class="text">verdict</th></tr>` + rows.map((r) => `<tr class="row${isReference(r, tMax) ? ' reference' : ''}">
-      <td class="text">${variant(r.arm.variant)}</td><td>${r.arm.t}</td><td>${r.arm.slots}</td><td>${r.arm.union_size}</td>
-      <td>${fixed(r.gu_us, 1)}</td><td>${fixed(r.down_us, 1)}</td><td>${fixed(r.section_us, 1)}</td>
-      <td>${fixed(r.gu_spread, 4)}</td><td>${fixed(r.dn_spread, 4)}</td>
-      <td>${fixed(r.gu_bw_vs_union_tbps, 3)}</td><td>${fixed(r.gu_bw_vs_slots_tbps, 3)}</td>
-      <td>${r.vs_reference === undefined ? '-' : fixed(r.vs_reference, 4) + 'x'}</td>
-      <td>${r.gu_pct_of_read_bw ? fixed(r.gu_pct_of_read_bw, 1) + '%' : '-'}</td>
-      <td>${r.down_pct_of_read_bw ? fixed(r.down_pct_of_read_bw, 1) + '%' : '-'}</td>
-      <td class="text">${(r.timing || '').replace('TIMING_MODE_', '').toLowerCase()}, ${(r.cache || '').replace('CACHE_MODE_', '').toLowerCase()}</td>
-      <td class="text">${r.vs_reference_low === undefined ? '-' : `[${fixed(r.vs_reference_low, 4)}, ${fixed(r.vs_reference_high, 4)}]`}</td>
-      <td class="text">${verdict(r.verdict)}${r.disturbance ? ` <span class="disturbed" title="${esc(r.disturbance)}">disturbed</span>` : ''}</td></tr>`).join('') + '</table>'
+  const shown = ROW_COLUMNS.filter((c) => visibleColumns().has(c.key));
+  const table = rows.length ? `${columnChooser()}<table><tr>${shown.map((c) =>
+      `<th${c.text ? ' class="text"' : ''}>${c.head(tMax)}</th>`).join('')}</tr>` +
+    rows.map((r) => `<tr class="row${isReference(r, tMax) ? ' reference' : ''}">${shown.map((c) =>
+      `<td${c.text ? ' class="text"' : ''}>${c.cell(r)}</td>`).join('')}</tr>`).join('') + '</table>'
     : '<p class="muted">no rows yet</p>';
   const sections = seriesOf(rows, (r) => ({
     y: r.section_us, lo: r.gu_min_us + r.down_min_us, hi: r.gu_max_us + r.down_max_us, ref: isReference(r, tMax),
@@ -358,7 +419,7 @@ function historyBand(values) {
 function trendParams() {
   const q = new URLSearchParams(location.hash.split('?')[1] || '');
   return {key: q.get('key') || 'branch', base: q.get('base') || 'main', arm: q.get('arm') || '',
-          metric: q.get('metric') || ''};
+          metric: q.get('metric') || '', spec: Number(q.get('spec') || 0)};
 }
 
 const labelsOf = (job) => {
@@ -366,10 +427,27 @@ const labelsOf = (job) => {
   return (r.sweep || r.check || r.probe || {}).labels || {};
 };
 
-// The job's resolved spec as trends compare it.
+// The job's resolved spec as trends compare it (what may differ between comparable jobs left
+// out), and in words: "experts=32 hidden=256 ... timing=events".
 function specKey(job) {
   const {reps, seed, order, labels, ...rest} = job.resolved || {};
   return JSON.stringify(rest);
+}
+
+function specText(job) {
+  const words = [];
+  const word = (v) => String(v).replace(/^(TIMING_MODE|CACHE_MODE|KERNEL_VARIANT|ARM_ORDER)_/, '').toLowerCase().replace(/_/g, '-');
+  const add = (k, v) => {
+    if (Array.isArray(v)) {
+      if (v.length) words.push(`${k}=${v.map(word).join(',')}`);
+    } else if (v && typeof v === 'object') {
+      for (const [k2, v2] of Object.entries(v)) add(k2, v2);
+    } else if (v !== '' && v !== false && v !== undefined) {
+      words.push(`${k}=${word(v)}`);
+    }
+  };
+  for (const [k, v] of Object.entries(JSON.parse(specKey(job)))) if (k !== '@type') add(k, v);
+  return words.join(' ');
 }
 
 function armMatches(r, arm, tMax) {
@@ -408,10 +486,20 @@ async function renderTrends() {
     if (point) points.push({job, ...point, value: labelsOf(job)[p.key], when: new Date(job.created_at)});
   }
   points.sort((a, b) => a.when - b.when);
-  const newest = points[points.length - 1];
-  const same = (a) => newest && a.device === newest.device && (a.job.probe || '') === (newest.job.probe || '') &&
-    specKey(a.job) === specKey(newest.job);
-  const kept = points.filter(same);
+  // Jobs compare only within one probe, spec and device: the groups, the newest's first; the
+  // user picks one (default: the newest job's).
+  const groupKey = (pt) => JSON.stringify([pt.device, pt.job.probe || '', specKey(pt.job)]);
+  const groups = [];
+  for (const pt of [...points].reverse()) {
+    let g = groups.find((x) => x.key === groupKey(pt));
+    if (!g) groups.push(g = {key: groupKey(pt), newest: pt, count: 0});
+    g.count++;
+  }
+  const chosen = groups[Math.min(p.spec, groups.length - 1)];
+  const newest = chosen && chosen.newest;
+  const kept = points.filter((pt) => chosen && groupKey(pt) === chosen.key);
+  const specChoice = groups.length ? `spec <select name="spec">${groups.map((g, i) =>
+    `<option value="${i}"${g === chosen ? ' selected' : ''}>${esc(g.newest.job.probe || 'moe-union')}: ${esc(specText(g.newest.job))} on ${esc(g.newest.device)} (${g.count} jobs)</option>`).join('')}</select>` : '';
   // x: hours since the first kept job was created; ticks: its commit label, else its id.
   const t0 = kept.length ? kept[0].when : 0;
   const hours = (pt) => (pt.when - t0) / 3.6e6;
@@ -443,9 +531,9 @@ async function renderTrends() {
       label key <input name="key" value="${esc(p.key)}" size="10"> baseline value <input name="base" value="${esc(p.base)}" size="10">
       arm <input name="arm" value="${esc(p.arm)}" size="24" title="moe-union: reference, or variant,t,union e.g. per-slot,6,60; another probe: its axes, e.g. size_bytes=1073741824,cache=warm">
       metric <input name="metric" value="${esc(p.metric)}" size="10" title="moe-union: gu or down; another probe: one of its metrics (empty: the first)">
-      <button>show</button></form>
+      ${specChoice} <button>show</button></form>
       <div class="muted" id="trend-summary">${kept.length} jobs with label ${esc(p.key)} (of the newest ${TREND_JOBS} succeeded),
-      ${newest ? `probe, spec and device of ${esc(newest.job.id)}: ${esc(newest.job.probe || 'moe-union')} on ${esc(newest.device)}` : 'none match'}${baseline ? ` · baseline: ${band ? `the band of the newest ${history.length} jobs with ${esc(p.key)}=${esc(p.base)} (compare's history interval), newest ${esc(baseline.job.id)}` : `${esc(baseline.job.id)}, the newest with ${esc(p.key)}=${esc(p.base)} (3 or more give a band)`}` : ` · no job with ${esc(p.key)}=${esc(p.base)} for a baseline`}.
+      ${newest ? `<span id="trend-spec">${esc(newest.job.probe || 'moe-union')}: ${esc(specText(newest.job))} on ${esc(newest.device)}</span> (the spec of ${esc(newest.job.id)}${groups.length > 1 ? `; ${groups.length - 1} other spec${groups.length > 2 ? 's' : ''} among the labelled jobs: choose above` : ''})` : 'none match'}${baseline ? ` · baseline: ${band ? `the band of the newest ${history.length} jobs with ${esc(p.key)}=${esc(p.base)} (compare's history interval), newest ${esc(baseline.job.id)}` : `${esc(baseline.job.id)}, the newest with ${esc(p.key)}=${esc(p.base)} (3 or more give a band)`}` : ` · no job with ${esc(p.key)}=${esc(p.base)} for a baseline`}.
       Click a legend entry to hide or show its series.</div></section>
     <section class="plots"><div id="plot-trend">${newest ? plot({title: `${newest.metric} median of ${arm}, 95% intervals, per job over time`, zeroBased: false,
       xLabel: 'hours since the first job (labels: commit, else job id)', yLabel: `${newest.metric} (${newest.unit})`, series: all, xTicks})
@@ -474,9 +562,16 @@ async function route() {
   clearTimeout(timer);
   const match = location.hash.match(/^#\/jobs\/([^/]+)$/);
   const compare = location.hash.match(/^#\/compare\/([^/]+)\/([^/]+)$/);
-  const trends = location.hash.startsWith('#/trends');
+  const trends = /^#\/trends(\?|$)/.test(location.hash);
+  const home = ['', '#', '#/'].includes(location.hash);
   try {
     await renderDevices();
+    if (!trends && !compare && !match && !home) {
+      document.getElementById('view').innerHTML = `<section id="not-found"><h2>No such page</h2>
+        <p>${esc(location.hash)} is not a page of this dashboard: <a href="#/">jobs</a>, #/jobs/JOB,
+        #/compare/BASE/CAND or <a href="#/trends">trends</a>.</p></section>`;
+      return;
+    }
     const again = trends ? await renderTrends() : compare ? await renderCompare(decodeURIComponent(compare[1]), decodeURIComponent(compare[2]))
       : match ? await renderJob(match[1]) : await renderHome();
     if (again) timer = setTimeout(route, 2000);
