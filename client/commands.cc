@@ -2,8 +2,6 @@
 
 #include <iostream>
 
-#include "absl/flags/declare.h"
-#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "client/artifact_download.h"
 #include "client/check_printer.h"
@@ -15,12 +13,10 @@
 #include "client/sweep_request_flags.h"
 #include "common/proto_json.h"
 
-ABSL_DECLARE_FLAG(std::string, dump);
-
 namespace gpuprobe {
 
 int SweepCommand(const ClientContext& context) {
-  absl::StatusOr<v1::SweepRequest> request = SweepRequestFromFlags(ProcessEnv());
+  absl::StatusOr<v1::SweepRequest> request = SweepRequestFromFlags(*context.flags, ProcessEnv());
   if (!request.ok()) return UsageError(request.status());
   absl::StatusOr<std::unique_ptr<SweepPrinter>> printer =
       MakeSweepPrinter(context.format, std::cout);
@@ -46,9 +42,9 @@ int SweepCommand(const ClientContext& context) {
 }
 
 int CheckCommand(const ClientContext& context) {
-  absl::StatusOr<v1::CheckRequest> request = CheckRequestFromFlags(ProcessEnv());
+  absl::StatusOr<v1::CheckRequest> request = CheckRequestFromFlags(*context.flags, ProcessEnv());
   if (!request.ok()) return UsageError(request.status());
-  const std::string dump = absl::GetFlag(FLAGS_dump);
+  const std::string dump = context.flags->dump;
   if (absl::Status s = CheckDumpDir(dump); !s.ok()) return UsageError(s);
   absl::StatusOr<std::unique_ptr<CheckPrinter>> printer =
       MakeCheckPrinter(context.format, std::cout);

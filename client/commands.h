@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "client/client_flags.h"
 #include "gpuprobe/v1/probe.grpc.pb.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
@@ -17,7 +18,7 @@ struct ClientContext {
   std::string format;  // table, tsv, csv, json
   std::string token;   // bearer token; empty: none
   std::shared_ptr<grpc::Channel> channel;
-  std::vector<std::string> params;  // the --param NAME=VALUE arguments, in order
+  const ClientFlags* flags = nullptr;  // the command line's flags (cli.h)
 
   // Every call carries the token, when there is one.
   void Prepare(grpc::ClientContext& rpc) const {

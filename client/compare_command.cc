@@ -1,7 +1,6 @@
 // `gpuprobe compare BASE CAND`: CompareJobs, printed in --format, with --fail-on's exit code.
 #include <iostream>
 
-#include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -12,14 +11,6 @@
 #include "client/proto_names.h"
 #include "client/sweep_request_flags.h"
 #include "common/proto_json.h"
-
-ABSL_FLAG(std::string, threshold, "2%",
-          "compare: ratios within 1 +- this are \"same\" (e.g. 2% or 0.02)");
-ABSL_FLAG(int, history, 0,
-          "compare: with a label BASE, how many of the newest matching jobs make the baseline "
-          "(at least 3 for a verdict; 0: 8)");
-ABSL_FLAG(std::string, fail_on, "",
-          "compare: exit 6 when an arm is slower (slower), or slower or unsure (unsure)");
 
 namespace gpuprobe {
 namespace {
@@ -127,9 +118,9 @@ void Print(const std::string& format, const v1::CompareJobsResponse& r) {
 
 int CompareCommand(const ClientContext& context, const std::string& base,
                    const std::string& candidate) {
-  absl::StatusOr<double> threshold = ParseFraction("--threshold", absl::GetFlag(FLAGS_threshold));
+  absl::StatusOr<double> threshold = ParseFraction("--threshold", context.flags->threshold);
   if (!threshold.ok()) return UsageError(threshold.status());
-  const std::string fail_on = absl::GetFlag(FLAGS_fail_on);
+  const std::string fail_on = context.flags->fail_on;
   if (!fail_on.empty() && fail_on != "slower" && fail_on != "unsure") {
     return UsageError(absl::InvalidArgumentError(
         absl::StrFormat("--fail-on: \"%s\" is not slower or unsure", fail_on)));
@@ -145,7 +136,7 @@ int CompareCommand(const ClientContext& context, const std::string& base,
   request.set_base(base);
   request.set_candidate(candidate);
   request.set_threshold(*threshold);
-  const int history = absl::GetFlag(FLAGS_history);
+  const int history = context.flags->history;
   if (history < 0 || history > 1000) {
     return UsageError(
         absl::InvalidArgumentError(absl::StrFormat("--history: %d is outside [0, 1000]", history)));

@@ -4,8 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/declare.h"
-#include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -23,30 +21,6 @@
 #include "client/proto_names.h"
 #include "client/sweep_request_flags.h"
 #include "common/proto_json.h"
-
-ABSL_DECLARE_FLAG(std::vector<std::string>, label);
-
-ABSL_FLAG(std::string, probe, "",
-          "submit: the probe (gpuprobe probes lists them); default: a moe-union sweep from the "
-          "sweep flags");
-ABSL_FLAG(int32_t, priority, 0, "submit: higher runs first; equal priorities in order");
-ABSL_FLAG(std::string, idempotency_key, "",
-          "submit: a retried submit with the same key returns the first job");
-ABSL_FLAG(bool, wait, false, "submit: then wait for the job as `wait` does");
-ABSL_FLAG(std::optional<int32_t>, device, std::nullopt,
-          "submit: run on this device index (gpuprobe info lists them); default the first free");
-ABSL_FLAG(std::string, gpu, "",
-          "submit: run on a device of this model, e.g. \"NVIDIA H200\" (gpuprobe info lists the "
-          "fleet's); default any");
-ABSL_FLAG(std::string, host, "",
-          "submit: run on this host of the fleet (gpuprobe info lists them); default any");
-ABSL_FLAG(absl::Duration, timeout, absl::InfiniteDuration(),
-          "wait: give up after this long (e.g. 30m), exit 5");
-ABSL_FLAG(std::vector<std::string>, state, {},
-          "jobs: only these states (queued, running, succeeded, failed, cancelled)");
-ABSL_FLAG(int32_t, limit, 20, "jobs: at most this many (1..1000), newest first");
-ABSL_FLAG(bool, all_attempts, false,
-          "watch: replay every attempt's events, not only the last attempt's");
 
 namespace gpuprobe {
 namespace {
@@ -108,25 +82,25 @@ bool IsEnded(v1::JobState state) {
 
 int SubmitCommand(const ClientContext& context) {
   v1::SubmitRequest request;
-  if (const std::string probe = absl::GetFlag(FLAGS_probe); !probe.empty()) {
-    absl::StatusOr<v1::ProbeRequest> job = ProbeRequestFromFlags(probe, context.params);
+  if (const std::string probe = context.flags->probe; !probe.empty()) {
+    absl::StatusOr<v1::ProbeRequest> job = ProbeRequestFromFlags(probe, *context.flags);
     if (!job.ok()) return UsageError(job.status());
     *request.mutable_probe() = *std::move(job);
   } else {
-    absl::StatusOr<v1::SweepRequest> sweep = SweepRequestFromFlags(ProcessEnv());
+    absl::StatusOr<v1::SweepRequest> sweep = SweepRequestFromFlags(*context.flags, ProcessEnv());
     if (!sweep.ok()) return UsageError(sweep.status());
     *request.mutable_sweep() = *std::move(sweep);
   }
-  request.set_priority(absl::GetFlag(FLAGS_priority));
-  request.set_idempotency_key(absl::GetFlag(FLAGS_idempotency_key));
-  if (std::optional<int32_t> device = absl::GetFlag(FLAGS_device)) {
+  request.set_priority(context.flags->priority);
+  request.set_idempotency_key(context.flags->idempotency_key);
+  if (std::optional<int32_t> device = context.flags->device) {
     if (*device < 0) {
       return UsageError(absl::InvalidArgumentError("--device: must be a device index, 0 or more"));
     }
     request.set_device(static_cast<uint32_t>(*device));
   }
-  request.set_gpu(absl::GetFlag(FLAGS_gpu));
-  request.set_host(absl::GetFlag(FLAGS_host));
+  request.set_gpu(context.flags->gpu);
+  request.set_host(context.flags->host);
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
   context.Prepare(rpc);
@@ -138,7 +112,7 @@ int SubmitCommand(const ClientContext& context) {
                                StateName(job.state()), job.queue_position());
   if (!job.waiting_reason().empty()) std::cerr << "note: " << job.waiting_reason() << "\n";
   // With --wait, a script reads one record: the ended job's (the table keeps the id here).
-  if (!absl::GetFlag(FLAGS_wait)) {
+  if (!context.flags->wait) {
     PrintJobState(context.format, job);
     return kExitOk;
   }
@@ -150,7 +124,12 @@ int WaitCommand(const ClientContext& context, const std::string& job_id) {
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
   context.Prepare(rpc);
-  const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
+  absl::Duration timeout = absl::InfiniteDuration();
+  if (const std::string& text = context.flags->timeout;
+      !text.empty() && !absl::ParseDuration(text, &timeout)) {
+    return UsageError(absl::InvalidArgumentError(absl::StrCat(
+        "--timeout: \"", text, "\" is not a duration (e.g. 90s, 30m, 2h)")));
+  }
   if (timeout <= absl::ZeroDuration()) {
     return UsageError(absl::InvalidArgumentError(
         absl::StrCat("--timeout: ", absl::FormatDuration(timeout), "; must be positive")));
@@ -219,7 +198,7 @@ int WatchCommand(const ClientContext& context, const std::string& job_id) {
   context.Prepare(rpc);
   v1::WatchRequest request;
   request.set_job_id(job_id);
-  request.set_all_attempts(absl::GetFlag(FLAGS_all_attempts));
+  request.set_all_attempts(context.flags->all_attempts);
   absl::StatusOr<JobPrinter> printer =
       JobPrinter::For(context.format, std::cout, IdentityOf(job), job.check());
   if (!printer.ok()) return UsageError(printer.status());
@@ -283,7 +262,7 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
 
 int JobsCommand(const ClientContext& context) {
   v1::ListJobsRequest request;
-  for (const std::string& name : absl::GetFlag(FLAGS_state)) {
+  for (const std::string& name : context.flags->state) {
     v1::JobState state;
     if (!v1::JobState_Parse("JOB_STATE_" + absl::AsciiStrToUpper(name), &state)) {
       return UsageError(absl::InvalidArgumentError(absl::StrFormat(
@@ -291,8 +270,8 @@ int JobsCommand(const ClientContext& context) {
     }
     request.add_states(state);
   }
-  if (absl::Status s = LabelsFromFlags(*request.mutable_labels()); !s.ok()) return UsageError(s);
-  const int limit = absl::GetFlag(FLAGS_limit);
+  if (absl::Status s = LabelsFromFlags(*context.flags, *request.mutable_labels()); !s.ok()) return UsageError(s);
+  const int limit = context.flags->limit;
   if (limit < 1 || limit > 1000) {
     return UsageError(
         absl::InvalidArgumentError(absl::StrFormat("--limit: %d is outside [1, 1000]", limit)));

@@ -37,7 +37,17 @@ int ReportRpcError(const ClientContext& context, const grpc::Status& status) {
     return kExitUnreachable;
   }
   std::cerr << "gpuprobe: " << status.error_message() << "\n";
-  return status.error_code() == grpc::StatusCode::CANCELLED ? kExitCancelled : kExitJobFailed;
+  switch (status.error_code()) {
+    case grpc::StatusCode::CANCELLED:
+      return kExitCancelled;
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return kExitUsage;
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return kExitNotAllowed;
+    default:
+      return kExitJobFailed;
+  }
 }
 
 int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& stream,

@@ -2,7 +2,6 @@
 
 #include <iostream>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/csv.h"
@@ -14,8 +13,6 @@
 #include "client/sweep_request_flags.h"
 #include "common/abbreviated.h"
 #include "common/proto_json.h"
-
-ABSL_FLAG(bool, check, false, "run, submit --probe: the probe's exactness check instead of timing");
 
 namespace gpuprobe {
 namespace {
@@ -33,11 +30,11 @@ void PrintQuantities(const char* title,
 }  // namespace
 
 absl::StatusOr<v1::ProbeRequest> ProbeRequestFromFlags(const std::string& probe,
-                                                       const std::vector<std::string>& params) {
+                                                       const ClientFlags& flags) {
   v1::ProbeRequest request;
   request.set_probe(probe);
-  request.set_check(absl::GetFlag(FLAGS_check));
-  for (const std::string& param : params) {
+  request.set_check(flags.check);
+  for (const std::string& param : flags.params) {
     const size_t eq = param.find('=');
     if (eq == std::string::npos || eq == 0) {
       return absl::InvalidArgumentError(
@@ -45,7 +42,7 @@ absl::StatusOr<v1::ProbeRequest> ProbeRequestFromFlags(const std::string& probe,
     }
     (*request.mutable_param_values())[param.substr(0, eq)] = param.substr(eq + 1);
   }
-  if (absl::Status s = LabelsFromFlags(*request.mutable_labels()); !s.ok()) return s;
+  if (absl::Status s = LabelsFromFlags(flags, *request.mutable_labels()); !s.ok()) return s;
   return request;
 }
 
@@ -91,7 +88,7 @@ int ProbesCommand(const ClientContext& context) {
 }
 
 int RunCommand(const ClientContext& context, const std::string& probe) {
-  absl::StatusOr<v1::ProbeRequest> request = ProbeRequestFromFlags(probe, context.params);
+  absl::StatusOr<v1::ProbeRequest> request = ProbeRequestFromFlags(probe, *context.flags);
   if (!request.ok()) return UsageError(request.status());
   auto stub = v1::ProbeService::NewStub(context.channel);
   v1::SubmitRequest submit;

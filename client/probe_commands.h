@@ -22,9 +22,9 @@ int ProbesCommand(const ClientContext& context);
 // stderr, then prints its results (moe-union: its rows, as `sweep` does) or checks.
 int RunCommand(const ClientContext& context, const std::string& probe);
 
-// A probe request from the command line: the probe, its --param NAME=VALUE arguments (in
-// `params`), --check and --label. INVALID_ARGUMENT names a --param not of the form NAME=VALUE.
+// A probe request from the command line: the probe, its --param NAME=VALUE arguments, --check
+// and --label. INVALID_ARGUMENT names a --param not of the form NAME=VALUE.
 absl::StatusOr<v1::ProbeRequest> ProbeRequestFromFlags(const std::string& probe,
-                                                       const std::vector<std::string>& params);
+                                                       const ClientFlags& flags);
 
 }  // namespace gpuprobe

@@ -13,7 +13,7 @@ build=(
   g++ cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev libspdlog-dev libsqlite3-dev libpq-dev libsystemd-dev
-  libcpp-httplib-dev
+  libcpp-httplib-dev libcli11-dev
 )
 test=(
   libgtest-dev libgmock-dev
@@ -22,7 +22,7 @@ test=(
   systemd         # systemd-analyze verify of the unit
   openssl         # certificates for the TLS tests
   python3-numpy   # tests/offline/verify_dump.py
-  python3-grpcio python3-protobuf python3-pandas python3-venv  # the Python client's tests
+  python3-grpcio python3-protobuf python3-pandas python3-venv python3-wheel  # the Python client's tests
   nodejs:node npm:npm  # the Kubernetes manifests' schema check
 )
 

@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
+#include "gpuprobe_commit.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
@@ -161,7 +163,21 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(std::make_shared<spdlog::logger>(
       "", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   absl::SetProgramUsageMessage(
-      "gpuprobed --listen HOST:PORT --backend auto|cuda|cpu --data-dir DIR");
+      "owns this host's GPUs and serves probe jobs over gRPC (README: \"Using it\").\n"
+      "  gpuprobed --listen HOST:PORT --backend auto|cuda|cpu --data-dir DIR [flags]");
+  // --help lists the daemon's flags (they live in server/options/), --version its commit.
+  const auto daemon_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "server/options/");
+  };
+  absl::SetFlagsUsageConfig({.contains_helpshort_flags = daemon_flags,
+                             .contains_help_flags = daemon_flags,
+                             .contains_helppackage_flags = daemon_flags,
+                             .version_string =
+                                 [] {
+                                   return absl::StrCat("gpuprobed ", GPUPROBE_VERSION, " (commit ",
+                                                       GPUPROBE_COMMIT, ")\n");
+                                 },
+                             .normalize_filename = nullptr});
   absl::StatusOr<gpuprobe::DaemonOptions> parsed = gpuprobe::ParseDaemonOptions(argc, argv);
   if (!parsed.ok()) {
     spdlog::error("{}", parsed.status().ToString());

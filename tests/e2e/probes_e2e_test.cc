@@ -233,11 +233,12 @@ TEST_F(ProbesEndToEndTest, SubmitShowWatchAndCompareWorkForAProbeJob) {
 }
 
 TEST_F(ProbesEndToEndTest, BadProbeRequestsAreRefusedNamingTheProblem) {
+  // Bad requests the daemon finds exit 2, as those the client finds.
   const CommandResult unknown = Cli({"run", "dense-gemv"});
-  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("probe: no probe \"dense-gemv\""));
   const CommandResult bad = Cli({"run", "read-bandwidth", "--param", "sizes_bytes=100"});
-  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("sizes_bytes: 100 is not a multiple of 16"));
   const CommandResult form = Cli({"run", "read-bandwidth", "--param", "sizes_bytes"});
   EXPECT_EQ(form.exit_code, 2);

@@ -42,6 +42,10 @@ using testing_support::Chromium;
 using testing_support::CommandResult;
 using testing_support::RunCommand;
 
+// A sweep small enough for seconds on the cpu backend.
+const std::vector<std::string> kSmallSweep = {"--experts",  "32", "--hidden", "256", "--ff",   "64",
+                                              "--selected", "4",  "--t",      "2",   "--reps", "3"};
+
 class SweepEndToEndTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -174,7 +178,7 @@ TEST_F(SweepEndToEndTest, TsvSweepPrintsTheSeedsTable) {
 TEST_F(SweepEndToEndTest, HiddenNotMultipleOf16IsRefusedNamingTheField) {
   const CommandResult r = Cli({"sweep", "--experts", "64", "--hidden", "500", "--ff", "128",
                                "--selected", "4", "--t", "3", "--reps", "3"});
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);  // the daemon found it: a bad request all the same
   EXPECT_THAT(r.err, HasSubstr("hidden"));
   EXPECT_THAT(r.err, HasSubstr("500"));
   EXPECT_EQ(r.out, "");
@@ -241,6 +245,40 @@ TEST_F(SweepEndToEndTest, JsonAndCsvCarryOneRecordPerArm) {
   double ratio = 0;
   EXPECT_TRUE(absl::SimpleAtod(cell("vs_reference"), &ratio)) << cell("vs_reference");
   EXPECT_GT(ratio, 0.0);
+}
+
+TEST_F(SweepEndToEndTest, TheCommandLineKeepsTheConventions) {
+  // Help per command, and `help COMMAND` alike; the version names the commit.
+  const CommandResult help = Cli({"help", "wait"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_THAT(help.out, HasSubstr("--timeout"));
+  EXPECT_THAT(help.out, Not(HasSubstr("--experts")));
+  EXPECT_EQ(Cli({"wait", "--help"}).out, help.out);
+  const CommandResult version = Cli({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_THAT(version.out, testing::MatchesRegex("gpuprobe [0-9.]+ \\(commit [0-9a-f]+(-dirty)?\\)\n"));
+  // A flag of another command is refused, saying whose it is; misspellings get their nearest.
+  const CommandResult foreign = Cli({"jobs", "--experts", "64"});
+  EXPECT_EQ(foreign.exit_code, 2);
+  EXPECT_THAT(foreign.err, HasSubstr("--experts is not a flag of jobs; it belongs to sweep, check, submit"));
+  const CommandResult flag = Cli({"sweep", "--expert", "64"});
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_THAT(flag.err, HasSubstr("unknown flag --expert; did you mean --experts?"));
+  const CommandResult command = Cli({"swep"});
+  EXPECT_EQ(command.exit_code, 2);
+  EXPECT_THAT(command.err, HasSubstr("unknown command \"swep\"; did you mean sweep?"));
+  const CommandResult two = Cli({"show", "job-1", "job-2"});
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_THAT(two.err, HasSubstr("JOB: At Most 1 required but received 2"));
+  // Global flags go after the command as well as before it.
+  const CommandResult after = Cli({"info", "--format", "json"});
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_TRUE(absl::StartsWith(after.out, "{")) << after.out;
+  // The daemon's own --help lists its flags.
+  absl::StatusOr<CommandResult> daemon_help = RunCommand({GPUPROBED_PATH, "--help"}, {}, *dir_);
+  ASSERT_TRUE(daemon_help.ok());
+  EXPECT_THAT(daemon_help->out + daemon_help->err, HasSubstr("--max_queued_jobs"));
+  EXPECT_THAT(daemon_help->out + daemon_help->err, Not(HasSubstr("No flags matched")));
 }
 
 TEST_F(SweepEndToEndTest, BadFlagValuesAreUsageErrors) {
@@ -359,7 +397,7 @@ TEST_F(SweepEndToEndTest, SmallMisusesAreRefusedNamingWhatIsWrong) {
   // Label keys that filters could not name, and line breaks that would split a table.
   for (const std::string label : {"a\nb=1", "k=v\nw"}) {
     const CommandResult r = Cli({"submit", "--reps", "2", "--label", label});
-    EXPECT_EQ(r.exit_code, 1) << label;
+    EXPECT_EQ(r.exit_code, 2) << label;  // a bad request, found by the daemon
     EXPECT_THAT(r.err, HasSubstr("labels: key")) << label;
   }
   // A key where the CA should be.
@@ -426,8 +464,7 @@ TEST_F(SweepEndToEndTest, JsonAndCsvOutputsOfJobsAndShowAreOneParseableStream) {
 }
 
 TEST_F(SweepEndToEndTest, SubmitWaitInfoAndCheckSpeakJsonAndCsvAndNameTheirJob) {
-  const std::vector<std::string> small = {"--experts", "32", "--hidden", "256", "--ff", "64",
-                                          "--selected", "4", "--t", "2", "--reps", "3"};
+  const std::vector<std::string>& small = kSmallSweep;
   std::vector<std::string> args = {"--format", "json", "submit"};
   args.insert(args.end(), small.begin(), small.end());
   const CommandResult submitted = Cli(args);
@@ -847,10 +884,10 @@ TEST(SecureEndToEndTest, TlsAndTokens) {
   CommandResult r = cli({"info"}, {ca, "GPUPROBE_TOKEN=reader-secret"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   r = cli({"info"}, {ca});
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 7);  // not authenticated: a code of its own
   EXPECT_THAT(r.err, HasSubstr("token"));
   r = cli(sweep, {ca, "GPUPROBE_TOKEN=reader-secret"});
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 7);  // not allowed
   EXPECT_THAT(r.err, HasSubstr("submit role"));
   r = cli(sweep, {ca, "GPUPROBE_TOKEN=ci-secret"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -886,8 +923,7 @@ TEST(WorkerIsolationEndToEndTest, AWorkerCrashFailsOneJobAndTheNextSucceeds) {
     EXPECT_TRUE(r.ok());
     return r.ok() ? *r : CommandResult{};
   };
-  const std::vector<std::string> small = {"--experts",  "32", "--hidden", "256", "--ff",   "64",
-                                          "--selected", "4",  "--t",      "2",   "--reps", "3"};
+  const std::vector<std::string>& small = kSmallSweep;
   std::vector<std::string> crash = {"submit", "--label", "gpuprobe.fault=abort"};
   crash.insert(crash.end(), small.begin(), small.end());
   const CommandResult crashed = cli(crash);

@@ -1,0 +1,39 @@
+// Every flag of `gpuprobe`, as the command line (client/cli.h) gave it: the global ones, and
+// those of each command (a command is given only its own; an unset optional is "not given", so
+// that the daemon's default, or the seed's environment variable, applies).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuprobe {
+
+struct ClientFlags {
+  // Global.
+  std::string server, format = "table", token, tls_ca;
+  // sweep, check, submit: the moe-union request.
+  std::optional<int64_t> experts, hidden, ff, selected, t, reps;
+  std::vector<std::string> t_values, unions, variant, label;
+  std::string precision, timing, cache, order, dump;
+  std::optional<double> max_seconds;
+  std::optional<uint64_t> seed;
+  bool require_clean = false;
+  // run, submit --probe.
+  std::string probe;
+  std::vector<std::string> params;
+  bool check = false;
+  // submit, wait, watch, jobs.
+  int32_t priority = 0;
+  std::string idempotency_key, gpu, host, timeout;
+  std::optional<int32_t> device;
+  bool wait = false, all_attempts = false;
+  std::vector<std::string> state;
+  int32_t limit = 20;
+  // compare.
+  std::string threshold = "2%", fail_on;
+  int32_t history = 0;
+};
+
+}  // namespace gpuprobe
