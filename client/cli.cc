@@ -162,7 +162,7 @@ std::variant<CommandLine, int> ParseCommandLine(int argc, const char* const* arg
   ClientFlags& f = line.flags;
   CLI::App app(
       "gpuprobe: the command-line client of gpuprobed. Exit codes: 0 done, 1 the job "
-      "failed or was refused, 2 a bad request (from this client or the daemon), 3 "
+      "failed or found no room, 2 a bad request (from this client or the daemon), 3 "
       "cancelled, 4 no daemon, 5 wait timed out, 6 compare found what --fail-on names, 7 "
       "not authenticated or not allowed.",
       "gpuprobe");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <iostream>
@@ -38,7 +39,7 @@ OnInterrupt::OnInterrupt(std::function<void()> on_interrupt)
   thread_ = std::thread([this] {
     pollfd fd = {.fd = interrupt_pipe[0], .events = POLLIN, .revents = 0};
     char byte = 0;
-    while (poll(&fd, 1, -1) < 0) {
+    while (poll(&fd, 1, -1) < 0 && errno == EINTR) {
     }
     if (read(interrupt_pipe[0], &byte, 1) == 1 && byte == 'i') on_interrupt_();
   });
