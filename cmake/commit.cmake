@@ -1,10 +1,28 @@
-# Writes OUT, a header defining GPUPROBE_COMMIT as `git describe` names the checkout SOURCE
-# ("unknown" outside a git checkout), and rewrites it only when that changes, so that a build
+# Writes OUT, a header defining GPUPROBE_COMMIT as `git describe` names the checkout SOURCE (or,
+# without git, as .git/HEAD does; "unknown" outside a git checkout), and rewrites it only when that changes, so that a build
 # reports the commit it was built from without rebuilding what did not change.
 #   cmake -DSOURCE=DIR -DOUT=FILE -P cmake/commit.cmake
 execute_process(
   COMMAND git -C "${SOURCE}" describe --always --dirty --abbrev=12
   OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE failed)
+# Without git (a build host with the checkout but not the tool): the commit .git/HEAD names.
+if((failed OR commit STREQUAL "") AND EXISTS "${SOURCE}/.git/HEAD")
+  file(STRINGS "${SOURCE}/.git/HEAD" head LIMIT_COUNT 1)
+  if(head MATCHES "^ref: (.+)$")
+    set(ref "${CMAKE_MATCH_1}")
+    set(head "")
+    if(EXISTS "${SOURCE}/.git/${ref}")
+      file(STRINGS "${SOURCE}/.git/${ref}" head LIMIT_COUNT 1)
+    elseif(EXISTS "${SOURCE}/.git/packed-refs")
+      file(STRINGS "${SOURCE}/.git/packed-refs" packed REGEX " ${ref}$")
+      string(REGEX REPLACE " .*" "" head "${packed}")
+    endif()
+  endif()
+  if(head MATCHES "^[0-9a-f]+$")
+    string(SUBSTRING "${head}" 0 12 commit)
+    set(failed 0)
+  endif()
+endif()
 if(failed OR commit STREQUAL "")
   set(commit "unknown")
 endif()
