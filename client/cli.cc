@@ -45,6 +45,20 @@ std::string Nearest(const std::string& word, const std::vector<std::string>& kno
   return best_distance <= std::max<size_t>(2, word.size() / 3) ? best : "";
 }
 
+// The words after argv[0], each long flag's name (before any '=') with '-' for '_', as the
+// client took them before CLI11 (--t_values is --t-values), up to a bare "--"; in the reverse
+// order CLI::App::parse takes a vector in.
+std::vector<std::string> DashedArgsReversed(int argc, const char* const* argv) {
+  std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  for (std::string& arg : args) {
+    if (arg == "--") break;
+    if (!absl::StartsWith(arg, "--")) continue;
+    std::replace(arg.begin(), arg.begin() + std::min(arg.find('='), arg.size()), '_', '-');
+  }
+  std::reverse(args.begin(), args.end());
+  return args;
+}
+
 // The long flag names (--name) an app takes, its parent's included when it falls through.
 std::vector<std::string> FlagNames(const CLI::App& app) {
   std::vector<std::string> names;
@@ -98,8 +112,8 @@ void Geometry(CLI::App* app, ClientFlags& f, bool check) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->type_name("U,U");
   app->add_option("--variant", f.variant,
-                  check ? "per-slot, union, floor, or all (default all)"
-                        : "per-slot (default), union, floor, or all")
+                  check ? "per-slot, union, floor, floor-distinct, or all (default all)"
+                        : "per-slot (default), union, floor, floor-distinct, or all")
       ->delimiter(',')
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->type_name("V,V");
@@ -278,10 +292,11 @@ std::variant<CommandLine, int> ParseCommandLine(int argc, const char* const* arg
     return kExitUsage;
   };
   try {
-    app.parse(argc, argv);
+    app.parse(DashedArgsReversed(argc, argv));
   } catch (const CLI::CallForHelp&) {
     const std::vector<CLI::App*> chosen = app.get_subcommands();
-    std::cout << (chosen.empty() ? app.help() : chosen[0]->help());
+    // The chosen command's help, its usage line naming the program ("gpuprobe sweep").
+    std::cout << (chosen.empty() ? app.help() : chosen[0]->help(app.get_name()));
     return kExitOk;
   } catch (const CLI::CallForVersion& e) {
     std::cout << e.what() << "\n";
@@ -322,12 +337,13 @@ std::variant<CommandLine, int> ParseCommandLine(int argc, const char* const* arg
   CLI::App* chosen = app.get_subcommands()[0];
   if (chosen == help) {
     if (help_on.empty()) {
-      std::cout << app.help();
+      // The program's help (app.help() would hand over to the chosen command, `help` itself).
+      std::cout << app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
       return kExitOk;
     }
     for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
       if (sub->get_name() == help_on) {
-        std::cout << sub->help();
+        std::cout << sub->help(app.get_name());
         return kExitOk;
       }
     }

@@ -119,12 +119,19 @@ absl::StatusOr<v1::ListJobsRequest> ListRequest(const QueryParams& query) {
   return request;
 }
 
-// ?base=JOB|label:KEY=VALUE&cand=JOB[&threshold=0.02][&history=8]
+// ?base=JOB|label:KEY=VALUE&candidate=JOB[&threshold=0.02][&history=8], the request's field
+// names; cand= is candidate's short form, kept for the links made before.
 absl::StatusOr<v1::CompareJobsRequest> CompareRequest(const QueryParams& query) {
-  RETURN_IF_ERROR(query.AllowOnly({"base", "cand", "threshold", "history"}));
+  RETURN_IF_ERROR(query.AllowOnly({"base", "candidate", "cand", "threshold", "history"}));
+  const std::optional<std::string> candidate = query.First("candidate");
+  const std::optional<std::string> cand = query.First("cand");
+  if (candidate && cand) {
+    return absl::InvalidArgumentError(
+        "candidate: give candidate= or its short form cand=, not both");
+  }
   v1::CompareJobsRequest request;
   request.set_base(query.First("base").value_or(""));
-  request.set_candidate(query.First("cand").value_or(""));
+  request.set_candidate(candidate.value_or(cand.value_or("")));
   if (std::optional<std::string> text = query.First("threshold")) {
     double threshold = 0;
     if (!absl::SimpleAtod(*text, &threshold)) {

@@ -254,6 +254,13 @@ TEST_F(SweepEndToEndTest, TheCommandLineKeepsTheConventions) {
   EXPECT_THAT(help.out, HasSubstr("--timeout"));
   EXPECT_THAT(help.out, Not(HasSubstr("--experts")));
   EXPECT_EQ(Cli({"wait", "--help"}).out, help.out);
+  EXPECT_THAT(help.out, HasSubstr("Usage: gpuprobe wait"));
+  // `help` alone is the program's help: every command listed.
+  const CommandResult commands = Cli({"help"});
+  EXPECT_EQ(commands.exit_code, 0) << commands.err;
+  EXPECT_THAT(commands.out, HasSubstr("Usage: gpuprobe"));
+  EXPECT_THAT(commands.out,
+              testing::AllOf(HasSubstr("sweep"), HasSubstr("compare"), HasSubstr("probes")));
   const CommandResult version = Cli({"--version"});
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_THAT(version.out, testing::MatchesRegex("gpuprobe [0-9.]+ \\(commit [0-9a-f]+(-dirty)?\\)\n"));
@@ -270,6 +277,10 @@ TEST_F(SweepEndToEndTest, TheCommandLineKeepsTheConventions) {
   const CommandResult two = Cli({"show", "job-1", "job-2"});
   EXPECT_EQ(two.exit_code, 2);
   EXPECT_THAT(two.err, HasSubstr("JOB: At Most 1 required but received 2"));
+  // Flags spelt with underscores, as the client took them before, are the dashed flags.
+  const CommandResult underscored = Cli({"sweep", "--t_values", "0"});
+  EXPECT_EQ(underscored.exit_code, 2);
+  EXPECT_THAT(underscored.err, HasSubstr("t_values: 0 is out of range"));  // the value arrived
   // Global flags go after the command as well as before it.
   const CommandResult after = Cli({"info", "--format", "json"});
   EXPECT_EQ(after.exit_code, 0) << after.err;

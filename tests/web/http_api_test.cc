@@ -205,8 +205,21 @@ TEST_F(HttpApiTest, CompareAnswersInJsonAndRefusesMismatchedJobsNamingTheField) 
   Start();
   const std::string base = FinishedJob(), cand = FinishedJob();
   const auto compared =
-      Json<v1::CompareJobsResponse>("/api/v1/compare?base=" + base + "&cand=" + cand);
+      Json<v1::CompareJobsResponse>("/api/v1/compare?base=" + base + "&candidate=" + cand);
   EXPECT_EQ(compared.base_job_id(), base);
+  EXPECT_EQ(compared.candidate_job_id(), cand);
+  // cand= is candidate='s short form; giving both is refused, naming the parameter.
+  httplib::Result by_short = client_->Get("/api/v1/compare?base=" + base + "&cand=" + cand);
+  ASSERT_TRUE(by_short);
+  EXPECT_EQ(by_short->status, 200) << by_short->body;
+  EXPECT_EQ(Json<v1::CompareJobsResponse>("/api/v1/compare?base=" + base + "&cand=" + cand)
+                .candidate_job_id(),
+            cand);
+  httplib::Result both =
+      client_->Get("/api/v1/compare?base=" + base + "&candidate=" + cand + "&cand=" + cand);
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->status, 400);
+  EXPECT_THAT(both->body, HasSubstr("candidate: "));
   EXPECT_EQ(compared.arms_size(), 3);
   // Two reps keep one sample each: too few to judge.
   EXPECT_EQ(compared.too_few_reps(), 3u);

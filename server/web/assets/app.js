@@ -23,7 +23,7 @@ async function api(path) {
 
 const esc = (s) => String(s ?? '').replace(/[&<>"]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]));
 const state = (s) => (s || '').replace('JOB_STATE_', '').toLowerCase();
-const variant = (v) => ({KERNEL_VARIANT_UNION: 'union', KERNEL_VARIANT_FLOOR: 'floor'}[v] || 'per-slot');
+const variant = (v) => ({KERNEL_VARIANT_UNION: 'union', KERNEL_VARIANT_FLOOR: 'floor', KERNEL_VARIANT_FLOOR_DISTINCT: 'floor-distinct'}[v] || 'per-slot');
 const fixed = (x, d) => (x === undefined || x === null ? '-' : Number(x).toFixed(d));
 const when = (t) => (t ? new Date(t).toLocaleString() : '-');
 const seconds = (a, b) => (a && b ? ((new Date(b) - new Date(a)) / 1000).toFixed(1) + ' s' : '-');
@@ -345,7 +345,7 @@ async function renderJob(id) {
 // interval and the verdict. BASE may be a job id or label:KEY=VALUE.
 async function renderCompare(base, cand) {
   const view = document.getElementById('view');
-  const c = await api(`/api/v1/compare?base=${encodeURIComponent(base)}&cand=${encodeURIComponent(cand)}`);
+  const c = await api(`/api/v1/compare?base=${encodeURIComponent(base)}&candidate=${encodeURIComponent(cand)}`);
   const arms = c.arms || [];
   const generic = arms.length && arms[0].quantity && arms[0].quantity !== 'section_us';
   const head = generic
