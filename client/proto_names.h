@@ -42,6 +42,8 @@ inline std::string VariantName(v1::KernelVariant v) {
       return "union";
     case v1::KERNEL_VARIANT_FLOOR:
       return "floor";
+    case v1::KERNEL_VARIANT_FLOOR_DISTINCT:
+      return "floor-distinct";
     case v1::KERNEL_VARIANT_PER_SLOT:
     case v1::KERNEL_VARIANT_UNSPECIFIED:
       return "per-slot";

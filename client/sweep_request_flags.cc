@@ -63,12 +63,16 @@ absl::Status SetVariants(const std::vector<std::string>& names, v1::SweepRequest
       request.add_variants(v1::KERNEL_VARIANT_UNION);
     } else if (name == "floor") {
       request.add_variants(v1::KERNEL_VARIANT_FLOOR);
+    } else if (name == "floor-distinct") {
+      request.add_variants(v1::KERNEL_VARIANT_FLOOR_DISTINCT);
     } else if (name == "all") {
       request.add_variants(v1::KERNEL_VARIANT_PER_SLOT);
       request.add_variants(v1::KERNEL_VARIANT_UNION);
       request.add_variants(v1::KERNEL_VARIANT_FLOOR);
+      request.add_variants(v1::KERNEL_VARIANT_FLOOR_DISTINCT);
     } else {
-      return Invalid("--variant", name, "is not one of per-slot, union, floor, all");
+      return Invalid("--variant", name,
+                     "is not one of per-slot, union, floor, floor-distinct, all");
     }
   }
   return absl::OkStatus();

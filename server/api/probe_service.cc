@@ -117,8 +117,8 @@ grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Check(grpc::CallbackServer
   *submit.mutable_check() = *request;
   if (request->variants().empty()) {
     // "Every variant" means every variant this backend implements.
-    for (KernelVariant v :
-         {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor}) {
+    for (KernelVariant v : {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor,
+                            KernelVariant::kFloorDistinct}) {
       if (CheckMoeVariant(manager_.backend().Name(), v).ok()) {
         submit.mutable_check()->add_variants(VariantToProto(v));
       }

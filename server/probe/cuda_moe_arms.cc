@@ -73,12 +73,14 @@ struct Arm {
   DeviceBuffer sel, x, h_in, h_out, y, partials;
   DeviceBuffer group_expert, group_slot_table;
   DeviceSlotGroups groups;
+  DeviceBuffer floor_experts;  // FloorExperts(variant, sel): what a floor variant reads
+  int floor_expert_count = 0;
   int floor_blocks = 0;
   KernelLaunch gate_up, down;
 };
 
-// What the floor kernel reads for `kernel` of an arm: each slot's expert codes and scales in
-// the checkpoint's layout.
+// What the floor kernel reads for `kernel` of an arm: the codes and scales of the arm's floor
+// experts (every slot's, or each distinct expert once), in the checkpoint's layout.
 ReadFloorArgs FloorArgs(const Banks& banks, const Arm& arm, MoeKernel kernel) {
   const DeviceNvfp4Bank bank =
       (kernel == MoeKernel::kGateUpSilu ? banks.gate_up : banks.down).View(false);
@@ -87,8 +89,8 @@ ReadFloorArgs FloorArgs(const Banks& banks, const Arm& arm, MoeKernel kernel) {
   ReadFloorArgs args;
   args.regions[0] = {bank.codes, code_bytes, code_bytes};
   args.regions[1] = {bank.scales, scale_bytes, scale_bytes};
-  args.sel = arm.sel.get<int32_t>();
-  args.slots = arm.slots;
+  args.sel = arm.floor_experts.get<int32_t>();
+  args.slots = arm.floor_expert_count;
   args.blocks = arm.floor_blocks;
   args.partials = arm.partials.get<uint32_t>();
   return args;
@@ -96,7 +98,7 @@ ReadFloorArgs FloorArgs(const Banks& banks, const Arm& arm, MoeKernel kernel) {
 
 absl::Status KernelLaunch::Enqueue(DeviceStream device_stream) {
   const cudaStream_t stream = static_cast<cudaStream_t>(device_stream);
-  if (arm->variant == KernelVariant::kFloor) {
+  if (IsFloor(arm->variant)) {
     return LaunchReadFloor(FloorArgs(*banks, *arm, kernel), stream);
   }
   if (kernel == MoeKernel::kGateUpSilu) {
@@ -166,6 +168,9 @@ class CudaArms final : public MoeArms {
                    arm->slots,
                    SlotsAreGroups(plan),
                    DistinctExperts(plan)};
+    const std::vector<int32_t> floor_experts = FloorExperts(inputs.variant, inputs.sel);
+    ASSIGN_OR_RETURN(arm->floor_experts, DeviceBuffer::FromHost(floor_experts));
+    arm->floor_expert_count = static_cast<int>(floor_experts.size());
     arm->floor_blocks = kFloorBlocksPerSm * device_.Details().multiprocessors;
     ASSIGN_OR_RETURN(arm->partials, DeviceBuffer::Allocate(arm->floor_blocks * sizeof(uint32_t)));
     return arms_.Add(std::move(arm), banks_.get());
@@ -179,7 +184,7 @@ class CudaArms final : public MoeArms {
     CUDA_RETURN_IF_ERROR(cudaSetDevice(device_.Ordinal()));
     ASSIGN_OR_RETURN(Arm * arm, arms_.Find(handle));
     LaunchOutput out;
-    if (arm->variant == KernelVariant::kFloor) {
+    if (IsFloor(arm->variant)) {
       ASSIGN_OR_RETURN(out.checksum, ReadFloorChecksum(FloorArgs(*banks_, *arm, kernel), Stream()));
       return out;
     }

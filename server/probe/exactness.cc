@@ -81,7 +81,7 @@ int64_t EstimateDumpBytes(const SweepSpec& spec) {
     // sel, x and h_in; h_out and y_out for the sel kernels.
     bytes += 4 * (int64_t{arm.slots} + int64_t{arm.t} * g.hidden + int64_t{arm.slots} * g.ff) +
              3 * kNpyHeaderBytes;
-    if (arm.variant != KernelVariant::kFloor) {
+    if (!IsFloor(arm.variant)) {
       bytes += 4 * int64_t{arm.slots} * (g.ff + g.hidden) + 2 * kNpyHeaderBytes;
     }
   }
@@ -117,11 +117,11 @@ absl::StatusOr<std::vector<KernelCheckResult>> RunExactnessCheck(
     if (!dump_dir.empty()) RETURN_IF_ERROR(DumpArm(dump_dir, g, arm, in));
     const std::string prefix = dump_dir.empty() ? "" : dump_dir + "/" + ArmTag(arm);
 
-    if (arm.variant == KernelVariant::kFloor) {
+    if (IsFloor(arm.variant)) {
       for (MoeKernel kernel : {MoeKernel::kGateUpSilu, MoeKernel::kDown}) {
         ASSIGN_OR_RETURN(LaunchOutput out, device_code.RunOnce(handle, kernel));
         const Nvfp4Bank& bank = kernel == MoeKernel::kGateUpSilu ? banks.gate_up : banks.down;
-        const uint32_t want = ExpertBytesChecksum(bank, in.sel);
+        const uint32_t want = ExpertBytesChecksum(bank, FloorExperts(arm.variant, in.sel));
         KernelCheckResult r{
             .arm = arm,
             .kernel = kernel == MoeKernel::kGateUpSilu ? "read_floor_gu" : "read_floor_down"};

@@ -1,5 +1,7 @@
 #include "server/probe/moe_arms.h"
 
+#include <unordered_set>
+
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #if GPUPROBE_HAVE_CUDA
@@ -17,8 +19,24 @@ std::string_view VariantName(KernelVariant variant) {
       return "union";
     case KernelVariant::kFloor:
       return "floor";
+    case KernelVariant::kFloorDistinct:
+      return "floor-distinct";
   }
   return "?";
+}
+
+bool IsFloor(KernelVariant variant) {
+  return variant == KernelVariant::kFloor || variant == KernelVariant::kFloorDistinct;
+}
+
+std::vector<int32_t> FloorExperts(KernelVariant variant, const std::vector<int32_t>& sel) {
+  if (variant != KernelVariant::kFloorDistinct) return sel;
+  std::vector<int32_t> distinct;
+  std::unordered_set<int32_t> seen;
+  for (int32_t expert : sel) {
+    if (seen.insert(expert).second) distinct.push_back(expert);
+  }
+  return distinct;
 }
 
 absl::Status CheckMoeVariant(std::string_view backend, KernelVariant variant) {

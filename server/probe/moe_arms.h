@@ -24,10 +24,19 @@
 
 namespace gpuprobe {
 
-enum class KernelVariant { kPerSlot, kUnion, kFloor };
+enum class KernelVariant { kPerSlot, kUnion, kFloor, kFloorDistinct };
 enum class MoeKernel { kGateUpSilu, kDown };
 
-std::string_view VariantName(KernelVariant variant);  // "per-slot", "union", "floor"
+// "per-slot", "union", "floor", "floor-distinct"
+std::string_view VariantName(KernelVariant variant);
+
+// Whether the variant is a pure read (a checksum, no kernel output): floor or floor-distinct.
+bool IsFloor(KernelVariant variant);
+
+// The experts a floor variant reads, in order: every slot's (an expert named by k slots k
+// times, the per-slot kernels' bytes) for floor; each distinct expert once, in first-appearance
+// order (the least any kernel must read) for floor-distinct.
+std::vector<int32_t> FloorExperts(KernelVariant variant, const std::vector<int32_t>& sel);
 
 // What one arm's launches read besides the banks.
 struct ArmInputs {
@@ -42,8 +51,8 @@ using ArmHandle = int;
 
 // What one untimed launch produced, for exactness checks.
 struct LaunchOutput {
-  std::vector<float> values;         // the kernel's output; empty for the floor
-  std::optional<uint32_t> checksum;  // the floor's wrapping sum of every word it read
+  std::vector<float> values;         // the kernel's output; empty for a floor variant
+  std::optional<uint32_t> checksum;  // a floor variant's wrapping sum of every word it read
 };
 
 class MoeArms {

@@ -38,7 +38,7 @@ namespace {
 ArmReadBytes ReadBytes(const MoeGeometry& g, const Arm& arm, const std::vector<int32_t>& sel) {
   const int64_t experts_read = arm.variant == KernelVariant::kUnion
                                    ? UnionGroups(sel).groups()
-                                   : static_cast<int64_t>(sel.size());
+                                   : static_cast<int64_t>(FloorExperts(arm.variant, sel).size());
   return {experts_read * GateUpExpertBytes(g), experts_read * DownExpertBytes(g)};
 }
 

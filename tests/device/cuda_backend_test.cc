@@ -68,7 +68,8 @@ TEST_P(ExactnessOnGpu, EveryVariantAndUnionMatchesTheFloat64Reference) {
   o.selected = p.selected;
   o.t_values = {p.t};
   o.reps = 2;
-  o.variants = {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor};
+  o.variants = {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor,
+                KernelVariant::kFloorDistinct};
   o.seed = std::random_device{}();  // fresh inputs every run; printed on failure
   absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
   ASSERT_TRUE(spec.ok()) << spec.status();
@@ -77,8 +78,8 @@ TEST_P(ExactnessOnGpu, EveryVariantAndUnionMatchesTheFloat64Reference) {
   absl::StatusOr<std::vector<KernelCheckResult>> results =
       RunExactnessCheck(*spec, "", *backend_, recorder, cancelled);
   ASSERT_TRUE(results.ok()) << results.status();
-  const size_t unions = ExpandArms(*spec).size() / 3;
-  EXPECT_EQ(results->size(), unions * 3 * 2);
+  const size_t unions = ExpandArms(*spec).size() / 4;
+  EXPECT_EQ(results->size(), unions * 4 * 2);
   for (const KernelCheckResult& r : *results) {
     EXPECT_TRUE(r.passed) << VariantName(r.arm.variant) << " " << r.kernel << " t=" << r.arm.t
                           << " union=" << r.arm.union_size << " max_rel=" << r.error.max_rel
@@ -167,7 +168,8 @@ TEST_F(CudaBackendTest, EveryTimingAndCacheModeGivesPositiveFiniteSamples) {
       o.reps = 3;
       o.timing = timing;
       o.cache = cache;
-      o.variants = {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor};
+      o.variants = {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor,
+                    KernelVariant::kFloorDistinct};
       absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
       ASSERT_TRUE(spec.ok());
       NullObserver observer;

@@ -12,9 +12,10 @@
 namespace gpuprobe {
 namespace {
 
-enum class Fault { kNone, kPerturbOneElement, kSkipOneElement, kWrongChecksum };
+// kEverySlot: a floor-distinct that reads every slot's expert, as the floor does.
+enum class Fault { kNone, kPerturbOneElement, kSkipOneElement, kWrongChecksum, kEverySlot };
 
-// The cpu's device code, plus a floor variant (the host checksum of the bytes it must read),
+// The cpu's device code, plus the floor variants (the host checksum of the bytes they must read),
 // with an optional fault injected into every output: the check must notice each fault. Its own
 // device too (named "faulty", so that the floor is not refused as the cpu refuses it).
 class FaultyBackend final : public Backend, public MoeArms {
@@ -37,9 +38,15 @@ class FaultyBackend final : public Backend, public MoeArms {
     return cpu_->Launch(arm, kernel);
   }
   absl::StatusOr<LaunchOutput> RunOnce(ArmHandle arm, MoeKernel kernel) override {
-    if (inputs_[arm].variant == KernelVariant::kFloor) {
+    const ArmInputs& in = inputs_[arm];
+    if (in.variant == KernelVariant::kFloor || in.variant == KernelVariant::kFloorDistinct) {
       const Nvfp4Bank& bank = kernel == MoeKernel::kGateUpSilu ? banks_.gate_up : banks_.down;
-      uint32_t sum = ExpertBytesChecksum(bank, inputs_[arm].sel);
+      std::vector<int32_t> experts = in.sel;
+      if (in.variant == KernelVariant::kFloorDistinct && fault_ != Fault::kEverySlot) {
+        std::sort(experts.begin(), experts.end());  // the sum does not depend on the order
+        experts.erase(std::unique(experts.begin(), experts.end()), experts.end());
+      }
+      uint32_t sum = ExpertBytesChecksum(bank, experts);
       if (fault_ == Fault::kWrongChecksum) sum ^= 1;
       return LaunchOutput{.checksum = sum};
     }
@@ -128,6 +135,25 @@ TEST(ExactnessTest, AFloorThatReadOtherBytesFails) {
   for (const KernelCheckResult& r : RunCheck(Fault::kWrongChecksum, {KernelVariant::kFloor})) {
     EXPECT_FALSE(r.passed) << r.kernel;
     EXPECT_THAT(r.detail, testing::HasSubstr("expected"));
+  }
+}
+
+TEST(ExactnessTest, AFloorDistinctPassesWhenItReadsEachDistinctExpertOnce) {
+  const std::vector<KernelCheckResult> results =
+      RunCheck(Fault::kNone, {KernelVariant::kFloorDistinct});
+  ASSERT_EQ(results.size(), 3u * 2);  // 3 unions x 2 kernels
+  for (const KernelCheckResult& r : results) {
+    EXPECT_EQ(r.arm.variant, KernelVariant::kFloorDistinct);
+    EXPECT_TRUE(r.passed) << r.kernel << " u" << r.arm.union_size << " " << r.detail;
+  }
+}
+
+TEST(ExactnessTest, AFloorDistinctThatReadEverySlotFailsWhereExpertsRepeat) {
+  // Unions 4 and 8 of 12 slots repeat experts; at union 12 every slot's expert is distinct,
+  // so reading every slot is reading each distinct expert once.
+  for (const KernelCheckResult& r : RunCheck(Fault::kEverySlot, {KernelVariant::kFloorDistinct})) {
+    EXPECT_EQ(r.passed, r.arm.union_size == r.arm.slots)
+        << r.kernel << " u" << r.arm.union_size << " " << r.detail;
   }
 }
 

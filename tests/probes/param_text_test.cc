@@ -19,7 +19,7 @@ TEST(ParamTextTest, ScalarsNestedFieldsEnumsAndListsAreSetByName) {
   ASSERT_TRUE(SetParamsFromText(Values({{"hidden", "512"},
                                         {"t_values", "1, 3,6"},
                                         {"timing", "GRAPH"},
-                                        {"variants", "per-slot,floor"},
+                                        {"variants", "per-slot,floor,floor-distinct"},
                                         {"seed", "18446744073709551615"},
                                         {"require_clean", "true"}}),
                                 sweep)
@@ -29,7 +29,8 @@ TEST(ParamTextTest, ScalarsNestedFieldsEnumsAndListsAreSetByName) {
   EXPECT_THAT(sweep.t_values(), ::testing::ElementsAre(1u, 3u, 6u));
   EXPECT_EQ(sweep.timing(), v1::TIMING_MODE_GRAPH);
   EXPECT_THAT(sweep.variants(),
-              ::testing::ElementsAre(v1::KERNEL_VARIANT_PER_SLOT, v1::KERNEL_VARIANT_FLOOR));
+              ::testing::ElementsAre(v1::KERNEL_VARIANT_PER_SLOT, v1::KERNEL_VARIANT_FLOOR,
+                                     v1::KERNEL_VARIANT_FLOOR_DISTINCT));
   EXPECT_EQ(sweep.seed(), 18446744073709551615u);
   EXPECT_TRUE(sweep.require_clean());
 }

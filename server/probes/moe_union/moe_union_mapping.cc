@@ -39,6 +39,9 @@ absl::Status VariantsFromProto(const google::protobuf::RepeatedField<int>& varia
       case v1::KERNEL_VARIANT_FLOOR:
         o.variants.push_back(KernelVariant::kFloor);
         break;
+      case v1::KERNEL_VARIANT_FLOOR_DISTINCT:
+        o.variants.push_back(KernelVariant::kFloorDistinct);
+        break;
       default:
         return UnknownEnum("variants", v);
     }
@@ -116,7 +119,8 @@ absl::StatusOr<SweepOptions> CheckOptionsFromProto(const v1::CheckRequest& r) {
   o.reps = 2;  // an exactness job times nothing; the smallest valid value
   RETURN_IF_ERROR(VariantsFromProto(r.variants(), o));
   if (o.variants.empty()) {
-    o.variants = {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor};
+    o.variants = {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor,
+                  KernelVariant::kFloorDistinct};
   }
   if (r.has_seed()) o.seed = r.seed();
   o.labels.insert(r.labels().begin(), r.labels().end());
@@ -169,6 +173,8 @@ v1::KernelVariant VariantToProto(KernelVariant variant) {
       return v1::KERNEL_VARIANT_UNION;
     case KernelVariant::kFloor:
       return v1::KERNEL_VARIANT_FLOOR;
+    case KernelVariant::kFloorDistinct:
+      return v1::KERNEL_VARIANT_FLOOR_DISTINCT;
   }
   return v1::KERNEL_VARIANT_UNSPECIFIED;
 }

@@ -46,8 +46,8 @@ v1::ProbeInfo MakeInfo(const SweepLimits& l) {
            Param("reps", "an integer", "20", reps.c_str(), "reps per arm, rep 0 discarded"),
            Param("timing", "one of events|graph", "events", "", "how launches are timed"),
            Param("cache", "one of warm|cold", "warm", "", "cache state before each launch"),
-           Param("variants", "a comma-separated list of per-slot|union|floor", "per-slot", "",
-                 "kernel variants"),
+           Param("variants", "a comma-separated list of per-slot|union|floor|floor-distinct",
+                 "per-slot", "", "kernel variants"),
            Param("seed", "an integer", "1", "", "seed of banks, activations and routing"),
            Param("order", "one of fixed|rotate|shuffle", "fixed", "", "arm order within a rep"),
            Param("require_clean", "true or false", "false", "",
@@ -55,7 +55,8 @@ v1::ProbeInfo MakeInfo(const SweepLimits& l) {
        }) {
     *info.add_params() = p;
   }
-  *info.add_axes() = Quantity("variant", "", "kernel variant: per-slot, union or floor");
+  *info.add_axes() =
+      Quantity("variant", "", "kernel variant: per-slot, union, floor or floor-distinct");
   *info.add_axes() = Quantity("t", "", "tokens in the chunk");
   *info.add_axes() = Quantity("slots", "", "(token, expert) pairs: t * selected");
   *info.add_axes() = Quantity("union", "", "distinct experts the slots name");

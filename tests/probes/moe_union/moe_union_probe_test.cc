@@ -86,7 +86,7 @@ TEST(MoeUnionProbeTest, ACheckKeepsItsSeedOrDrawsOneThatIsStored) {
   ASSERT_TRUE(probe.Resolve(*ProbeRequestOf(submit))->UnpackTo(&resolved));
   EXPECT_EQ(resolved.seed(), 42u);
   EXPECT_EQ(resolved.t(), 6u);
-  EXPECT_EQ(resolved.variants_size(), 3);
+  EXPECT_EQ(resolved.variants_size(), 4);  // per-slot, union, floor, floor-distinct
   submit.mutable_check()->clear_seed();
   v1::CheckRequest drawn;
   ASSERT_TRUE(probe.Resolve(*ProbeRequestOf(submit))->UnpackTo(&drawn));
