@@ -70,11 +70,10 @@ struct KernelLaunch final : DeviceLaunch {
 struct Arm {
   KernelVariant variant = KernelVariant::kPerSlot;
   int slots = 0;
-  DeviceBuffer sel, x, h_in, h_out, y, partials;
+  DeviceBuffer x, h_in, h_out, y, partials;
   DeviceBuffer group_expert, group_slot_table;
   DeviceSlotGroups groups;
   DeviceBuffer floor_experts;  // FloorExperts(variant, sel): what a floor variant reads
-  int floor_expert_count = 0;
   int floor_blocks = 0;
   KernelLaunch gate_up, down;
 };
@@ -90,7 +89,7 @@ ReadFloorArgs FloorArgs(const Banks& banks, const Arm& arm, MoeKernel kernel) {
   args.regions[0] = {bank.codes, code_bytes, code_bytes};
   args.regions[1] = {bank.scales, scale_bytes, scale_bytes};
   args.sel = arm.floor_experts.get<int32_t>();
-  args.slots = arm.floor_expert_count;
+  args.slots = static_cast<int>(arm.floor_experts.bytes() / sizeof(int32_t));
   args.blocks = arm.floor_blocks;
   args.partials = arm.partials.get<uint32_t>();
   return args;
@@ -154,7 +153,6 @@ class CudaArms final : public MoeArms {
     const SlotGroups plan = inputs.variant == KernelVariant::kUnion ? UnionGroups(inputs.sel)
                                                                     : PerSlotGroups(inputs.sel);
     RETURN_IF_ERROR(CanImplementSelKernels(g, plan.max_group_slots));
-    ASSIGN_OR_RETURN(arm->sel, DeviceBuffer::FromHost(inputs.sel));
     ASSIGN_OR_RETURN(arm->x, DeviceBuffer::FromHost(inputs.x));
     ASSIGN_OR_RETURN(arm->h_in, DeviceBuffer::FromHost(inputs.h));
     ASSIGN_OR_RETURN(arm->h_out, DeviceBuffer::Allocate(int64_t{4} * arm->slots * g.ff));
@@ -168,9 +166,8 @@ class CudaArms final : public MoeArms {
                    arm->slots,
                    SlotsAreGroups(plan),
                    DistinctExperts(plan)};
-    const std::vector<int32_t> floor_experts = FloorExperts(inputs.variant, inputs.sel);
-    ASSIGN_OR_RETURN(arm->floor_experts, DeviceBuffer::FromHost(floor_experts));
-    arm->floor_expert_count = static_cast<int>(floor_experts.size());
+    ASSIGN_OR_RETURN(arm->floor_experts,
+                     DeviceBuffer::FromHost(FloorExperts(inputs.variant, inputs.sel)));
     arm->floor_blocks = kFloorBlocksPerSm * device_.Details().multiprocessors;
     ASSIGN_OR_RETURN(arm->partials, DeviceBuffer::Allocate(arm->floor_blocks * sizeof(uint32_t)));
     return arms_.Add(std::move(arm), banks_.get());
