@@ -9,6 +9,8 @@
 #            --inject-delay-ns INJECT_NS (a wait in every timed sample), on cpu --cpu-repeat 2
 # Identical code is judged at IDENTICAL_THRESHOLD, the slowdown at SLOWED_THRESHOLD.
 # Writes into OUT_DIR: verdicts.tsv (one line per candidate arm), summary.txt (printed last),
+# sections.tsv (every job's section of each arm and its blocks' sections, to judge other interval
+# methods on the same jobs),
 # compare/JOB-THRESHOLD.json (compare's whole answers), daemon-*.log.
 #
 # usage: bench/gate-acceptance.sh cuda|cpu OUT_DIR [sweep flags; default: the backend's below]
@@ -79,6 +81,13 @@ measure() {
   local phase=$1 branch=$2 threshold=$3 job
   job=$("$gpuprobe" submit "${sweep[@]}" --label "branch=$branch,phase=$phase" | tail -n1) || exit 1
   "$gpuprobe" wait "$job" >/dev/null || exit 1
+  "$gpuprobe" --format csv show "$job" 2>/dev/null | python3 -c '
+import csv, sys
+for r in csv.DictReader(sys.stdin):
+    arm = " ".join(r[k] for k in ("variant", "t", "slots", "union_size"))
+    print("\t".join([sys.argv[1], r["job_id"], arm, r["section_us"], r["block_section_us"]]))' \
+    "$phase" \
+    >>"$out/sections.tsv" || exit 1
   if [[ "$branch" == main ]]; then
     main_jobs=$((main_jobs + 1))
     ((main_jobs <= history)) && return 0
@@ -107,6 +116,7 @@ if [[ "$backend" == cpu && "${LOAD:-1}" == 1 ]]; then
 fi
 mkdir -p "$out/compare"
 printf 'phase\tjob\tarm\tratio\tlow\thigh\tverdict\tcovers_1\thistory_jobs\n' >"$out/verdicts.tsv"
+printf 'phase\tjob\tarm\tsection_us\tblock_section_us\n' >"$out/sections.tsv"
 echo "gate-acceptance: $backend, sweep ${sweep[*]}, history $history" >&2
 
 start_daemon main

@@ -144,6 +144,10 @@ void SweepFlags(CLI::App* app, ClientFlags& f) {
                   "of reps); default: exactly --reps");
   Optional(app, "--max-seconds", f.max_seconds,
            "with --precision: stop sampling after this many seconds of measuring (default 60)");
+  Optional(app, "--blocks", f.blocks,
+           "independent blocks of reps, each on weight banks moved to fresh device memory "
+           "(default 1, at most 64); compare judges two jobs of 3 or more blocks by the spread "
+           "between their blocks");
   app->add_flag("--require-clean", f.require_clean,
                 "fail the job when telemetry sees a throttle reason or another compute process on "
                 "the device (default: record and flag the rows)");

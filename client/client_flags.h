@@ -14,7 +14,7 @@ struct ClientFlags {
   // Global.
   std::string server, format = "table", token, tls_ca;
   // sweep, check, submit: the moe-union request.
-  std::optional<int64_t> experts, hidden, ff, selected, t, reps;
+  std::optional<int64_t> experts, hidden, ff, selected, t, reps, blocks;
   std::vector<std::string> t_values, unions, variant, label;
   std::string precision, timing, cache, order, dump;
   std::optional<double> max_seconds;

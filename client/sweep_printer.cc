@@ -206,6 +206,7 @@ class CsvPrinter final : public SweepPrinter {
                      "selected",
                      "seed",
                      "reps",
+                     "blocks",
                      "order",
                      "timing",
                      "cache",
@@ -241,7 +242,8 @@ class CsvPrinter final : public SweepPrinter {
                      "vs_reference_high",
                      "verdict",
                      "sampling_end",
-                     "disturbance"})
+                     "disturbance",
+                     "block_section_us"})
          << std::flush;
   }
 
@@ -258,6 +260,7 @@ class CsvPrinter final : public SweepPrinter {
                      absl::StrCat(sweep_.selected()),
                      absl::StrCat(sweep_.seed()),
                      absl::StrCat(sweep_.reps()),
+                     absl::StrCat(std::max(1u, sweep_.blocks())),
                      CliName(sweep_.order()),
                      TimingName(r.timing()),
                      CacheName(r.cache()),
@@ -293,7 +296,9 @@ class CsvPrinter final : public SweepPrinter {
                      optional(r.has_vs_reference_high(), r.vs_reference_high()),
                      CliName(r.verdict()),
                      CliName(r.sampling_end()),
-                     r.disturbance()})
+                     r.disturbance(),
+                     absl::StrJoin(r.block_section_us(), ";",
+                                   [](std::string* out, double v) { out->append(CsvNumber(v)); })})
          << std::flush;
   }
 

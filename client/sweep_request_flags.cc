@@ -195,6 +195,10 @@ absl::StatusOr<v1::SweepRequest> SweepRequestFromFlags(const ClientFlags& f,
     request.set_precision(fraction);
   }
   if (f.max_seconds) request.set_max_seconds(*f.max_seconds);
+  if (f.blocks) {
+    ASSIGN_OR_RETURN(const uint32_t blocks, ToUint32("--blocks", *f.blocks));
+    request.set_blocks(blocks);
+  }
   RETURN_IF_ERROR(SetVariants(f.variant, request));
   if (f.seed) request.set_seed(*f.seed);
   RETURN_IF_ERROR(LabelsFromFlags(f, *request.mutable_labels()));

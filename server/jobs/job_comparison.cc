@@ -1,6 +1,7 @@
 #include "server/jobs/job_comparison.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
@@ -117,6 +118,16 @@ ArmSamples SamplesOf(const v1::Row& row) {
           std::vector<double>(row.down_samples_us().begin(), row.down_samples_us().end())};
 }
 
+std::vector<double> BlockSections(const v1::Row& row) {
+  return {row.block_section_us().begin(), row.block_section_us().end()};
+}
+
+double GeometricMean(const std::vector<double>& values) {
+  double log_sum = 0.0;
+  for (double v : values) log_sum += std::log(v);
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
 // A resolved spec without the fields that change how a job was sampled, not what it measured.
 google::protobuf::Any Comparable(const google::protobuf::Any& resolved,
                                  const google::protobuf::Message& prototype) {
@@ -124,7 +135,7 @@ google::protobuf::Any Comparable(const google::protobuf::Any& resolved,
   if (!resolved.UnpackTo(spec.get())) return resolved;
   const google::protobuf::Descriptor& d = *spec->GetDescriptor();
   for (const char* field :
-       {"reps", "seed", "order", "require_clean", "precision", "max_seconds"}) {
+       {"reps", "seed", "order", "require_clean", "precision", "max_seconds", "blocks"}) {
     if (const google::protobuf::FieldDescriptor* f = d.FindFieldByName(field)) {
       spec->GetReflection()->ClearField(spec.get(), f);
     }
@@ -441,6 +452,7 @@ absl::StatusOr<v1::CompareJobsResponse> CompareJobs(JobManager& manager,
   }
   ASSIGN_OR_RETURN(auto candidate_rows, RowsByArm(manager, candidate.id()));
   v1::CompareJobsResponse response = Header(base, candidate, options);
+  int blocks_judged = 0;
   for (const auto& [key, cand] : candidate_rows) {
     const std::vector<const v1::Row*> found = InEachJob(base_rows, key);
     if (found.empty()) continue;
@@ -448,12 +460,39 @@ absl::StatusOr<v1::CompareJobsResponse> CompareJobs(JobManager& manager,
     *arm->mutable_arm() = cand.arm();
     for (const v1::AxisValue& axis : ArmAxes(cand.arm())) *arm->add_axes() = axis;
     arm->set_quantity("section_us");
+    const v1::Row& base_row = *found.front();
+    if (!base.history && base_row.block_section_us_size() >= options.min_blocks &&
+        cand.block_section_us_size() >= options.min_blocks) {
+      // Both jobs sampled several placements: judged, and shown, by their blocks.
+      ++blocks_judged;
+      const std::vector<double> base_blocks = BlockSections(base_row);
+      const std::vector<double> cand_blocks = BlockSections(cand);
+      JudgeArm(
+          base, {GeometricMean(base_blocks)}, GeometricMean(cand_blocks),
+          [&] { return CompareBlocks(base_blocks, cand_blocks, options); }, options, *arm,
+          response);
+      continue;
+    }
     std::vector<double> values;
     for (const v1::Row* row : found) values.push_back(row->section_us());
     JudgeArm(
         base, values, cand.section_us(),
-        [&] { return CompareSections(SamplesOf(*found.front()), SamplesOf(cand), options); },
-        options, *arm, response);
+        [&] { return CompareSections(SamplesOf(base_row), SamplesOf(cand), options); }, options,
+        *arm, response);
+  }
+  if (blocks_judged == response.arms_size() && blocks_judged > 0) {
+    response.set_method("blocks");
+    response.set_note(
+        "every arm judged by the two jobs' blocks: the intervals hold the noise between "
+        "placements of the banks, not what changes between days or hosts; name a label for a "
+        "history");
+  } else if (blocks_judged > 0) {
+    response.set_method("blocks and reps");
+    response.set_note(absl::StrFormat(
+        "%d of %d arms judged by the two jobs' blocks (the noise between placements of the "
+        "banks); the others, with fewer than %d blocks in a job, by their reps (the noise "
+        "within the two jobs only)",
+        blocks_judged, response.arms_size(), options.min_blocks));
   }
   return response;
 }

@@ -173,6 +173,36 @@ RatioEstimate CompareWithHistory(const std::vector<double>& base_jobs, double ca
   return r;
 }
 
+RatioEstimate CompareBlocks(const std::vector<double>& base, const std::vector<double>& candidate,
+                            const ComparisonOptions& o) {
+  struct LogMoments {
+    double mean = 0.0, variance_of_mean = 0.0, n = 0.0;
+  };
+  const auto moments = [](const std::vector<double>& values) {
+    LogMoments m{.n = static_cast<double>(values.size())};
+    for (double x : values) m.mean += std::log(x) / m.n;
+    double squares = 0.0;
+    for (double x : values) squares += (std::log(x) - m.mean) * (std::log(x) - m.mean);
+    m.variance_of_mean = squares / (m.n - 1.0) / m.n;
+    return m;
+  };
+  const LogMoments b = moments(base), c = moments(candidate);
+  RatioEstimate r;
+  r.ratio = std::exp(c.mean - b.mean);
+  const double variance = b.variance_of_mean + c.variance_of_mean;
+  const double df = variance > 0.0 ? variance * variance /
+                                         (b.variance_of_mean * b.variance_of_mean / (b.n - 1.0) +
+                                          c.variance_of_mean * c.variance_of_mean / (c.n - 1.0))
+                                   : b.n + c.n - 2.0;
+  const double half =
+      StudentTQuantile(0.5 + o.confidence / 2.0, std::max(1, static_cast<int>(std::floor(df)))) *
+      std::sqrt(variance);
+  r.low = r.ratio * std::exp(-half);
+  r.high = r.ratio * std::exp(half);
+  r.verdict = Judge(r.low, r.high, o.threshold);
+  return r;
+}
+
 RatioEstimate CompareSections(const ArmSamples& base, const ArmSamples& candidate,
                               const ComparisonOptions& o) {
   return CompareSums({base.gu_us, base.down_us}, {candidate.gu_us, candidate.down_us}, o);

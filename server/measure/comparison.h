@@ -23,6 +23,7 @@ struct ComparisonOptions {
   uint64_t seed = 1;       // the bootstrap's: the same inputs give the same interval
   int min_kept_reps = 10;  // fewer on either side: "too few reps"
   int min_history = 3;     // fewer baseline jobs: "unsure", job-to-job noise unknown
+  int min_blocks = 3;      // fewer blocks in either job: the reps' bootstrap instead
 };
 
 enum class Verdict { kFaster, kSlower, kSame, kUnsure, kTooFewReps };
@@ -67,6 +68,14 @@ RatioEstimate CompareSections(const ArmSamples& base, const ArmSamples& candidat
 // with no interval (low = high = 0).
 RatioEstimate CompareWithHistory(const std::vector<double>& base_jobs, double candidate,
                                  const ComparisonOptions& options);
+
+// Two jobs' block values (an arm's section in each block, each block on banks placed anew): the
+// ratio of their geometric means, with Welch's t interval on the log scale, ratio x exp(+-t(df)
+// sqrt(s_b^2 / n_b + s_c^2 / n_c)), df by Welch-Satterthwaite rounded down. So the interval holds
+// the noise between placements and whatever else varies between blocks. It assumes log block
+// values spread normally. Call with at least min_blocks values on each side.
+RatioEstimate CompareBlocks(const std::vector<double>& base, const std::vector<double>& candidate,
+                            const ComparisonOptions& options);
 
 // The q-quantile of Student's t distribution with `df` degrees of freedom, q in (0, 1).
 double StudentTQuantile(double q, int df);

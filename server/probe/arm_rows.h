@@ -53,6 +53,8 @@ struct ArmRow {
   double down_pct_of_read_bw = 0.0;
   int kept_reps = 0;
   ArmSamples samples;  // the kept reps, in rep order: what comparisons resample
+  // Each block's section (SweepSpec::blocks), in block order: the noise between placements.
+  std::vector<double> block_section_us;
   TimingMode timing = TimingMode::kEvents;
   CacheMode cache = CacheMode::kWarm;
   std::string device;

@@ -1,6 +1,7 @@
 // The moe-union kernels on the cpu: the float64 references on host memory.
 #include <limits>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -21,8 +22,19 @@ class CpuArms final : public MoeArms {
     ASSIGN_OR_RETURN(MoeBanks banks, SynthesizeBanks(geometry, seed));
     banks_ = std::make_unique<MoeBanks>(std::move(banks));
     seed_ = seed;
+    placements_ = 0;
     return absl::OkStatus();
   }
+
+  absl::Status PlaceBanks() override {
+    if (!banks_) return absl::FailedPreconditionError("PlaceBanks before LoadBanks");
+    arms_.Clear();
+    banks_ = std::make_unique<MoeBanks>(*banks_);  // fresh heap memory, then the old is freed
+    ++placements_;
+    return absl::OkStatus();
+  }
+
+  int Placements() const override { return placements_; }
 
   absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override {
     if (!banks_) return absl::FailedPreconditionError("PrepareArm before LoadBanks");
@@ -71,6 +83,7 @@ class CpuArms final : public MoeArms {
 
   std::optional<uint64_t> seed_;
   std::unique_ptr<MoeBanks> banks_;
+  int placements_ = 0;
   ArmTable<Arm> arms_;
 };
 

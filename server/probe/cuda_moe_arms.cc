@@ -1,8 +1,11 @@
 // The moe-union kernels on cuda: the NVFP4 sel kernels (per-slot and union-gather plans) and
-// the pure-read floor, on banks kept resident across jobs.
+// the pure-read floor, on banks kept resident across jobs (each block of a sweep moves them to
+// fresh memory).
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -45,6 +48,14 @@ struct DeviceBank {
                                       bank.sel_scales.get<uint8_t>(), stream));
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
     return bank;
+  }
+
+  // The same bytes in fresh memory, each tensor `draw()` bytes into its new allocation.
+  absl::Status Move(const std::function<int64_t()>& draw, cudaStream_t stream) {
+    for (DeviceBuffer* buffer : {&codes, &scales, &sel_codes, &sel_scales}) {
+      ASSIGN_OR_RETURN(*buffer, DeviceBuffer::CopyOf(*buffer, draw(), stream));
+    }
+    return absl::OkStatus();
   }
 };
 
@@ -122,7 +133,7 @@ absl::Status KernelLaunch::Enqueue(DeviceStream device_stream) {
 
 class CudaArms final : public MoeArms {
  public:
-  explicit CudaArms(Backend& device) : device_(device) {}
+  explicit CudaArms(Backend& device) : device_(device), placement_rng_(std::random_device{}()) {}
 
   absl::Status LoadBanks(const MoeGeometry& geometry, uint64_t seed) override {
     CUDA_RETURN_IF_ERROR(cudaSetDevice(device_.Ordinal()));  // the caller's thread may be new
@@ -139,8 +150,27 @@ class CudaArms final : public MoeArms {
     ASSIGN_OR_RETURN(banks->up_global, DeviceBuffer::FromHost(host.up_global));
     ASSIGN_OR_RETURN(banks->down_global, DeviceBuffer::FromHost(host.down_global));
     banks_ = std::move(banks);
+    placements_ = 0;
     return absl::OkStatus();
   }
+
+  absl::Status PlaceBanks() override {
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(device_.Ordinal()));
+    if (!banks_) return absl::FailedPreconditionError("PlaceBanks before LoadBanks");
+    arms_.Clear();
+    const auto draw = [this] {
+      return int64_t{256} * std::uniform_int_distribution<int64_t>(0, 8191)(placement_rng_);
+    };
+    RETURN_IF_ERROR(banks_->gate_up.Move(draw, Stream()));
+    RETURN_IF_ERROR(banks_->down.Move(draw, Stream()));
+    for (DeviceBuffer* buffer : {&banks_->gate_global, &banks_->up_global, &banks_->down_global}) {
+      ASSIGN_OR_RETURN(*buffer, DeviceBuffer::CopyOf(*buffer, draw(), Stream()));
+    }
+    ++placements_;
+    return absl::OkStatus();
+  }
+
+  int Placements() const override { return placements_; }
 
   absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override {
     CUDA_RETURN_IF_ERROR(cudaSetDevice(device_.Ordinal()));
@@ -204,6 +234,8 @@ class CudaArms final : public MoeArms {
   Backend& device_;
   std::unique_ptr<Banks> banks_;
   ArmTable<Arm> arms_;
+  std::mt19937_64 placement_rng_;  // PlaceBanks' offsets: a fresh draw in every daemon
+  int placements_ = 0;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 //
 //   ASSIGN_OR_RETURN(MoeArms * arms, MoeArmsOn(device));
 //   RETURN_IF_ERROR(arms->LoadBanks(geometry, seed));
+//   RETURN_IF_ERROR(arms->PlaceBanks());  // each block of a sweep: the banks at new addresses
 //   ASSIGN_OR_RETURN(ArmHandle arm, arms->PrepareArm(inputs));
 //   ASSIGN_OR_RETURN(DeviceLaunch * gate_up, arms->Launch(arm, MoeKernel::kGateUpSilu));
 //   ASSIGN_OR_RETURN(double us, device.Time(*gate_up, timing));
@@ -61,6 +62,14 @@ class MoeArms {
 
   // Makes the banks of (geometry, seed) current; reuses them when they already are.
   virtual absl::Status LoadBanks(const MoeGeometry& geometry, uint64_t seed) = 0;
+  // Moves the loaded banks' bytes to fresh memory, on cuda at a newly drawn offset (a multiple
+  // of 256 bytes under 2 MiB) into each new allocation: where the bytes lie decides which DRAM
+  // channels, banks and L2 slices serve them, and banks kept in one place across a daemon's
+  // jobs would hide that placement's share of the noise between daemons. Frees every prepared
+  // arm first. Requires loaded banks.
+  virtual absl::Status PlaceBanks() = 0;
+  // How many times PlaceBanks moved the banks since they were loaded.
+  virtual int Placements() const = 0;
   // Copies an arm's inputs to the device and plans its launches. Requires loaded banks.
   virtual absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) = 0;
   // `kernel` of a prepared arm, as the device times it; valid until ReleaseArms.

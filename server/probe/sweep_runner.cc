@@ -18,6 +18,8 @@ namespace {
 // Stream tags so that routing, x and h of one arm come from unrelated streams.
 constexpr uint64_t kActivationStream = 0x78;
 constexpr uint64_t kDownInputStream = 0x68;
+// The stream of each block's shuffled arm order after the first (which keeps the spec's seed).
+constexpr uint64_t kBlockOrderStream = 0x62;
 
 }  // namespace
 
@@ -43,6 +45,89 @@ ArmReadBytes ReadBytes(const MoeGeometry& g, const Arm& arm, const std::vector<i
 }
 
 double Gib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 30); }
+
+// Progress over all blocks: block b's rep r is rep b * (the block's reps) + r of the job.
+class BlockObserver final : public RepObserver {
+ public:
+  BlockObserver(RepObserver& job, int blocks) : job_(job), blocks_(blocks) {}
+  void StartBlock(int block) { block_ = block; }
+  void OnRepDone(int reps_done, int reps_total) override {
+    job_.OnRepDone(block_ * reps_total + reps_done, blocks_ * reps_total);
+  }
+  void OnTelemetry(const TelemetrySample& sample) override { job_.OnTelemetry(sample); }
+
+ private:
+  RepObserver& job_;
+  const int blocks_;
+  int block_ = 0;
+};
+
+// One block: the banks moved to fresh memory, every arm prepared on them, and the interleaved
+// reps (a shuffled order drawn again from the block's own seed; a share of max_seconds).
+absl::StatusOr<Interleaved> RunBlock(const SweepSpec& spec, int block,
+                                     const std::vector<ArmInputs>& inputs, MoeArms& device_code,
+                                     LaunchTimer& timer, const TimingOptions& timing,
+                                     Backend& backend, BlockObserver& observer,
+                                     const std::atomic<bool>& cancelled, Interleaved& partial) {
+  RETURN_IF_ERROR(device_code.PlaceBanks());
+  // Each arm's two launches: gate+up, then down.
+  std::vector<std::array<DeviceLaunch*, 2>> launches;
+  for (const ArmInputs& arm_inputs : inputs) {
+    ASSIGN_OR_RETURN(ArmHandle handle, device_code.PrepareArm(arm_inputs));
+    ASSIGN_OR_RETURN(DeviceLaunch * gate_up, device_code.Launch(handle, MoeKernel::kGateUpSilu));
+    ASSIGN_OR_RETURN(DeviceLaunch * down, device_code.Launch(handle, MoeKernel::kDown));
+    launches.push_back({gate_up, down});
+  }
+  const TimeLaunchFn time = [&](int arm, int launch) {
+    return timer.Time(*launches[arm][launch], timing);
+  };
+  const InterleavedSpec schedule{
+      .arms = static_cast<int>(inputs.size()),
+      .launches = 2,
+      .reps = spec.reps,
+      .order = spec.order,
+      .seed = block == 0 ? spec.seed : MixSeed(spec.seed, block, kBlockOrderStream),
+      .require_clean = spec.require_clean,
+      .sampling = {.precision = spec.precision,
+                   .max_seconds = spec.max_seconds / spec.blocks,
+                   .max_reps = MostReps(spec, SweepLimits{})}};
+  observer.StartBlock(block);
+  return RunInterleaved(schedule, time, backend, observer, cancelled, &partial);
+}
+
+// What ended the job: the first block that ran out of time or reps, else how the last ended.
+SamplingEnd JobEnd(SamplingEnd job, SamplingEnd block) {
+  const auto bound = [](SamplingEnd e) {
+    return e == SamplingEnd::kMaxSeconds || e == SamplingEnd::kMaxReps;
+  };
+  return bound(job) ? job : block;
+}
+
+// Adds block `index`'s kept samples to the job's, and each arm's section in the block (median
+// gate+up + median down, as a row's) to `sections`. A disturbance names its block when the job
+// has more than one.
+void AddBlock(int index, int blocks, const Interleaved& block, Interleaved& job,
+              std::vector<std::vector<double>>& sections) {
+  if (block.kept_reps == 0) return;
+  job.samples.resize(block.samples.size());
+  for (size_t arm = 0; arm < block.samples.size(); ++arm) {
+    job.samples[arm].resize(block.samples[arm].size());
+    double section = 0.0;
+    for (size_t launch = 0; launch < block.samples[arm].size(); ++launch) {
+      const std::vector<double>& samples = block.samples[arm][launch];
+      job.samples[arm][launch].insert(job.samples[arm][launch].end(), samples.begin(),
+                                      samples.end());
+      section += Summarize(samples).median;
+    }
+    sections[arm].push_back(section);
+  }
+  job.ended_by = job.kept_reps == 0 ? block.ended_by : JobEnd(job.ended_by, block.ended_by);
+  job.kept_reps += block.kept_reps;
+  if (job.disturbance.empty() && !block.disturbance.empty()) {
+    job.disturbance =
+        blocks == 1 ? block.disturbance : absl::StrCat("block ", index, ", ", block.disturbance);
+  }
+}
 
 // The scheduler's samples as rows take them: gate+up and down per arm.
 std::vector<ArmSamples> SamplesOf(const Interleaved& run) {
@@ -80,10 +165,9 @@ double EstimateDeviceSeconds(const SweepSpec& spec, const Backend& backend) {
   for (const Arm& arm : ExpandArms(spec)) {
     seconds += 2 * 10e-6 + static_cast<double>(arm.slots) * expert_bytes / bytes_per_s;
   }
-  seconds *= spec.reps * launches;
-  // Sampling until precise stops after the rep that passes max_seconds.
-  return spec.precision > 0.0 ? std::max(seconds, spec.max_seconds + seconds / spec.reps)
-                              : seconds;
+  seconds *= spec.reps * launches * spec.blocks;
+  // Sampling until precise stops after the rep that passes each block's share of max_seconds.
+  return spec.precision > 0.0 ? std::max(seconds, spec.max_seconds + seconds / spec.reps) : seconds;
 }
 
 absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
@@ -97,53 +181,53 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend, M
   RETURN_IF_ERROR(CheckFitsBackend(spec, backend));
   const std::vector<Arm> arms = ExpandArms(spec);
   RETURN_IF_ERROR(device_code.LoadBanks(spec.geometry, spec.seed));
-  device_code.ReleaseArms();
-  // Each arm's two launches: gate+up, then down.
-  std::vector<std::array<DeviceLaunch*, 2>> launches;
+  std::vector<ArmInputs> inputs;
   std::vector<ArmReadBytes> reads;
   for (const Arm& arm : arms) {
-    ASSIGN_OR_RETURN(ArmInputs inputs, MakeArmInputs(spec, arm));
-    reads.push_back(ReadBytes(spec.geometry, arm, inputs.sel));
-    ASSIGN_OR_RETURN(ArmHandle handle, device_code.PrepareArm(inputs));
-    ASSIGN_OR_RETURN(DeviceLaunch * gate_up, device_code.Launch(handle, MoeKernel::kGateUpSilu));
-    ASSIGN_OR_RETURN(DeviceLaunch * down, device_code.Launch(handle, MoeKernel::kDown));
-    launches.push_back({gate_up, down});
+    ASSIGN_OR_RETURN(ArmInputs arm_inputs, MakeArmInputs(spec, arm));
+    reads.push_back(ReadBytes(spec.geometry, arm, arm_inputs.sel));
+    inputs.push_back(std::move(arm_inputs));
   }
-
   const RowContext context{.device = backend.Description(),
                            .calibrated_read_tbps = backend.Details().calibrated_read_tbps};
   const TimingOptions timing{
       .timing = spec.timing, .cache = spec.cache, .graph_launches = kGraphLaunchesPerSample};
   LaunchTimer timer(backend);
-  const TimeLaunchFn time = [&](int arm, int launch) {
-    return timer.Time(*launches[arm][launch], timing);
-  };
-  const InterleavedSpec schedule{.arms = static_cast<int>(arms.size()),
-                                 .launches = 2,
-                                 .reps = spec.reps,
-                                 .order = spec.order,
-                                 .seed = spec.seed,
-                                 .require_clean = spec.require_clean,
-                                 .sampling = {.precision = spec.precision,
-                                              .max_seconds = spec.max_seconds,
-                                              .max_reps = MostReps(spec, SweepLimits{})}};
-  Interleaved partial;
-  absl::StatusOr<Interleaved> run =
-      RunInterleaved(schedule, time, backend, observer, cancelled, &partial);
-  device_code.ReleaseArms();
-  if (absl::IsCancelled(run.status()) && partial.kept_reps > 0) {
-    // The reps that completed still make rows (with fewer kept reps).
-    for (ArmRow& row : BuildRows(spec, arms, SamplesOf(partial), reads, context)) {
-      row.disturbance = partial.disturbance;
-      observer.OnRow(row);
+  BlockObserver block_observer(observer, spec.blocks);
+  Interleaved all;
+  std::vector<std::vector<double>> block_sections(arms.size());
+  absl::Status status;
+  for (int block = 0; block < spec.blocks && status.ok(); ++block) {
+    Interleaved partial;
+    absl::StatusOr<Interleaved> run = RunBlock(spec, block, inputs, device_code, timer, timing,
+                                               backend, block_observer, cancelled, partial);
+    if (run.ok()) {
+      AddBlock(block, spec.blocks, *run, all, block_sections);
+    } else {
+      // The reps that completed still make rows (with fewer kept reps).
+      if (absl::IsCancelled(run.status())) {
+        AddBlock(block, spec.blocks, partial, all, block_sections);
+      }
+      status = run.status();
     }
   }
-  if (!run.ok()) return run.status();
+  device_code.ReleaseArms();
+  if (!status.ok()) {
+    if (absl::IsCancelled(status) && all.kept_reps > 0) {
+      for (ArmRow& row : BuildRows(spec, arms, SamplesOf(all), reads, context)) {
+        row.disturbance = all.disturbance;
+        observer.OnRow(row);
+      }
+    }
+    return status;
+  }
 
-  SweepOutcome outcome{.rows = BuildRows(spec, arms, SamplesOf(*run), reads, context)};
-  for (ArmRow& row : outcome.rows) {
-    row.disturbance = run->disturbance;
-    row.sampling_end = run->ended_by;
+  SweepOutcome outcome{.rows = BuildRows(spec, arms, SamplesOf(all), reads, context)};
+  for (size_t i = 0; i < outcome.rows.size(); ++i) {
+    ArmRow& row = outcome.rows[i];
+    row.disturbance = all.disturbance;
+    row.sampling_end = all.ended_by;
+    row.block_section_us = block_sections[i];
   }
   if (std::optional<int> ref = ReferenceArm(spec, arms)) {
     outcome.reference_section_us = outcome.rows[*ref].section_us;

@@ -142,7 +142,8 @@ absl::Status CheckLabels(const std::map<std::string, std::string>& labels, const
 }
 
 int MostReps(const SweepSpec& spec, const SweepLimits& l) {
-  const int64_t arms = std::max<int64_t>(1, static_cast<int64_t>(ExpandArms(spec).size()));
+  const int64_t arms =
+      std::max<int64_t>(1, static_cast<int64_t>(ExpandArms(spec).size())) * spec.blocks;
   return static_cast<int>(std::max<int64_t>(
       spec.reps, std::min<int64_t>(l.max_reps, l.max_arm_reps / arms)));
 }
@@ -166,6 +167,7 @@ absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& o, const SweepLimits&
   ASSIGN_OR_RETURN(spec.t_values, ResolveTValues(o, l));
   ASSIGN_OR_RETURN(spec.unions, ResolveUnions(o, l, g, spec.t_values));
   ASSIGN_OR_RETURN(spec.reps, Bounded("reps", o.reps, SweepDefaults::kReps, 2, l.max_reps));
+  ASSIGN_OR_RETURN(spec.blocks, Bounded("blocks", o.blocks, 1, 1, l.max_blocks));
   spec.timing = o.timing.value_or(TimingMode::kEvents);
   spec.cache = o.cache.value_or(CacheMode::kWarm);
   spec.order = o.order.value_or(ArmOrder::kFixed);
@@ -188,10 +190,10 @@ absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& o, const SweepLimits&
     return absl::InvalidArgumentError(absl::StrFormat(
         "arms: the sweep has %d arms, more than the limit of %d", arms, l.max_arms));
   }
-  if (arms * spec.reps > l.max_arm_reps) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("reps: %d arms x %d reps = %d launch pairs, more than the limit of %d",
-                        arms, spec.reps, arms * spec.reps, l.max_arm_reps));
+  if (arms * spec.reps * spec.blocks > l.max_arm_reps) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "reps: %d arms x %d reps x %d blocks = %d launch pairs, more than the limit of %d", arms,
+        spec.reps, spec.blocks, arms * spec.reps * spec.blocks, l.max_arm_reps));
   }
   return spec;
 }
@@ -222,6 +224,7 @@ int64_t EstimateDeviceBytes(const SweepSpec& spec, const std::vector<Arm>& arms)
   // The cuda backend keeps the codes and scales twice (checkpoint layout for the floor, sel
   // layout for the sel kernels).
   int64_t bytes = BankBytes(g) + g.experts * (GateUpExpertBytes(g) + DownExpertBytes(g));
+  bytes += g.experts * GateUpExpertBytes(g);  // more than any one tensor, moved by PlaceBanks
   for (const Arm& arm : arms) {
     bytes += int64_t{4} * arm.t * g.hidden;                   // x
     bytes += int64_t{4} * arm.slots * (g.ff + g.hidden + 1);  // h, y, sel

@@ -39,9 +39,10 @@ struct SweepLimits {
   int max_selected = 256;
   int max_t = 128;
   int max_reps = 10000;
+  int max_blocks = 64;
   int max_list_entries = 256;  // t_values, unions, variants
   int max_arms = 4096;
-  int64_t max_arm_reps = 1'000'000;  // arms * reps
+  int64_t max_arm_reps = 1'000'000;  // arms * reps * blocks
   int max_labels = 64;
   int max_label_bytes = 256;  // key or value
   // Sampling until precise, seconds; admission bounds the job by --max-job-seconds too.
@@ -54,7 +55,7 @@ inline constexpr double kCoarsestPrecision = 0.5;
 inline constexpr double kDefaultMaxSeconds = 60;
 
 struct SweepOptions {
-  std::optional<int64_t> experts, hidden, ff, selected, t_max, reps;
+  std::optional<int64_t> experts, hidden, ff, selected, t_max, reps, blocks;
   std::vector<int64_t> t_values;
   std::vector<int64_t> unions;
   std::optional<TimingMode> timing;
@@ -71,7 +72,11 @@ struct SweepSpec {
   MoeGeometry geometry;
   std::vector<int> t_values;  // ascending, distinct
   std::vector<int> unions;    // explicit union sizes, each at every t where it fits; empty: the default ladder
-  int reps = 0;               // including the throwaway rep 0
+  int reps = 0;               // per block, including the block's throwaway rep 0
+  // Independent blocks of reps: before each, the banks move to fresh memory (MoeArms::
+  // PlaceBanks) and, with a shuffled order, the order is drawn again; rows keep each block's
+  // section, from which one job estimates the noise between placements.
+  int blocks = 1;
   TimingMode timing = TimingMode::kEvents;
   CacheMode cache = CacheMode::kWarm;
   ArmOrder order = ArmOrder::kFixed;  // within each rep
@@ -99,7 +104,8 @@ struct Arm {
 // At most max_labels labels, each key non-empty, key and value at most max_label_bytes.
 absl::Status CheckLabels(const std::map<std::string, std::string>& labels, const SweepLimits& l);
 
-// The most reps a sampling until precise may take: the limits' reps, and arm-reps over arms.
+// The most reps a block's sampling until precise may take: the limits' reps, and arm-reps over
+// arms and blocks.
 int MostReps(const SweepSpec& spec, const SweepLimits& limits);
 
 // Applies defaults and validates every field; INVALID_ARGUMENT names the field, the value and
@@ -109,8 +115,9 @@ absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& options, const SweepL
 // The arms in run order: variant, then t ascending, then union ascending.
 std::vector<Arm> ExpandArms(const SweepSpec& spec);
 
-// Bytes a backend needs for the sweep: the banks of every expert plus each arm's inputs and
-// outputs (fp32 x, h, y and int32 routing).
+// Bytes a backend needs for the sweep: the banks of every expert, a second copy of the largest
+// bank tensor (PlaceBanks copies each tensor before it frees the old), and each arm's inputs
+// and outputs (fp32 x, h, y and int32 routing).
 int64_t EstimateDeviceBytes(const SweepSpec& spec, const std::vector<Arm>& arms);
 
 }  // namespace gpuprobe

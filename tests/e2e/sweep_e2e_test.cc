@@ -223,11 +223,12 @@ TEST_F(SweepEndToEndTest, JsonAndCsvCarryOneRecordPerArm) {
   const std::vector<std::string> rows = absl::StrSplit(csv.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_TRUE(absl::StartsWith(
-      rows[0], "job_id,probe,labels,experts,hidden,ff,selected,seed,reps,order,timing,cache,"
-               "device,attempt,arm_index,variant,t,slots,union_size,gu_us,"))
+      rows[0],
+      "job_id,probe,labels,experts,hidden,ff,selected,seed,reps,blocks,order,timing,cache,"
+      "device,attempt,arm_index,variant,t,slots,union_size,gu_us,"))
       << rows[0];
   for (size_t i = 1; i < rows.size(); ++i) {
-    EXPECT_TRUE(absl::StartsWith(rows[i], csv_job + ",moe-union,ci=yes,32,256,64,2,1,2,fixed,"))
+    EXPECT_TRUE(absl::StartsWith(rows[i], csv_job + ",moe-union,ci=yes,32,256,64,2,1,2,1,fixed,"))
         << rows[i];
     EXPECT_EQ(CsvFieldCount(rows[i]), CsvFieldCount(rows[0])) << rows[i];
   }
@@ -420,6 +421,55 @@ TEST_F(SweepEndToEndTest, SmallMisusesAreRefusedNamingWhatIsWrong) {
   const CommandResult itself = Cli({"compare", job, job});
   EXPECT_EQ(itself.exit_code, 2);
   EXPECT_THAT(itself.err, HasSubstr("the candidate is the base job itself"));
+}
+
+// Jobs of 3 or more blocks keep each block's section, and compare judges two such jobs by their
+// blocks (Welch's interval between placements); with a job of 1 block it falls back to the reps.
+TEST_F(SweepEndToEndTest, CompareJudgesJobsOfThreeOrMoreBlocksByTheirBlocks) {
+  const auto submit = [](const std::string& blocks) {
+    std::vector<std::string> args = {"submit", "--wait", "--blocks", blocks};
+    args.insert(args.end(), kSmallSweep.begin(), kSmallSweep.end());
+    args.back() = "12";  // --reps: 11 kept reps a block, enough for the reps' bootstrap too
+    const CommandResult r = Cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+    return lines.empty() ? std::string() : lines.back();
+  };
+  const std::string base = submit("3"), cand = submit("4"), single = submit("1");
+  ASSERT_FALSE(base.empty() || cand.empty() || single.empty());
+
+  const CommandResult shown = Cli({"--format", "json", "show", cand});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const std::vector<std::string> lines = absl::StrSplit(shown.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 1u + 3);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    v1::Row row;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(lines[i], &row).ok()) << lines[i];
+    EXPECT_EQ(row.block_section_us_size(), 4);
+    EXPECT_EQ(row.kept_reps(), 4 * 11);
+  }
+
+  const CommandResult by_blocks = Cli({"--format", "json", "compare", base, cand});
+  ASSERT_EQ(by_blocks.exit_code == 0 || by_blocks.exit_code == 6, true) << by_blocks.err;
+  v1::CompareJobsResponse r;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  std::string(absl::StripAsciiWhitespace(by_blocks.out)), &r)
+                  .ok())
+      << by_blocks.out;
+  EXPECT_EQ(r.method(), "blocks");
+  ASSERT_EQ(r.arms_size(), 3);
+  for (const v1::ArmComparison& arm : r.arms()) {
+    EXPECT_LT(arm.ratio_low(), arm.ratio());
+    EXPECT_GT(arm.ratio_high(), arm.ratio());
+    EXPECT_NEAR(arm.ratio(), arm.candidate_section_us() / arm.base_section_us(), 1e-9);
+  }
+
+  const CommandResult by_reps = Cli({"--format", "json", "compare", base, single});
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  std::string(absl::StripAsciiWhitespace(by_reps.out)), &r)
+                  .ok())
+      << by_reps.out;
+  EXPECT_EQ(r.method(), "one job");
 }
 
 TEST_F(SweepEndToEndTest, JsonAndCsvOutputsOfJobsAndShowAreOneParseableStream) {

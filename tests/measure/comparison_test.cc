@@ -1,6 +1,7 @@
 #include "server/measure/comparison.h"
 
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include "common/seeded_rng.h"
@@ -111,6 +112,40 @@ TEST(ComparisonTest, AWithinJobIntervalMissesTheNoiseBetweenJobs) {
     covered += r.low <= 1.0 && 1.0 <= r.high;
   }
   EXPECT_LT(covered / static_cast<double>(kTrials), 0.5);
+}
+
+// Two jobs of B blocks each, each block on its own placement whose effect spreads 0.5%: the
+// blocks' Welch interval holds the true ratio in at least 95% of pairs, at 3 blocks as at 8
+// (with unequal spreads too), and a 5% slowdown is caught at a 1% threshold with 8 blocks.
+TEST(ComparisonTest, ABlocksIntervalCoversTheNoiseBetweenPlacements) {
+  SeededRng rng(9);
+  const auto blocks = [&](int n, double scale, double spread) {
+    std::vector<double> values;
+    for (int b = 0; b < n; ++b) values.push_back(100.0 * scale * std::exp(spread * Normal(rng)));
+    return values;
+  };
+  ComparisonOptions o;
+  o.threshold = 0.01;
+  constexpr int kTrials = 4000;
+  for (const auto& [n, base_spread, cand_spread] : std::vector<std::tuple<int, double, double>>{
+           {3, 0.005, 0.005}, {8, 0.005, 0.005}, {4, 0.002, 0.008}}) {
+    int covered = 0, caught = 0;
+    for (int trial = 0; trial < kTrials; ++trial) {
+      const RatioEstimate same =
+          CompareBlocks(blocks(n, 1.0, base_spread), blocks(n, 1.0, cand_spread), o);
+      covered += same.low <= 1.0 && 1.0 <= same.high;
+      caught +=
+          CompareBlocks(blocks(n, 1.0, base_spread), blocks(n, 1.05, cand_spread), o).verdict ==
+          Verdict::kSlower;
+    }
+    const double coverage = covered / static_cast<double>(kTrials);
+    EXPECT_GT(coverage, 0.94) << n << " blocks: " << coverage;
+    // No wider than it must be (Welch's df, rounded down, keeps it a little wide at 3 blocks).
+    EXPECT_LT(coverage, 0.985) << n << " blocks: " << coverage;
+    if (n == 8) {
+      EXPECT_GT(caught / static_cast<double>(kTrials), 0.95);
+    }
+  }
 }
 
 TEST(ComparisonTest, FewerThanThreeBaselineJobsAreUnsureWithNoInterval) {

@@ -44,16 +44,25 @@ class FakeArms : public MoeArms {
   absl::StatusOr<LaunchOutput> RunOnce(ArmHandle, MoeKernel) override {
     return absl::UnimplementedError("not needed by these tests");
   }
+  absl::Status PlaceBanks() override {
+    ++placements;
+    prepared_before_block = static_cast<int>(prepared.size());
+    return absl::OkStatus();
+  }
+  int Placements() const override { return placements; }
 
   std::vector<ArmInputs> prepared;
+  int placements = 0;
+  int prepared_before_block = 0;  // arms prepared before the last PlaceBanks
 
  private:
   std::deque<FakeLaunch> kernel_launches_;  // two per arm; a deque keeps their addresses
 };
 
-// Records every call; an event-timed launch is 1000 us in rep 0 (so a leak of rep 0 into the
-// statistics shows) and afterwards 10 * (arm + 1) us for gate+up, 5 * (arm + 1) for down. Named
-// "cpu", so the cpu's variants apply (per-slot only).
+// Records every call; an event-timed launch is 1000 us in each block's rep 0 (so a leak of rep 0
+// into the statistics shows) and afterwards 10 * (arm + 1) us for gate+up, 5 * (arm + 1) for
+// down, times (1 + block_step * block). Named "cpu", so the cpu's variants apply (per-slot
+// only).
 class RecordingBackend final : public FakeClockDevice, public FakeArms {
  public:
   std::string Name() const override { return "cpu"; }
@@ -65,15 +74,23 @@ class RecordingBackend final : public FakeClockDevice, public FakeArms {
     return absl::OkStatus();
   }
   void ReleaseArms() override { ++releases; }
+  absl::Status PlaceBanks() override {
+    launches_before_block = static_cast<int>(launches.size());
+    return FakeArms::PlaceBanks();
+  }
   absl::StatusOr<double> LaunchUs(DeviceLaunch& launch) override {
     const auto& fake = static_cast<const FakeLaunch&>(launch);
     launches.push_back({fake.arm, fake.kernel});
     if (fail_at_launch >= 0 && static_cast<int>(launches.size()) > fail_at_launch) {
       return absl::InternalError("launch failed");
     }
-    const bool rep0 = static_cast<int>(launches.size()) <= 2 * static_cast<int>(prepared.size());
-    if (rep0) return 1000.0;
-    return (fake.kernel == MoeKernel::kGateUpSilu ? 10.0 : 5.0) * (fake.arm + 1);
+    const int arms_per_block = static_cast<int>(prepared.size()) - prepared_before_block;
+    const int arm = fake.arm - prepared_before_block;
+    if (static_cast<int>(launches.size()) - launches_before_block <= 2 * arms_per_block) {
+      return 1000.0;
+    }
+    return (fake.kernel == MoeKernel::kGateUpSilu ? 10.0 : 5.0) * (arm + 1) *
+           (1.0 + block_step * (placements - 1));
   }
   DeviceDetails Details() const override { return {.calibrated_read_tbps = 2.0}; }
   std::optional<TelemetrySample> SampleTelemetry() override {
@@ -86,6 +103,8 @@ class RecordingBackend final : public FakeClockDevice, public FakeArms {
   int64_t capacity_bytes = int64_t{1} << 40;
   int fail_at_launch = -1;
   int loads = 0, releases = 0;
+  int launches_before_block = 0;
+  double block_step = 0.0;  // each block's launches take this share longer than the last's
   MoeGeometry geometry;
   uint64_t bank_seed = 0;
   std::vector<Timed> launches;
@@ -199,6 +218,34 @@ TEST(RunSweepTest, RepZeroIsDroppedFromTheStatistics) {
   EXPECT_EQ(*outcome->reference_section_us, 90.0);
   EXPECT_DOUBLE_EQ(*outcome->rows[0].vs_reference, 90.0 / 15.0);
   EXPECT_EQ(observer.rows.size(), 6u);
+}
+
+TEST(RunSweepTest, EachBlockRunsOnBanksPlacedAnewAndKeepsItsSection) {
+  RecordingBackend backend;
+  backend.block_step = 0.1;  // blocks 0, 1, 2 run at 1.0x, 1.1x and 1.2x
+  CountingObserver observer;
+  std::atomic<bool> cancelled{false};
+  SweepSpec spec = SmallSpec(4);
+  spec.blocks = 3;
+  absl::StatusOr<SweepOutcome> outcome = RunSweep(spec, backend, backend, observer, cancelled);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(backend.placements, 3);
+  EXPECT_EQ(backend.prepared.size(), 3 * ExpandArms(spec).size());  // every arm, every block
+  ASSERT_EQ(outcome->rows.size(), 6u);
+  for (const ArmRow& row : outcome->rows) {
+    const double section = 15.0 * (row.arm_index + 1);
+    EXPECT_EQ(row.kept_reps, 9);  // 3 kept reps a block: each block's rep 0 is dropped
+    EXPECT_DOUBLE_EQ(row.gu.max, 1.2 * 10.0 * (row.arm_index + 1)) << "a rep 0 leaked in";
+    ASSERT_EQ(row.block_section_us.size(), 3u);
+    EXPECT_DOUBLE_EQ(row.block_section_us[0], section);
+    EXPECT_DOUBLE_EQ(row.block_section_us[1], 1.1 * section);
+    EXPECT_DOUBLE_EQ(row.block_section_us[2], 1.2 * section);
+    EXPECT_DOUBLE_EQ(row.section_us, 1.1 * section);  // the median over every block's reps
+  }
+  // Progress counts the job's reps over all blocks.
+  ASSERT_FALSE(observer.reps.empty());
+  EXPECT_EQ(observer.reps.front(), std::make_pair(1, 12));
+  EXPECT_EQ(observer.reps.back(), std::make_pair(12, 12));
 }
 
 TEST(RunSweepTest, ArmInputsCarryExactUnionRoutingAndActivations) {

@@ -172,13 +172,39 @@ TEST(MostRepsTest, ManyArmsShareTheArmRepBound) {
   EXPECT_EQ(MostReps(*spec, SweepLimits{}), SweepLimits{}.max_arm_reps / arms);
 }
 
-TEST(EstimateDeviceBytesTest, CountsBanksOfEveryExpertTwicePlusArmBuffers) {
+TEST(EstimateDeviceBytesTest, CountsBanksOfEveryExpertTwiceTheMovedTensorAndArmBuffers) {
   absl::StatusOr<SweepSpec> spec = ResolveSweep(SweepOptions{}, SweepLimits{});
   ASSERT_TRUE(spec.ok());
   const int64_t bytes = EstimateDeviceBytes(*spec, ExpandArms(*spec));
   const int64_t banks = int64_t{512} * (1'843'200 + 921'600);
-  EXPECT_GT(bytes, 2 * banks);
-  EXPECT_LT(bytes, 2 * banks + (64 << 20));
+  const int64_t moved = int64_t{512} * 1'843'200;  // the gate+up bank, the largest
+  EXPECT_GT(bytes, 2 * banks + moved);
+  EXPECT_LT(bytes, 2 * banks + moved + (64 << 20));
+}
+
+TEST(ResolveSweepTest, BlocksDefaultToOneAndAreBounded) {
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(SweepOptions{}, SweepLimits{});
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->blocks, 1);
+  for (int64_t blocks : {int64_t{0}, int64_t{65}, int64_t{-1}}) {
+    SweepOptions o;
+    o.blocks = blocks;
+    const absl::Status s = ResolveSweep(o, SweepLimits{}).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << blocks;
+    EXPECT_THAT(s.message(), HasSubstr("blocks: ")) << blocks;
+    EXPECT_THAT(s.message(), HasSubstr("must be in [1, 64]")) << blocks;
+  }
+  SweepOptions o;
+  o.blocks = 4;
+  o.reps = 10;
+  spec = ResolveSweep(o, SweepLimits{});
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->blocks, 4);
+  // The bound on launch pairs counts every block's reps.
+  SweepLimits l;
+  l.max_arm_reps = static_cast<int64_t>(ExpandArms(*spec).size()) * 10 * 4 - 1;
+  const absl::Status s = ResolveSweep(o, l).status();
+  EXPECT_THAT(s.message(), HasSubstr("x 4 blocks"));
 }
 
 TEST(CheckLabelsTest, KeysFiltersCannotNameAndLineBreaksAreRefused) {

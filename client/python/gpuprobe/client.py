@@ -20,7 +20,7 @@ _TERMINAL = {probe_pb2.JOB_STATE_SUCCEEDED, probe_pb2.JOB_STATE_FAILED,
 
 _SWEEP_FIELDS = {"experts", "hidden", "ff", "selected", "t", "t_values", "unions", "reps",
                  "timing", "cache", "variants", "seed", "labels", "order", "require_clean",
-                 "precision", "max_seconds"}
+                 "precision", "max_seconds", "blocks"}
 _CHECK_FIELDS = {"experts", "hidden", "ff", "selected", "t", "unions", "variants", "seed",
                  "labels", "dump"}
 
@@ -155,7 +155,7 @@ def sweep_request(**params):
         r.t_max = params["t"]
     r.t_values.extend(params.get("t_values") or [])
     r.unions.extend(params.get("unions") or [])
-    for name in ("reps", "seed", "precision", "max_seconds"):
+    for name in ("reps", "seed", "precision", "max_seconds", "blocks"):
         if params.get(name) is not None:
             setattr(r, name, params[name])
     if params.get("timing") is not None:
@@ -251,7 +251,7 @@ class Client:
     def sweep(self, **params):
         """Runs a moe-union sweep (parameters as the CLI's flags: experts, hidden, ff, selected,
         t, t_values, unions, reps, timing, cache, variants, seed, labels, order, require_clean,
-        precision, max_seconds) and yields its rows as they arrive (Rows)."""
+        precision, max_seconds, blocks) and yields its rows as they arrive (Rows)."""
         request = sweep_request(**params)
         return Rows(self._stub.Run(request, metadata=self._metadata))
 

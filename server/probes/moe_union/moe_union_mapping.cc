@@ -56,6 +56,7 @@ absl::StatusOr<SweepOptions> SweepOptionsFromProto(const v1::SweepRequest& r) {
   GeometryFromProto(r.geometry(), o);
   o.t_max = Optional(r.has_t_max(), r.t_max());
   o.reps = Optional(r.has_reps(), r.reps());
+  o.blocks = Optional(r.has_blocks(), r.blocks());
   o.t_values.assign(r.t_values().begin(), r.t_values().end());
   o.unions.assign(r.unions().begin(), r.unions().end());
   if (r.has_seed()) o.seed = r.seed();
@@ -137,6 +138,7 @@ v1::SweepRequest FilledSweepRequest(const SweepSpec& spec) {
   for (int t : spec.t_values) r.add_t_values(t);
   for (int u : spec.unions) r.add_unions(u);
   r.set_reps(spec.reps);
+  r.set_blocks(spec.blocks);
   r.set_timing(TimingToProto(spec.timing));
   r.set_cache(CacheToProto(spec.cache));
   for (KernelVariant v : spec.variants) r.add_variants(VariantToProto(v));
@@ -194,6 +196,7 @@ v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<
   out.set_selected(spec.geometry.selected);
   for (int t : spec.t_values) out.add_t_values(t);
   out.set_reps(spec.reps);
+  out.set_blocks(spec.blocks);
   out.set_timing(TimingToProto(spec.timing));
   out.set_cache(CacheToProto(spec.cache));
   out.set_order(OrderToProto(spec.order));
@@ -279,6 +282,7 @@ v1::Row RowToProto(const ArmRow& row) {
   if (row.verdict) out.set_verdict(VerdictToProto(*row.verdict));
   out.set_disturbance(row.disturbance);
   out.set_sampling_end(SamplingEndToProto(row.sampling_end));
+  out.mutable_block_section_us()->Add(row.block_section_us.begin(), row.block_section_us.end());
   out.set_timing(TimingToProto(row.timing));
   out.set_cache(CacheToProto(row.cache));
   out.set_device(row.device);

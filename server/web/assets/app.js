@@ -397,8 +397,8 @@ function ratioPlot(c, generic) {
 // job while there are fewer than 3). Every probe: a moe-union arm is `reference` (the default) or
 // variant,t,union, its metric gu (the default) or down; another probe's arm is its axes as
 // name=value joined by commas (empty: its first result), its metric one of the probe's metrics
-// (empty: the first). Only jobs of the newest job's probe, device and resolved spec (reps, seed,
-// order and labels aside) count. Reads at most TREND_JOBS jobs' results.
+// (empty: the first). Only jobs of the newest job's probe, device and resolved spec (reps,
+// blocks, seed, order and labels aside) count. Reads at most TREND_JOBS jobs' results.
 const TREND_JOBS = 50;
 // The baseline's band: compare's history interval over the newest HISTORY baseline jobs (its
 // default), Student's t at 97.5% by degrees of freedom (df = jobs - 1, at least 3 jobs).
@@ -430,7 +430,7 @@ const labelsOf = (job) => {
 // The job's resolved spec as trends compare it (what may differ between comparable jobs left
 // out), and in words: "experts=32 hidden=256 ... timing=events".
 function specKey(job) {
-  const {reps, seed, order, labels, ...rest} = job.resolved || {};
+  const {reps, blocks, seed, order, labels, ...rest} = job.resolved || {};
   return JSON.stringify(rest);
 }
 
