@@ -29,8 +29,8 @@ gpuprobe=${GPUPROBE:-$(command -v gpuprobe || echo "$here/build/client/gpuprobe"
 history=${HISTORY:-8}
 case "$backend" in
   cuda)
-    sweep=(--t-values 6 --unions 10,60 --timing graph --cache warm --reps 30 --precision 0.05%
-      --max-seconds 8)
+    sweep=(--t-values 6 --unions 10,60 --timing graph --cache warm --reps 20 --blocks 16
+      --precision 0.1% --max-seconds 8)
     slowdown=(--inject-delay-ns "${INJECT_NS:-2000}")
     identical_threshold=${IDENTICAL_THRESHOLD:-1%}
     slowed_threshold=${SLOWED_THRESHOLD:-0.5%}

@@ -6,8 +6,10 @@
 # 6 slower beyond noise (or unsure, with GATE_FAIL_ON=unsure), 1-5 as every gpuprobe command.
 # The first run, with no baseline yet, passes and says so; until the base branch has 3 such jobs,
 # every verdict is unsure (the note says why). On a cuda daemon the sweep defaults to graph
-# timing (--timing graph) and to sampling until every arm's median is known within 0.05%, for at
-# most 8 s (--precision 0.05% --max-seconds 8); a flag given overrides its default.
+# timing (--timing graph), to 16 blocks, each on banks placed anew (--blocks 16: a job's value
+# averages 16 placements, whose noise would otherwise be the spread between jobs), and to
+# sampling every block until each arm's median is known within 0.1%, for at most 8 s in all
+# (--precision 0.1% --max-seconds 8); a flag given overrides its default.
 #
 # usage: deploy/ci-gate.sh [sweep flags, e.g. --t 6 --reps 30]
 # environment: GPUPROBE_SERVER, GPUPROBE_TOKEN (as the CLI), GPUPROBE (the CLI; default
@@ -24,7 +26,8 @@ base_branch=${GATE_BASE_BRANCH:-main}
 sweep=("$@")
 if "$gpuprobe" info 2>/dev/null | grep -q '^backend  *cuda$'; then
   [[ " $* " == *" --timing"* ]] || sweep+=(--timing graph)
-  [[ " $* " == *" --precision"* ]] || sweep+=(--precision 0.05% --max-seconds 8)
+  [[ " $* " == *" --blocks"* ]] || sweep+=(--blocks 16)
+  [[ " $* " == *" --precision"* ]] || sweep+=(--precision 0.1% --max-seconds 8)
 fi
 
 submitted=$("$gpuprobe" submit "${sweep[@]}" --label "commit=$commit,branch=$branch" \
