@@ -41,6 +41,7 @@ std::vector<std::string> Header(const v1::Result& r, bool csv) {
     cells.push_back(csv ? d.name() : WithUnit(d.name(), d.unit()));
   }
   cells.push_back("disturbance");
+  if (csv) cells.push_back("sampling_end");
   return cells;
 }
 
@@ -66,6 +67,10 @@ std::vector<std::string> Cells(const JobIdentity& job, const v1::Result& r, bool
   }
   for (const v1::DerivedValue& d : r.derived()) cells.push_back(Number(d.value(), csv));
   cells.push_back(r.disturbance().empty() && !csv ? "-" : r.disturbance());
+  if (csv) {
+    cells.push_back(r.sampling_end() == v1::SAMPLING_END_UNSPECIFIED ? ""
+                                                                     : CliName(r.sampling_end()));
+  }
   return cells;
 }
 

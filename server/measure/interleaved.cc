@@ -39,6 +39,30 @@ std::optional<SamplingEnd> SamplingEnds(const InterleavedSpec& spec, const Inter
 
 }  // namespace
 
+absl::StatusOr<SamplingRule> ResolveSamplingRule(std::optional<double> precision,
+                                                 std::optional<double> max_seconds,
+                                                 double max_seconds_limit) {
+  if (!precision) {
+    if (max_seconds) {
+      return absl::InvalidArgumentError(
+          "max_seconds: bounds sampling until precise; give precision too");
+    }
+    return SamplingRule{};
+  }
+  if (!(*precision >= kFinestPrecision && *precision <= kCoarsestPrecision)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("precision: %g is outside [%g, %g] (a fraction of the median)", *precision,
+                        kFinestPrecision, kCoarsestPrecision));
+  }
+  SamplingRule rule{.precision = *precision,
+                    .max_seconds = max_seconds.value_or(kDefaultMaxSeconds)};
+  if (!(rule.max_seconds > 0.0 && rule.max_seconds <= max_seconds_limit)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("max_seconds: %g is outside (0, %g]", rule.max_seconds, max_seconds_limit));
+  }
+  return rule;
+}
+
 absl::StatusOr<Interleaved> RunInterleaved(const InterleavedSpec& spec, const TimeLaunchFn& time,
                                            Backend& device, RepObserver& observer,
                                            const std::atomic<bool>& cancelled,

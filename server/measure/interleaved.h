@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,17 @@ struct SamplingRule {
   double max_seconds = 0.0;
   int max_reps = 0;
 };
+
+// A request's sampling rule, as every probe takes it: precision in [kFinestPrecision,
+// kCoarsestPrecision] (a fraction of the median); max_seconds only with a precision, in
+// (0, max_seconds_limit], default kDefaultMaxSeconds; neither: exactly the reps. max_reps is
+// left for the probe to bound. INVALID_ARGUMENT names the field, the value and the limit.
+inline constexpr double kFinestPrecision = 0.0001;
+inline constexpr double kCoarsestPrecision = 0.5;
+inline constexpr double kDefaultMaxSeconds = 60;
+absl::StatusOr<SamplingRule> ResolveSamplingRule(std::optional<double> precision,
+                                                 std::optional<double> max_seconds,
+                                                 double max_seconds_limit);
 
 // What ended a job's sampling.
 enum class SamplingEnd { kReps, kPrecision, kMaxSeconds, kMaxReps };

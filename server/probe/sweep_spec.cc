@@ -97,24 +97,10 @@ absl::StatusOr<std::vector<int>> ResolveUnions(const SweepOptions& o, const Swee
 }
 
 absl::Status ResolveSampling(const SweepOptions& o, const SweepLimits& l, SweepSpec& spec) {
-  if (!o.precision) {
-    if (o.max_seconds) {
-      return absl::InvalidArgumentError(
-          "max_seconds: bounds sampling until precise; give precision too");
-    }
-    return absl::OkStatus();
-  }
-  if (!(*o.precision >= kFinestPrecision && *o.precision <= kCoarsestPrecision)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("precision: %g is outside [%g, %g] (a fraction of the median)",
-                        *o.precision, kFinestPrecision, kCoarsestPrecision));
-  }
-  spec.precision = *o.precision;
-  spec.max_seconds = o.max_seconds.value_or(kDefaultMaxSeconds);
-  if (!(spec.max_seconds > 0.0 && spec.max_seconds <= l.max_seconds)) {
-    return absl::InvalidArgumentError(absl::StrFormat("max_seconds: %g is outside (0, %g]",
-                                                      spec.max_seconds, l.max_seconds));
-  }
+  ASSIGN_OR_RETURN(const SamplingRule rule,
+                   ResolveSamplingRule(o.precision, o.max_seconds, l.max_seconds));
+  spec.precision = rule.precision;
+  spec.max_seconds = rule.max_seconds;
   return absl::OkStatus();
 }
 

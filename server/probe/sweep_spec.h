@@ -17,6 +17,7 @@
 #include "kernels/moe_geometry.h"
 #include "server/device/backend.h"
 #include "server/measure/arm_order.h"
+#include "server/measure/interleaved.h"
 #include "server/probe/moe_arms.h"
 
 namespace gpuprobe {
@@ -48,11 +49,6 @@ struct SweepLimits {
   // Sampling until precise, seconds; admission bounds the job by --max-job-seconds too.
   double max_seconds = 86400;
 };
-
-// Sampling until precise: the finest and coarsest precision, and max_seconds' default.
-inline constexpr double kFinestPrecision = 0.0001;
-inline constexpr double kCoarsestPrecision = 0.5;
-inline constexpr double kDefaultMaxSeconds = 60;
 
 struct SweepOptions {
   std::optional<int64_t> experts, hidden, ff, selected, t_max, reps, blocks;

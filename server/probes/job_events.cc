@@ -40,6 +40,20 @@ ArmOrder OrderFromProto(v1::ArmOrder order) {
                                           : ArmOrder::kFixed;
 }
 
+v1::SamplingEnd SamplingEndToProto(SamplingEnd end) {
+  switch (end) {
+    case SamplingEnd::kReps:
+      return v1::SAMPLING_END_REPS;
+    case SamplingEnd::kPrecision:
+      return v1::SAMPLING_END_PRECISION;
+    case SamplingEnd::kMaxSeconds:
+      return v1::SAMPLING_END_MAX_SECONDS;
+    case SamplingEnd::kMaxReps:
+      return v1::SAMPLING_END_MAX_REPS;
+  }
+  return v1::SAMPLING_END_UNSPECIFIED;
+}
+
 v1::DeviceDetails DeviceDetailsToProto(const DeviceDetails& d) {
   v1::DeviceDetails out;
   out.set_name(d.name);

@@ -12,6 +12,7 @@
 #include "gpuprobe/v1/probe.pb.h"
 #include "server/device/backend.h"
 #include "server/measure/arm_order.h"
+#include "server/measure/interleaved.h"
 
 namespace gpuprobe {
 
@@ -29,6 +30,7 @@ v1::ArmOrder OrderToProto(ArmOrder order);
 TimingMode TimingFromProto(v1::TimingMode timing);
 CacheMode CacheFromProto(v1::CacheMode cache);
 ArmOrder OrderFromProto(v1::ArmOrder order);
+v1::SamplingEnd SamplingEndToProto(SamplingEnd end);
 v1::DeviceDetails DeviceDetailsToProto(const DeviceDetails& details);
 v1::TelemetryReading ReadingToProto(const TelemetrySample& sample);
 

@@ -152,8 +152,8 @@ TEST_F(ProbesEndToEndTest, RunPrintsEachFormatAsOneParseableStream) {
   ASSERT_EQ(lines.size(), 3u) << csv.out;
   EXPECT_EQ(lines[0],
             "job_id,probe,labels,size_bytes,cache,read_us,read_us_min,read_us_max,read_us_spread,"
-            "read_us_low,read_us_high,read_us_kept,tbps,disturbance");
-  EXPECT_THAT(lines[1], testing::MatchesRegex("job-[0-9]+,read-bandwidth,,65536,warm,.*"));
+            "read_us_low,read_us_high,read_us_kept,tbps,disturbance,sampling_end");
+  EXPECT_THAT(lines[1], testing::MatchesRegex("job-[0-9]+,read-bandwidth,,65536,warm,.*,reps"));
   EXPECT_THAT(lines[1], HasSubstr(",11,"));  // 12 reps, rep 0 dropped
 
   const CommandResult json = RunRead("json");

@@ -230,24 +230,6 @@ v1::Verdict VerdictToProto(Verdict verdict) {
   return v1::VERDICT_UNSPECIFIED;
 }
 
-namespace {
-
-v1::SamplingEnd SamplingEndToProto(SamplingEnd end) {
-  switch (end) {
-    case SamplingEnd::kReps:
-      return v1::SAMPLING_END_REPS;
-    case SamplingEnd::kPrecision:
-      return v1::SAMPLING_END_PRECISION;
-    case SamplingEnd::kMaxSeconds:
-      return v1::SAMPLING_END_MAX_SECONDS;
-    case SamplingEnd::kMaxReps:
-      return v1::SAMPLING_END_MAX_REPS;
-  }
-  return v1::SAMPLING_END_UNSPECIFIED;
-}
-
-}  // namespace
-
 v1::Row RowToProto(const ArmRow& row) {
   v1::Row out;
   out.set_arm_index(row.arm_index);

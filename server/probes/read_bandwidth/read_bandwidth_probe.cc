@@ -25,6 +25,8 @@ constexpr int kMaxSizes = 256;
 constexpr int kMaxReps = 10000;
 constexpr int kDefaultReps = 20;
 constexpr uint64_t kDefaultSeed = 1;
+constexpr double kMaxSeconds = 86400;
+constexpr int64_t kMaxArmReps = 1'000'000;
 // The default ladder: 1 MiB to 4 GiB in powers of two.
 constexpr int kDefaultFirstLog2 = 20;
 constexpr int kDefaultLastLog2 = 32;
@@ -52,6 +54,11 @@ v1::ProbeInfo MakeInfo() {
            Param("seed", "an integer", "1", "", "seed of the buffers' words"),
            Param("require_clean", "true or false", "false", "",
                  "fail at the first disturbed telemetry reading"),
+           Param("precision", "a fraction", "", "0.0001..0.5",
+                 "sample until every arm's median is known within this share of it; reps is "
+                 "then the least number of reps"),
+           Param("max_seconds", "a number", "60", "(0, 86400]",
+                 "with precision: the most seconds of measuring"),
        }) {
     *info.add_params() = p;
   }
@@ -65,6 +72,13 @@ v1::ProbeInfo MakeInfo() {
 }
 
 absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+// The params' sampling rule, checked (max_reps left unset).
+absl::StatusOr<SamplingRule> SamplingRuleOf(const v1::ReadBandwidthParams& p) {
+  return ResolveSamplingRule(
+      p.has_precision() ? std::optional<double>(p.precision()) : std::nullopt,
+      p.has_max_seconds() ? std::optional<double>(p.max_seconds()) : std::nullopt, kMaxSeconds);
+}
 
 // The params completed: every default filled in, every field checked.
 absl::StatusOr<v1::ReadBandwidthParams> Complete(v1::ReadBandwidthParams p) {
@@ -111,6 +125,8 @@ absl::StatusOr<v1::ReadBandwidthParams> Complete(v1::ReadBandwidthParams p) {
     return Invalid(absl::StrFormat("order: unknown value %d", p.order()));
   }
   if (!p.has_seed()) p.set_seed(kDefaultSeed);
+  ASSIGN_OR_RETURN(const SamplingRule rule, SamplingRuleOf(p));
+  if (rule.precision > 0.0) p.set_max_seconds(rule.max_seconds);
   return p;
 }
 
@@ -214,9 +230,9 @@ absl::StatusOr<google::protobuf::Any> ReadBandwidthProbe::Resolve(
   RETURN_IF_ERROR(UnpackParams(request, params));
   ASSIGN_OR_RETURN(const v1::ReadBandwidthParams complete, Complete(std::move(params)));
   const int64_t arms = static_cast<int64_t>(Arms(complete).size());
-  if (arms * complete.reps() > 1'000'000) {
-    return Invalid(absl::StrFormat("reps: %d arms x %d reps is more than 1000000 launches", arms,
-                                   complete.reps()));
+  if (arms * complete.reps() > kMaxArmReps) {
+    return Invalid(absl::StrFormat("reps: %d arms x %d reps is more than %d launches", arms,
+                                   complete.reps(), kMaxArmReps));
   }
   google::protobuf::Any resolved;
   resolved.PackFrom(complete);
@@ -252,7 +268,11 @@ absl::StatusOr<ProbePlan> ReadBandwidthProbe::Plan(const google::protobuf::Any& 
         static_cast<double>(arm.bytes) + (arm.cache == v1::CACHE_MODE_COLD ? flush_bytes : 0.0);
     seconds += kLaunchSeconds + read / bytes_per_s;
   }
-  return ProbePlan{.device_seconds = seconds * p.reps() * launches};
+  seconds *= launches;  // one rep of every arm
+  // Sampling until precise stops after the rep that passes max_seconds.
+  return ProbePlan{.device_seconds = p.has_precision()
+                                         ? std::max(seconds * p.reps(), p.max_seconds() + seconds)
+                                         : seconds * p.reps()};
 }
 
 JobOutcome ReadBandwidthProbe::Run(const ProbeRun& run, Backend& device,
@@ -289,12 +309,17 @@ JobOutcome ReadBandwidthProbe::Run(const ProbeRun& run, Backend& device,
                        .graph_launches = kGraphLaunchesPerSample});
   };
   PublishingObserver observer(publish, absl::Now());
+  absl::StatusOr<SamplingRule> sampling = SamplingRuleOf(p);
+  if (!sampling.ok()) return JobOutcome{.status = sampling.status()};
+  sampling->max_reps = static_cast<int>(
+      std::max<int64_t>(p.reps(), std::min<int64_t>(kMaxReps, kMaxArmReps / arms.size())));
   Interleaved partial;
   absl::StatusOr<Interleaved> timed = RunInterleaved({.arms = static_cast<int>(arms.size()),
                                                       .reps = static_cast<int>(p.reps()),
                                                       .order = OrderFromProto(p.order()),
                                                       .seed = p.seed(),
-                                                      .require_clean = p.require_clean()},
+                                                      .require_clean = p.require_clean(),
+                                                      .sampling = *sampling},
                                                      time, device, observer, cancelled, &partial);
   reads->reset();  // the buffers go before the results are derived
   const Interleaved& measured = timed.ok() ? *timed : partial;
@@ -317,6 +342,7 @@ JobOutcome ReadBandwidthProbe::Run(const ProbeRun& run, Backend& device,
     }
     r->set_disturbance(measured.disturbance);
     r->set_device(device.Description());
+    r->set_sampling_end(SamplingEndToProto(measured.ended_by));
     publish(std::move(event));
     ++outcome.results;
   }

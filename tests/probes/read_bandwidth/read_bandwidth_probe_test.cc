@@ -90,6 +90,47 @@ TEST(ReadBandwidthProbeTest, BadParametersNameTheFieldAndTheLimit) {
   EXPECT_THAT(message({{"default_sizes", "false"}}), HasSubstr("sizes_bytes: none"));
   EXPECT_THAT(message({{"reps", "1"}}), HasSubstr("reps: 1 is outside [2, 10000]"));
   EXPECT_THAT(message({{"caches", "tepid"}}), HasSubstr("param caches: \"tepid\""));
+  EXPECT_THAT(message({{"precision", "0.9"}}),
+              HasSubstr("precision: 0.9 is outside [0.0001, 0.5]"));
+  EXPECT_THAT(message({{"precision", "0.01"}, {"max_seconds", "0"}}),
+              HasSubstr("max_seconds: 0 is outside (0, 86400]"));
+  EXPECT_THAT(message({{"max_seconds", "5"}}), HasSubstr("max_seconds: bounds sampling"));
+}
+
+// Sampling until precise: reps is the least number, more follow until the rule ends the job,
+// and every result says what ended it; max_seconds bounds the admission estimate. (Which end
+// comes first for which samples is the scheduler's, tested in interleaved_test.)
+TEST(ReadBandwidthProbeTest, PrecisionSamplesPastRepsAndResultsSayWhatEndedIt) {
+  const ReadBandwidthProbe probe;
+  CpuBackend cpu;
+  const auto run = [&](std::initializer_list<std::pair<const std::string, std::string>> rule) {
+    v1::ProbeRequest request = Text({{"sizes_bytes", "65536"},
+                                     {"default_sizes", "false"},
+                                     {"reps", "4"},
+                                     {"timing", "events"},
+                                     {"caches", "warm"}});
+    request.mutable_param_values()->insert(rule.begin(), rule.end());
+    absl::StatusOr<google::protobuf::Any> any = probe.Resolve(request);
+    EXPECT_TRUE(any.ok()) << any.status();
+    Recorded recorded;
+    const std::atomic<bool> cancelled{false};
+    const JobOutcome outcome =
+        probe.Run({.job_id = "job-1", .resolved = *any}, cpu, recorded.publisher(), cancelled);
+    EXPECT_TRUE(outcome.status.ok()) << outcome.status;
+    return std::make_pair(recorded.results(), probe.Plan(*any, false, cpu)->device_seconds);
+  };
+  const auto [exact, exact_seconds] = run({});
+  ASSERT_EQ(exact.size(), 1u);
+  EXPECT_EQ(exact[0].sampling_end(), v1::SAMPLING_END_REPS);
+  EXPECT_EQ(exact[0].metrics(0).kept(), 3u);
+  EXPECT_LT(exact_seconds, 1.0);
+  // A median's distribution-free interval needs 6 samples: 3 kept reps cannot be precise, so
+  // reps follow until the 50% rule is met.
+  const auto [precise, precise_seconds] = run({{"precision", "0.5"}, {"max_seconds", "60"}});
+  ASSERT_EQ(precise.size(), 1u);
+  EXPECT_EQ(precise[0].sampling_end(), v1::SAMPLING_END_PRECISION);
+  EXPECT_GE(precise[0].metrics(0).kept(), 6u);
+  EXPECT_GE(precise_seconds, 60.0);  // admission counts max_seconds
 }
 
 TEST(ReadBandwidthProbeTest, PlanRefusesBuffersLargerThanTheDevice) {
