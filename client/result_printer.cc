@@ -23,9 +23,13 @@ std::string WithUnit(const std::string& name, const std::string& unit) {
   return unit.empty() ? name : absl::StrCat(name, " (", unit, ")");
 }
 
-std::vector<std::string> Header(const v1::Result& r, bool csv) {
+std::vector<std::string> Header(const std::vector<v1::ParamText>& params, const v1::Result& r,
+                                bool csv) {
   std::vector<std::string> cells;
-  if (csv) cells = {"job_id", "probe", "labels"};
+  if (csv) {
+    cells = {"job_id", "probe", "labels"};
+    for (const v1::ParamText& p : params) cells.push_back(p.name());
+  }
   for (const v1::AxisValue& a : r.axes()) cells.push_back(a.name());
   for (const v1::MetricStats& m : r.metrics()) {
     if (csv) {
@@ -45,9 +49,13 @@ std::vector<std::string> Header(const v1::Result& r, bool csv) {
   return cells;
 }
 
-std::vector<std::string> Cells(const JobIdentity& job, const v1::Result& r, bool csv) {
+std::vector<std::string> Cells(const JobIdentity& job, const std::vector<v1::ParamText>& params,
+                               const v1::Result& r, bool csv) {
   std::vector<std::string> cells;
-  if (csv) cells = {job.job_id, job.probe, job.labels};
+  if (csv) {
+    cells = {job.job_id, job.probe, job.labels};
+    for (const v1::ParamText& p : params) cells.push_back(p.value());
+  }
   for (const v1::AxisValue& a : r.axes()) cells.push_back(AxisCell(a));
   for (const v1::MetricStats& m : r.metrics()) {
     cells.push_back(Number(m.median(), csv));
@@ -97,6 +105,7 @@ void ResultPrinter::Line(const std::vector<std::string>& cells) {
 }
 
 void ResultPrinter::Started(const v1::JobStarted& started) {
+  params_.assign(started.resolved_params().begin(), started.resolved_params().end());
   if (format_ == "table") {
     out_ << absl::StrFormat("%s on %s\n", started.probe(), started.device()) << std::flush;
   } else if (format_ == "tsv") {
@@ -113,10 +122,10 @@ void ResultPrinter::Result(const v1::Result& result) {
   }
   const bool csv = format_ == "csv";
   if (!header_printed_) {
-    Line(Header(result, csv));
+    Line(Header(params_, result, csv));
     header_printed_ = true;
   }
-  Line(Cells(job_, result, csv));
+  Line(Cells(job_, params_, result, csv));
 }
 
 void ResultPrinter::Finished(const v1::JobFinished& f) {

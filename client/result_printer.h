@@ -4,8 +4,9 @@
 //   table  aligned columns for people: the axes, each metric's median and spread, the derived
 //          values; the device and the end of the job on lines of their own
 //   tsv    the same columns tab-separated, `#` comment lines for the device and the end
-//   csv    one header line; the job (job_id, probe, labels), the axes, per metric its median,
-//          min, max, spread, 95% interval and kept reps, the derived values
+//   csv    one header line; the job (job_id, probe, labels, then each resolved parameter by
+//          its name), the axes, per metric its median, min, max, spread, 95% interval and kept
+//          reps, the derived values, disturbance and sampling_end
 //   json   one object per result per line (protobuf's JSON mapping of gpuprobe.v1.Result)
 //
 //   ResultPrinter printer("table", std::cout);
@@ -37,6 +38,7 @@ class ResultPrinter {
   const std::string format_;
   std::ostream& out_;
   JobIdentity job_;
+  std::vector<v1::ParamText> params_;  // the job's resolved parameters (csv columns)
   bool header_printed_ = false;
   std::vector<size_t> widths_;
 };

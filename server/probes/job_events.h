@@ -34,6 +34,10 @@ v1::SamplingEnd SamplingEndToProto(SamplingEnd end);
 v1::DeviceDetails DeviceDetailsToProto(const DeviceDetails& details);
 v1::TelemetryReading ReadingToProto(const TelemetrySample& sample);
 
+// A job's start: the device, the time, the probe and its resolved parameters, as the Any and
+// as text (ParamsAsText of the message it holds; none where this build lacks its type).
+v1::JobEvent StartedEvent(const std::string& probe, const std::string& device,
+                          const google::protobuf::Any& resolved);
 v1::JobEvent AcceptedEvent(const std::string& job_id, int queue_position);
 v1::JobEvent ProgressEvent(int reps_done, int reps_total, double elapsed_s);
 v1::JobEvent TelemetryEvent(const TelemetrySample& sample);

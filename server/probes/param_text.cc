@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/abbreviated.h"
+#include "common/shortest_double.h"
 #include "common/status_macros.h"
 #include "google/protobuf/descriptor.h"
 
@@ -170,7 +171,62 @@ absl::Status SetOne(const FieldDescriptor& f, Message& m, absl::string_view text
   return absl::OkStatus();
 }
 
+// One value of the field (item `index` of a list) as SetOne reads it.
+std::string OneAsText(const FieldDescriptor& f, const Message& m, int index) {
+  const Reflection& r = *m.GetReflection();
+  const bool rep = f.is_repeated();
+  switch (f.cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32:
+      return absl::StrCat(rep ? r.GetRepeatedInt32(m, &f, index) : r.GetInt32(m, &f));
+    case FieldDescriptor::CPPTYPE_INT64:
+      return absl::StrCat(rep ? r.GetRepeatedInt64(m, &f, index) : r.GetInt64(m, &f));
+    case FieldDescriptor::CPPTYPE_UINT32:
+      return absl::StrCat(rep ? r.GetRepeatedUInt32(m, &f, index) : r.GetUInt32(m, &f));
+    case FieldDescriptor::CPPTYPE_UINT64:
+      return absl::StrCat(rep ? r.GetRepeatedUInt64(m, &f, index) : r.GetUInt64(m, &f));
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      return ShortestDouble(rep ? r.GetRepeatedDouble(m, &f, index) : r.GetDouble(m, &f));
+    case FieldDescriptor::CPPTYPE_FLOAT:
+      return ShortestDouble(rep ? r.GetRepeatedFloat(m, &f, index) : r.GetFloat(m, &f));
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return (rep ? r.GetRepeatedBool(m, &f, index) : r.GetBool(m, &f)) ? "true" : "false";
+    case FieldDescriptor::CPPTYPE_STRING:
+      return rep ? r.GetRepeatedString(m, &f, index) : r.GetString(m, &f);
+    case FieldDescriptor::CPPTYPE_ENUM:
+      return EnumValueText(*(rep ? r.GetRepeatedEnum(m, &f, index) : r.GetEnum(m, &f)));
+    case FieldDescriptor::CPPTYPE_MESSAGE:
+      break;
+  }
+  return "";
+}
+
+void AppendParamsAsText(const Message& m,
+                        std::vector<std::pair<std::string, std::string>>& params) {
+  const Descriptor& d = *m.GetDescriptor();
+  const Reflection& r = *m.GetReflection();
+  for (int i = 0; i < d.field_count(); ++i) {
+    const FieldDescriptor& f = *d.field(i);
+    if (IsParameter(f)) {
+      std::vector<std::string> items;
+      if (f.is_repeated()) {
+        for (int k = 0; k < r.FieldSize(m, &f); ++k) items.push_back(OneAsText(f, m, k));
+      } else if (!f.has_presence() || r.HasField(m, &f)) {
+        items.push_back(OneAsText(f, m, 0));
+      }
+      params.emplace_back(f.name(), absl::StrJoin(items, ","));
+    } else if (f.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && !f.is_repeated()) {
+      AppendParamsAsText(r.GetMessage(m, &f), params);
+    }
+  }
+}
+
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> ParamsAsText(const Message& message) {
+  std::vector<std::pair<std::string, std::string>> params;
+  AppendParamsAsText(message, params);
+  return params;
+}
 
 std::string EnumValueText(const EnumValueDescriptor& value) {
   std::string text = value.name().substr(CommonPrefix(*value.type()).size());

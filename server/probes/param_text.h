@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -33,6 +34,11 @@ absl::Status UnpackParams(const gpuprobe::v1::ProbeRequest& request,
 
 // The names SetParamsFromText takes for messages of this type, in field order.
 std::vector<std::string> ParamNames(const google::protobuf::Descriptor& descriptor);
+
+// The message's parameters as text, in ParamNames order, each as SetParamsFromText reads it
+// back (lists comma-separated; an unset optional field empty).
+std::vector<std::pair<std::string, std::string>> ParamsAsText(
+    const google::protobuf::Message& message);
 
 // An enum value's text form: its name without the enum's common prefix, lower case, '-' for '_'
 // (TIMING_MODE_GRAPH: "graph", KERNEL_VARIANT_PER_SLOT: "per-slot").

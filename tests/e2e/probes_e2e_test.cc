@@ -150,10 +150,14 @@ TEST_F(ProbesEndToEndTest, RunPrintsEachFormatAsOneParseableStream) {
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   const std::vector<std::string> lines = absl::StrSplit(csv.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 3u) << csv.out;
+  // The job, its resolved parameters, then the result.
   EXPECT_EQ(lines[0],
-            "job_id,probe,labels,size_bytes,cache,read_us,read_us_min,read_us_max,read_us_spread,"
-            "read_us_low,read_us_high,read_us_kept,tbps,disturbance,sampling_end");
-  EXPECT_THAT(lines[1], testing::MatchesRegex("job-[0-9]+,read-bandwidth,,65536,warm,.*,reps"));
+            "job_id,probe,labels,sizes_bytes,default_sizes,caches,reps,timing,order,seed,"
+            "require_clean,precision,max_seconds,size_bytes,cache,read_us,read_us_min,read_us_max,"
+            "read_us_spread,read_us_low,read_us_high,read_us_kept,tbps,disturbance,sampling_end");
+  EXPECT_THAT(lines[1],
+              testing::MatchesRegex("job-[0-9]+,read-bandwidth,,\"65536,131072\",false,warm,12,"
+                                    "events,fixed,1,false,,,65536,warm,.*,reps"));
   EXPECT_THAT(lines[1], HasSubstr(",11,"));  // 12 reps, rep 0 dropped
 
   const CommandResult json = RunRead("json");
@@ -188,7 +192,7 @@ TEST_F(ProbesEndToEndTest, SubmitShowWatchAndCompareWorkForAProbeJob) {
   // The rows in run's csv schema, each naming its job, probe and labels.
   const std::vector<std::string> shown = absl::StrSplit(show.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(shown.size(), 3u) << show.out;
-  EXPECT_TRUE(absl::StartsWith(shown[0], "job_id,probe,labels,size_bytes,cache,read_us,"));
+  EXPECT_TRUE(absl::StartsWith(shown[0], "job_id,probe,labels,sizes_bytes,"));
   for (size_t i = 1; i < shown.size(); ++i) {
     EXPECT_TRUE(absl::StartsWith(shown[i], cand_id + ",read-bandwidth,branch=feature,"))
         << shown[i];

@@ -35,6 +35,39 @@ TEST(ParamTextTest, ScalarsNestedFieldsEnumsAndListsAreSetByName) {
   EXPECT_TRUE(sweep.require_clean());
 }
 
+// What ParamsAsText writes, SetParamsFromText reads back to the same message; unset optional
+// fields are empty, in field order with nested fields flattened, maps left out.
+TEST(ParamTextTest, ParamsAsTextReadsBackToTheSameMessage) {
+  v1::SweepRequest sweep;
+  sweep.mutable_geometry()->set_hidden(512);
+  sweep.add_t_values(1);
+  sweep.add_t_values(6);
+  sweep.set_timing(v1::TIMING_MODE_GRAPH);
+  sweep.set_cache(v1::CACHE_MODE_COLD);
+  sweep.set_order(v1::ARM_ORDER_SHUFFLE);
+  sweep.add_variants(v1::KERNEL_VARIANT_PER_SLOT);
+  sweep.add_variants(v1::KERNEL_VARIANT_FLOOR_DISTINCT);
+  sweep.set_precision(0.0005);
+  sweep.set_seed(18446744073709551615u);
+  (*sweep.mutable_labels())["branch"] = "main";
+  const std::vector<std::pair<std::string, std::string>> text = ParamsAsText(sweep);
+  ASSERT_GE(text.size(), 4u);
+  EXPECT_EQ(text[0], std::make_pair(std::string("experts"), std::string()));  // unset
+  EXPECT_EQ(text[1], std::make_pair(std::string("hidden"), std::string("512")));
+  google::protobuf::Map<std::string, std::string> values;
+  for (const auto& [name, value] : text) {
+    EXPECT_NE(name, "labels");
+    if (!value.empty()) values[name] = value;
+  }
+  EXPECT_EQ(values.at("t_values"), "1,6");
+  EXPECT_EQ(values.at("variants"), "per-slot,floor-distinct");
+  EXPECT_EQ(std::stod(values.at("precision")), 0.0005);  // the shortest text that reads back
+  v1::SweepRequest read;
+  ASSERT_TRUE(SetParamsFromText(values, read).ok());
+  sweep.clear_labels();
+  EXPECT_EQ(read.SerializeAsString(), sweep.SerializeAsString());
+}
+
 TEST(ParamTextTest, BadValuesAndUnknownNamesAreRefusedNamingTheParameter) {
   v1::SweepRequest sweep;
   absl::Status s = SetParamsFromText(Values({{"reps", "-3"}}), sweep);

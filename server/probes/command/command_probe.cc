@@ -210,11 +210,7 @@ JobOutcome CommandProbe::Run(const ProbeRun& run, Backend& device, const EventPu
       argv.insert(argv.end(), {p.arg(), value});
     }
   }
-  v1::JobEvent started;
-  started.mutable_started()->set_device(device.Description());
-  *started.mutable_started()->mutable_started_at() = NowTimestamp();
-  started.mutable_started()->set_probe(Name());
-  *started.mutable_started()->mutable_resolved() = run.resolved;
+  v1::JobEvent started = StartedEvent(Name(), device.Description(), run.resolved);
   publish(std::move(started));
 
   Telemetry telemetry(device, publish);

@@ -276,14 +276,6 @@ v1::Row RowToProto(const ArmRow& row) {
   return out;
 }
 
-v1::JobEvent StartedEvent(const std::string& device, const SweepSpec& spec) {
-  v1::JobEvent event;
-  event.mutable_started()->set_device(device);
-  *event.mutable_started()->mutable_started_at() = NowTimestamp();
-  *event.mutable_started()->mutable_sweep() = ResolvedSweepToProto(spec, ExpandArms(spec));
-  return event;
-}
-
 v1::JobEvent RowEvent(const ArmRow& row) {
   v1::JobEvent event;
   *event.mutable_row() = RowToProto(row);

@@ -40,7 +40,6 @@ std::vector<v1::AxisValue> ArmAxes(const v1::Arm& arm);
 v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<Arm>& arms);
 v1::Row RowToProto(const ArmRow& row);
 
-v1::JobEvent StartedEvent(const std::string& device, const SweepSpec& spec);
 v1::JobEvent RowEvent(const ArmRow& row);
 v1::JobEvent CheckEvent(const KernelCheckResult& result);
 

@@ -168,9 +168,8 @@ JobOutcome MoeUnionProbe::Run(const ProbeRun& run, Backend& device, const EventP
     outcome.status = spec.status();
     return outcome;
   }
-  v1::JobEvent started = StartedEvent(device.Description(), *spec);
-  started.mutable_started()->set_probe(Name());
-  *started.mutable_started()->mutable_resolved() = run.resolved;
+  v1::JobEvent started = StartedEvent(Name(), device.Description(), run.resolved);
+  *started.mutable_started()->mutable_sweep() = ResolvedSweepToProto(*spec, ExpandArms(*spec));
   for (const v1::Arm& arm : started.started().sweep().arms()) {
     v1::PlannedArm* planned = started.mutable_started()->add_arms();
     for (const v1::AxisValue& axis : ArmAxes(arm)) *planned->add_axes() = axis;

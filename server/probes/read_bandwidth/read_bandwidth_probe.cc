@@ -282,11 +282,7 @@ JobOutcome ReadBandwidthProbe::Run(const ProbeRun& run, Backend& device,
   if (!params.ok()) return JobOutcome{.status = params.status()};
   const v1::ReadBandwidthParams& p = *params;
   const std::vector<ReadArm> arms = Arms(p);
-  v1::JobEvent started;
-  started.mutable_started()->set_device(device.Description());
-  *started.mutable_started()->mutable_started_at() = NowTimestamp();
-  started.mutable_started()->set_probe(Name());
-  *started.mutable_started()->mutable_resolved() = run.resolved;
+  v1::JobEvent started = StartedEvent(Name(), device.Description(), run.resolved);
   for (const ReadArm& arm : arms) *started.mutable_started()->add_arms() = Planned(arm);
   publish(std::move(started));
   if (run.check) return Check(p, buffers_, device, publish, cancelled);
