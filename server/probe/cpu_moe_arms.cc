@@ -22,7 +22,6 @@ class CpuArms final : public MoeArms {
     ASSIGN_OR_RETURN(MoeBanks banks, SynthesizeBanks(geometry, seed));
     banks_ = std::make_unique<MoeBanks>(std::move(banks));
     seed_ = seed;
-    placements_ = 0;
     return absl::OkStatus();
   }
 
@@ -30,11 +29,8 @@ class CpuArms final : public MoeArms {
     if (!banks_) return absl::FailedPreconditionError("PlaceBanks before LoadBanks");
     arms_.Clear();
     banks_ = std::make_unique<MoeBanks>(*banks_);  // fresh heap memory, then the old is freed
-    ++placements_;
     return absl::OkStatus();
   }
-
-  int Placements() const override { return placements_; }
 
   absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override {
     if (!banks_) return absl::FailedPreconditionError("PrepareArm before LoadBanks");
@@ -83,7 +79,6 @@ class CpuArms final : public MoeArms {
 
   std::optional<uint64_t> seed_;
   std::unique_ptr<MoeBanks> banks_;
-  int placements_ = 0;
   ArmTable<Arm> arms_;
 };
 

@@ -150,7 +150,6 @@ class CudaArms final : public MoeArms {
     ASSIGN_OR_RETURN(banks->up_global, DeviceBuffer::FromHost(host.up_global));
     ASSIGN_OR_RETURN(banks->down_global, DeviceBuffer::FromHost(host.down_global));
     banks_ = std::move(banks);
-    placements_ = 0;
     return absl::OkStatus();
   }
 
@@ -166,11 +165,8 @@ class CudaArms final : public MoeArms {
     for (DeviceBuffer* buffer : {&banks_->gate_global, &banks_->up_global, &banks_->down_global}) {
       ASSIGN_OR_RETURN(*buffer, DeviceBuffer::CopyOf(*buffer, draw(), Stream()));
     }
-    ++placements_;
     return absl::OkStatus();
   }
-
-  int Placements() const override { return placements_; }
 
   absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override {
     CUDA_RETURN_IF_ERROR(cudaSetDevice(device_.Ordinal()));
@@ -235,7 +231,6 @@ class CudaArms final : public MoeArms {
   std::unique_ptr<Banks> banks_;
   ArmTable<Arm> arms_;
   std::mt19937_64 placement_rng_;  // PlaceBanks' offsets: a fresh draw in every daemon
-  int placements_ = 0;
 };
 
 }  // namespace

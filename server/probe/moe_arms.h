@@ -68,8 +68,6 @@ class MoeArms {
   // jobs would hide that placement's share of the noise between daemons. Frees every prepared
   // arm first. Requires loaded banks.
   virtual absl::Status PlaceBanks() = 0;
-  // How many times PlaceBanks moved the banks since they were loaded.
-  virtual int Placements() const = 0;
   // Copies an arm's inputs to the device and plans its launches. Requires loaded banks.
   virtual absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) = 0;
   // `kernel` of a prepared arm, as the device times it; valid until ReleaseArms.

@@ -214,9 +214,11 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend, M
   device_code.ReleaseArms();
   if (!status.ok()) {
     if (absl::IsCancelled(status) && all.kept_reps > 0) {
-      for (ArmRow& row : BuildRows(spec, arms, SamplesOf(all), reads, context)) {
-        row.disturbance = all.disturbance;
-        observer.OnRow(row);
+      std::vector<ArmRow> rows = BuildRows(spec, arms, SamplesOf(all), reads, context);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        rows[i].disturbance = all.disturbance;
+        rows[i].block_section_us = block_sections[i];
+        observer.OnRow(rows[i]);
       }
     }
     return status;

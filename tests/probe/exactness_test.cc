@@ -29,7 +29,6 @@ class FaultyBackend final : public Backend, public MoeArms {
     return cpu_->LoadBanks(g, seed);
   }
   absl::Status PlaceBanks() override { return cpu_->PlaceBanks(); }
-  int Placements() const override { return cpu_->Placements(); }
   absl::StatusOr<ArmHandle> PrepareArm(const ArmInputs& inputs) override {
     inputs_.push_back(inputs);
     ArmInputs per_slot = inputs;

@@ -49,7 +49,6 @@ class FakeArms : public MoeArms {
     prepared_before_block = static_cast<int>(prepared.size());
     return absl::OkStatus();
   }
-  int Placements() const override { return placements; }
 
   std::vector<ArmInputs> prepared;
   int placements = 0;
