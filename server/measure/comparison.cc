@@ -11,6 +11,20 @@
 namespace gpuprobe {
 namespace {
 
+// The mean and sample standard deviation of the values' logarithms (sd 0 for one value).
+struct LogMoments {
+  double n = 0.0, mean = 0.0, sd = 0.0;
+};
+LogMoments OfLogs(const std::vector<double>& values) {
+  LogMoments m{.n = static_cast<double>(values.size())};
+  for (double x : values) m.mean += std::log(x) / m.n;
+  if (values.size() < 2) return m;
+  double squares = 0.0;
+  for (double x : values) squares += (std::log(x) - m.mean) * (std::log(x) - m.mean);
+  m.sd = std::sqrt(squares / (m.n - 1.0));
+  return m;
+}
+
 // A resample of `samples` with replacement, into `out`.
 void Resample(const std::vector<double>& samples, SeededRng& rng, std::vector<double>& out) {
   out.resize(samples.size());
@@ -156,17 +170,13 @@ RatioEstimate CompareSums(const std::vector<std::vector<double>>& base,
 RatioEstimate CompareWithHistory(const std::vector<double>& base_jobs, double candidate,
                                  const ComparisonOptions& o) {
   RatioEstimate r;
-  const double n = static_cast<double>(base_jobs.size());
   if (base_jobs.empty() || !(candidate > 0.0)) return r;
-  double mean = 0.0;
-  for (double x : base_jobs) mean += std::log(x) / n;
-  r.ratio = candidate / std::exp(mean);
+  const LogMoments history = OfLogs(base_jobs);
+  const double n = history.n;
+  r.ratio = candidate / std::exp(history.mean);
   if (static_cast<int>(base_jobs.size()) < o.min_history) return r;  // unsure, no interval
-  double squares = 0.0;
-  for (double x : base_jobs) squares += (std::log(x) - mean) * (std::log(x) - mean);
-  const double spread = std::sqrt(squares / (n - 1.0));
-  const double half = StudentTQuantile(0.5 + o.confidence / 2.0, static_cast<int>(n) - 1) * spread *
-                      std::sqrt(1.0 + 1.0 / n);
+  const double half = StudentTQuantile(0.5 + o.confidence / 2.0, static_cast<int>(n) - 1) *
+                      history.sd * std::sqrt(1.0 + 1.0 / n);
   r.low = r.ratio * std::exp(-half);
   r.high = r.ratio * std::exp(half);
   r.verdict = Judge(r.low, r.high, o.threshold);
@@ -175,25 +185,15 @@ RatioEstimate CompareWithHistory(const std::vector<double>& base_jobs, double ca
 
 RatioEstimate CompareBlocks(const std::vector<double>& base, const std::vector<double>& candidate,
                             const ComparisonOptions& o) {
-  struct LogMoments {
-    double mean = 0.0, variance_of_mean = 0.0, n = 0.0;
-  };
-  const auto moments = [](const std::vector<double>& values) {
-    LogMoments m{.n = static_cast<double>(values.size())};
-    for (double x : values) m.mean += std::log(x) / m.n;
-    double squares = 0.0;
-    for (double x : values) squares += (std::log(x) - m.mean) * (std::log(x) - m.mean);
-    m.variance_of_mean = squares / (m.n - 1.0) / m.n;
-    return m;
-  };
-  const LogMoments b = moments(base), c = moments(candidate);
+  const LogMoments b = OfLogs(base), c = OfLogs(candidate);
   RatioEstimate r;
   r.ratio = std::exp(c.mean - b.mean);
-  const double variance = b.variance_of_mean + c.variance_of_mean;
-  const double df = variance > 0.0 ? variance * variance /
-                                         (b.variance_of_mean * b.variance_of_mean / (b.n - 1.0) +
-                                          c.variance_of_mean * c.variance_of_mean / (c.n - 1.0))
-                                   : b.n + c.n - 2.0;
+  // The variance of each side's mean, and Welch-Satterthwaite's degrees of freedom.
+  const double vb = b.sd * b.sd / b.n, vc = c.sd * c.sd / c.n;
+  const double variance = vb + vc;
+  const double df = variance > 0.0
+                        ? variance * variance / (vb * vb / (b.n - 1.0) + vc * vc / (c.n - 1.0))
+                        : b.n + c.n - 2.0;
   const double half =
       StudentTQuantile(0.5 + o.confidence / 2.0, std::max(1, static_cast<int>(std::floor(df)))) *
       std::sqrt(variance);
