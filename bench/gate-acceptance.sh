@@ -103,7 +103,7 @@ for a in r["arms"]:
     axes = " ".join(str(x.get("text_value", x.get("int_value"))) for x in a["axes"])
     covered = int(a["ratio_low"] <= 1.0 <= a["ratio_high"])
     print("\t".join([phase, job, axes, "%.5f" % a["ratio"], "%.5f" % a["ratio_low"],
-                     "%.5f" % a["ratio_high"], a["verdict"].removeprefix("VERDICT_").lower(),
+                     "%.5f" % a["ratio_high"], a["verdict"],
                      str(covered), str(len(r["history_job_ids"]))]))
 EOF
 }

@@ -8,7 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "client/csv.h"
 #include "client/proto_names.h"
-#include "common/proto_json.h"
+#include "common/api_json.h"
 
 namespace gpuprobe {
 
@@ -62,7 +62,7 @@ void CheckPrinter::Check(const v1::KernelCheck& c) {
     v1::KernelCheck stamped = c;  // a daemon before job_id and seed left them unset
     if (stamped.job_id().empty()) stamped.set_job_id(job_.job_id);
     if (!generic_ && stamped.seed() == 0) stamped.set_seed(sweep_.seed());
-    out_ << ProtoJson(stamped) << "\n" << std::flush;
+    out_ << ApiJson(stamped) << "\n" << std::flush;
     return;
   }
   if (generic_) {

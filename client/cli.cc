@@ -250,8 +250,8 @@ std::variant<CommandLine, int> ParseCommandLine(int argc, const char* const* arg
   std::string base, candidate;
   compare
       ->add_option("BASE", base,
-                   "a job id, or label:KEY=VALUE (the newest succeeded job so "
-                   "labelled, with its history)")
+                   "a job id, or label:KEY=VALUE[,KEY2=VALUE2] (the newest succeeded jobs "
+                   "so labelled: the history)")
       ->required()
       ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   compare->add_option("CAND", candidate, "the candidate job's id")

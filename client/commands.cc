@@ -11,7 +11,7 @@
 #include "client/job_stream.h"
 #include "client/sweep_printer.h"
 #include "client/sweep_request_flags.h"
-#include "common/proto_json.h"
+#include "common/api_json.h"
 
 namespace gpuprobe {
 
@@ -89,7 +89,7 @@ int InfoCommand(const ClientContext& context) {
   const grpc::Status status = stub->GetServerInfo(&rpc, v1::GetServerInfoRequest(), &info);
   if (!status.ok()) return ReportRpcError(context, status);
   if (context.format == "json") {  // protobuf's JSON mapping of gpuprobe.v1.ServerInfo
-    std::cout << ProtoJson(info) << "\n";
+    std::cout << ApiJson(info) << "\n";
     return kExitOk;
   }
   const v1::DeviceDetails& d = info.details();

@@ -10,7 +10,7 @@
 #include "client/job_stream.h"
 #include "client/proto_names.h"
 #include "client/sweep_request_flags.h"
-#include "common/proto_json.h"
+#include "common/api_json.h"
 
 namespace gpuprobe {
 namespace {
@@ -33,68 +33,79 @@ void PrintNote(const std::string& format, const v1::CompareJobsResponse& r) {
   (format == "table" ? std::cout : std::cerr) << "note: " << r.note() << "\n";
 }
 
-// A comparison of another probe's generic results: the arms' axes, then the compared quantity.
+// One line of the script formats: csv through the one RFC 4180 writer, tsv tab-separated.
+void PrintLine(const std::string& format, const std::vector<std::string>& cells) {
+  std::cout << (format == "csv" ? CsvLine(cells) : absl::StrCat(absl::StrJoin(cells, "\t"), "\n"));
+}
+
+// An arm's compared values under the API's names, in full.
+std::vector<std::string> Compared(const v1::ArmComparison& a) {
+  return {CsvNumber(a.base_section_us()), CsvNumber(a.candidate_section_us()),
+          CsvNumber(a.ratio()),           CsvNumber(a.ratio_low()),
+          CsvNumber(a.ratio_high()),      CliName(a.verdict())};
+}
+
+// A comparison of another probe's generic results: the arms' axes, then the compared quantity
+// (base_QUANTITY, candidate_QUANTITY, ...).
 void PrintGeneric(const std::string& format, const v1::CompareJobsResponse& r) {
   const std::string quantity = r.arms(0).quantity();
   std::vector<std::string> header;
   for (const v1::AxisValue& a : r.arms(0).axes()) header.push_back(a.name());
   for (const std::string& h :
-       {"base_" + quantity, "cand_" + quantity, std::string("ratio"), std::string("ratio_low"),
+       {"base_" + quantity, "candidate_" + quantity, std::string("ratio"), std::string("ratio_low"),
         std::string("ratio_high"), std::string("verdict")}) {
     header.push_back(h);
   }
-  const std::string sep = format == "csv" ? "," : format == "tsv" ? "\t" : "  ";
-  if (format == "table") std::cout << Heading(r);
-  std::cout << absl::StrJoin(header, sep) << "\n";
-  for (const v1::ArmComparison& a : r.arms()) {
-    std::vector<std::string> cells;
-    for (const v1::AxisValue& axis : a.axes()) {
-      cells.push_back(axis.has_int_value() ? absl::StrCat(axis.int_value()) : axis.text_value());
-    }
-    for (const std::string& c :
-         {absl::StrFormat("%.6g", a.base_section_us()),
-          absl::StrFormat("%.6g", a.candidate_section_us()), absl::StrFormat("%.4f", a.ratio()),
-          absl::StrFormat("%.4f", a.ratio_low()), absl::StrFormat("%.4f", a.ratio_high()),
-          VerdictName(a.verdict())}) {
-      cells.push_back(c);
-    }
-    if (format == "csv") {
-      for (std::string& c : cells) c = CsvField(c);
-    }
-    std::cout << absl::StrJoin(cells, sep) << "\n";
-  }
   if (format == "table") {
+    std::cout << Heading(r) << absl::StrJoin(header, "  ") << "\n";
+    for (const v1::ArmComparison& a : r.arms()) {
+      std::vector<std::string> cells;
+      for (const v1::AxisValue& axis : a.axes()) {
+        cells.push_back(axis.has_int_value() ? absl::StrCat(axis.int_value()) : axis.text_value());
+      }
+      for (const std::string& c :
+           {absl::StrFormat("%.6g", a.base_section_us()),
+            absl::StrFormat("%.6g", a.candidate_section_us()), absl::StrFormat("%.4f", a.ratio()),
+            absl::StrFormat("%.4f", a.ratio_low()), absl::StrFormat("%.4f", a.ratio_high()),
+            VerdictName(a.verdict())}) {
+        cells.push_back(c);
+      }
+      std::cout << absl::StrJoin(cells, "  ") << "\n";
+    }
     std::cout << absl::StrFormat("%d faster, %d slower, %d same, %d unsure, %d too few reps\n",
                                  r.faster(), r.slower(), r.same(), r.unsure(), r.too_few_reps());
+  } else {
+    PrintLine(format, header);
+    for (const v1::ArmComparison& a : r.arms()) {
+      std::vector<std::string> cells;
+      for (const v1::AxisValue& axis : a.axes()) {
+        cells.push_back(axis.has_int_value() ? absl::StrCat(axis.int_value()) : axis.text_value());
+      }
+      for (std::string& c : Compared(a)) cells.push_back(std::move(c));
+      PrintLine(format, cells);
+    }
   }
   PrintNote(format, r);
 }
 
 void Print(const std::string& format, const v1::CompareJobsResponse& r) {
   if (format == "json") {  // the whole comparison as one object on one line
-    std::cout << ProtoJson(r) << "\n";
+    std::cout << ApiJson(r) << "\n";
     return;
   }
   if (!r.arms().empty() && !r.arms(0).quantity().empty() && r.arms(0).quantity() != "section_us") {
     PrintGeneric(format, r);
     return;
   }
-  const std::vector<std::string> header = {
-      "variant",         "t",     "slots",     "union",      "base_section_us",
-      "cand_section_us", "ratio", "ratio_low", "ratio_high", "verdict"};
   if (format == "csv" || format == "tsv") {
-    const char* sep = format == "csv" ? "," : "\t";
-    std::cout << absl::StrJoin(header, sep) << "\n";
+    PrintLine(format, {"variant", "t", "slots", "union_size", "base_section_us",
+                       "candidate_section_us", "ratio", "ratio_low", "ratio_high", "verdict"});
     for (const v1::ArmComparison& a : r.arms()) {
-      std::cout << absl::StrJoin(
-                       {VariantName(a.arm().variant()), absl::StrCat(a.arm().t()),
-                        absl::StrCat(a.arm().slots()), absl::StrCat(a.arm().union_size()),
-                        absl::StrFormat("%.2f", a.base_section_us()),
-                        absl::StrFormat("%.2f", a.candidate_section_us()),
-                        absl::StrFormat("%.4f", a.ratio()), absl::StrFormat("%.4f", a.ratio_low()),
-                        absl::StrFormat("%.4f", a.ratio_high()), VerdictName(a.verdict())},
-                       sep)
-                << "\n";
+      std::vector<std::string> cells = {VariantName(a.arm().variant()), absl::StrCat(a.arm().t()),
+                                        absl::StrCat(a.arm().slots()),
+                                        absl::StrCat(a.arm().union_size())};
+      for (std::string& c : Compared(a)) cells.push_back(std::move(c));
+      PrintLine(format, cells);
     }
     PrintNote(format, r);
     return;

@@ -11,16 +11,16 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "client/commands.h"
-#include "client/exit_codes.h"
 #include "client/csv.h"
+#include "client/exit_codes.h"
 #include "client/job_identity.h"
 #include "client/job_printers.h"
-#include "client/progress_line.h"
 #include "client/job_stream.h"
 #include "client/probe_commands.h"
+#include "client/progress_line.h"
 #include "client/proto_names.h"
 #include "client/sweep_request_flags.h"
-#include "common/proto_json.h"
+#include "common/api_json.h"
 
 namespace gpuprobe {
 namespace {
@@ -61,7 +61,7 @@ grpc::Status FetchJob(const ClientContext& context, v1::ProbeService::Stub& stub
 // job_id and state; table the id alone (submit's last line; wait prints nothing there).
 void PrintJobState(const std::string& format, const v1::Job& job) {
   if (format == "json") {
-    std::cout << ProtoJson(job) << "\n" << std::flush;
+    std::cout << ApiJson(job) << "\n" << std::flush;
   } else if (format == "csv") {
     std::cout << CsvLine({"job_id", "state", "error_message"})
               << CsvLine({job.id(), StateName(job.state()), job.error_message()}) << std::flush;
@@ -216,7 +216,7 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
   // csv, table and tsv keep stdout for the rows (csv's schema is sweep's, tsv the seed's table)
   // and tell people the record on stderr.
   if (context.format == "json") {
-    std::cout << "{\"job\":" << ProtoJson(job) << "}\n";
+    std::cout << "{\"job\":" << ApiJson(job) << "}\n";
   } else {
     std::cerr << absl::StrFormat(
         "job %s: %s | submitted %s by %s | started %s | finished %s | attempts %d | device "
@@ -285,7 +285,7 @@ int JobsCommand(const ClientContext& context) {
     return ReportRpcError(context, s);
   }
   if (context.format == "json") {  // one Job object per line
-    for (const v1::Job& job : response.jobs()) std::cout << ProtoJson(job) << "\n";
+    for (const v1::Job& job : response.jobs()) std::cout << ApiJson(job) << "\n";
     return kExitOk;
   }
   if (context.format == "csv" || context.format == "tsv") {

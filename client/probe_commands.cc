@@ -12,7 +12,7 @@
 #include "client/job_stream.h"
 #include "client/sweep_request_flags.h"
 #include "common/abbreviated.h"
-#include "common/proto_json.h"
+#include "common/api_json.h"
 
 namespace gpuprobe {
 namespace {
@@ -56,7 +56,7 @@ int ProbesCommand(const ClientContext& context) {
     return ReportRpcError(context, s);
   }
   if (context.format == "json") {
-    std::cout << ProtoJson(list) << "\n";
+    std::cout << ApiJson(list) << "\n";
     return kExitOk;
   }
   if (context.format == "csv" || context.format == "tsv") {

@@ -5,7 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
+#include "common/enum_names.h"
 #include "google/protobuf/generated_enum_reflection.h"
 #include "gpuprobe/v1/probe.pb.h"
 
@@ -14,20 +14,15 @@ namespace gpuprobe {
 // A value this client does not know (a newer daemon's), shown as such.
 inline std::string UnknownName(int value) { return absl::StrCat("unknown (", value, ")"); }
 
-// Any API enum's value as the CLI and CSV spell it: its name without the enum's prefix, in
-// lower case, words joined by '-' (SAMPLING_END_MAX_SECONDS: "max-seconds"); "" for
-// UNSPECIFIED (absent), UnknownName for a value this client does not know.
+// Any API enum's value by its short name (common/enum_names.h); "" for UNSPECIFIED (absent),
+// UnknownName for a value this client does not know.
 template <typename Enum>
 std::string CliName(Enum value) {
-  const google::protobuf::EnumDescriptor* type = google::protobuf::GetEnumDescriptor<Enum>();
-  const google::protobuf::EnumValueDescriptor* v = type->FindValueByNumber(value);
+  const google::protobuf::EnumValueDescriptor* v =
+      google::protobuf::GetEnumDescriptor<Enum>()->FindValueByNumber(value);
   if (v == nullptr) return UnknownName(value);
   if (v->number() == 0) return "";
-  // The prefix is the UNSPECIFIED value's name without "UNSPECIFIED".
-  const std::string& unspecified = type->FindValueByNumber(0)->name();
-  const std::string prefix = unspecified.substr(0, unspecified.size() - 11);
-  return absl::StrReplaceAll(absl::AsciiStrToLower(v->name().substr(prefix.size())),
-                             {{"_", "-"}});
+  return ShortEnumName(*v);
 }
 
 // "queued", "running", "succeeded", ...

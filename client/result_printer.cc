@@ -7,7 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "client/csv.h"
 #include "client/proto_names.h"
-#include "common/proto_json.h"
+#include "common/api_json.h"
 
 namespace gpuprobe {
 namespace {
@@ -117,7 +117,7 @@ void ResultPrinter::Result(const v1::Result& result) {
   if (format_ == "json") {
     v1::Result stamped = result;  // a daemon before job_id left it unset
     if (stamped.job_id().empty()) stamped.set_job_id(job_.job_id);
-    out_ << ProtoJson(stamped) << "\n" << std::flush;
+    out_ << ApiJson(stamped) << "\n" << std::flush;
     return;
   }
   const bool csv = format_ == "csv";

@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "client/csv.h"
 #include "client/proto_names.h"
-#include "common/proto_json.h"
+#include "common/api_json.h"
 
 namespace gpuprobe {
 namespace {
@@ -318,12 +318,12 @@ class JsonPrinter final : public SweepPrinter {
 
   void Row(const v1::Row& row) override {
     if (!row.job_id().empty() || job().job_id.empty()) {
-      out_ << ProtoJson(row) << "\n" << std::flush;
+      out_ << ApiJson(row) << "\n" << std::flush;
       return;
     }
     v1::Row stamped = row;  // stored by a daemon that did not stamp its rows
     stamped.set_job_id(job().job_id);
-    out_ << ProtoJson(stamped) << "\n" << std::flush;
+    out_ << ApiJson(stamped) << "\n" << std::flush;
   }
 
   void Finished(const v1::JobFinished&) override {}

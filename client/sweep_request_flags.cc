@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/labels.h"
 #include "common/status_macros.h"
 
 namespace gpuprobe {
@@ -108,11 +108,7 @@ absl::Status SetGeometry(const ClientFlags& f, v1::Geometry* g, const EnvLookup&
 absl::Status LabelsFromFlags(const ClientFlags& flags,
                              google::protobuf::Map<std::string, std::string>& labels) {
   for (const std::string& label : flags.label) {
-    std::pair<std::string, std::string> kv = absl::StrSplit(label, absl::MaxSplits('=', 1));
-    if (kv.first.empty() || label.find('=') == std::string::npos) {
-      return Invalid("--label", label, "is not of the form key=value");
-    }
-    labels[kv.first] = kv.second;
+    if (absl::Status s = ParseLabels("--label", label, labels); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

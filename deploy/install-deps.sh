@@ -13,7 +13,7 @@ build=(
   g++ cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev libspdlog-dev libsqlite3-dev libpq-dev libsystemd-dev
-  libcpp-httplib-dev libcli11-dev
+  libcpp-httplib-dev libcli11-dev nlohmann-json3-dev
 )
 test=(
   libgtest-dev libgmock-dev

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/abbreviated.h"
+#include "common/labels.h"
 #include "common/status_macros.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/dynamic_message.h"
@@ -66,21 +67,18 @@ std::string Mismatch(const SweepSpec& a, const SweepSpec& b) {
 
 constexpr int kDefaultHistory = 8;
 
-// "label:KEY=VALUE": the newest `limit` succeeded jobs with that label, other than the
-// candidate, that `matches` (their probe, and what they measured, are the candidate's), newest
+// "label:KEY=VALUE[,KEY2=VALUE2]": the newest `limit` succeeded jobs with those labels, other than
+// the candidate, that `matches` (their probe, and what they measured, are the candidate's), newest
 // first. NOT_FOUND names `what` when there is none.
 absl::StatusOr<std::vector<v1::Job>> HistoryByLabel(
     JobManager& manager, const std::string& base, const v1::Job& candidate, int limit,
     const std::function<bool(const v1::Job&)>& matches, const std::string& what) {
-  const std::string label = base.substr(6);
-  const size_t eq = label.find('=');
-  if (eq == std::string::npos || eq == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("base: \"%s\" is neither a job id nor label:KEY=VALUE", Abbreviated(base)));
-  }
   v1::ListJobsRequest list;
+  if (!ParseLabels("base", base.substr(6), *list.mutable_labels()).ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "base: \"%s\" is neither a job id nor label:KEY=VALUE[,KEY2=VALUE2]", Abbreviated(base)));
+  }
   list.add_states(v1::JOB_STATE_SUCCEEDED);
-  (*list.mutable_labels())[label.substr(0, eq)] = label.substr(eq + 1);
   list.set_page_size(100);
   std::vector<v1::Job> history;
   for (int page = 0; page < 100; ++page) {
@@ -95,7 +93,7 @@ absl::StatusOr<std::vector<v1::Job>> HistoryByLabel(
   }
   if (history.empty()) {
     return absl::NotFoundError(
-        absl::StrFormat("base: no succeeded %s labelled %s", what, Abbreviated(label)));
+        absl::StrFormat("base: no succeeded %s labelled %s", what, Abbreviated(base.substr(6))));
   }
   return history;
 }

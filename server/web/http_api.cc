@@ -11,7 +11,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "common/proto_json.h"
+#include "common/api_json.h"
+#include "common/labels.h"
 #include "common/status_macros.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/time_util.h"
@@ -55,7 +56,7 @@ int HttpStatusOf(absl::StatusCode code) {
 std::string ErrorJson(absl::string_view text) {
   google::protobuf::Value message;
   message.set_string_value(std::string(text));
-  return absl::StrCat("{\"error\":", ProtoJson(message), "}");
+  return absl::StrCat("{\"error\":", ApiJson(message), "}");
 }
 
 void Reply(httplib::Response& res, const std::string& json) {
@@ -84,7 +85,7 @@ absl::Status ParseTime(const std::string& name, const std::string& text,
 // The ListJobs filters, from query parameters; INVALID_ARGUMENT names the parameter.
 absl::StatusOr<v1::ListJobsRequest> ListRequest(const QueryParams& query) {
   RETURN_IF_ERROR(query.AllowOnly(
-      {"state", "created_after", "created_before", "page_size", "page_token"}, {"label."}));
+      {"state", "label", "created_after", "created_before", "page_size", "page_token"}));
   v1::ListJobsRequest request;
   for (const std::string& name : query.All("state")) {
     v1::JobState state;
@@ -94,13 +95,9 @@ absl::StatusOr<v1::ListJobsRequest> ListRequest(const QueryParams& query) {
     }
     request.add_states(state);
   }
-  // label.KEY=VALUE: one parameter per label.
-  for (const auto& [name, value] : query.pairs()) {
-    if (!absl::StartsWith(name, "label.")) continue;
-    const std::string key = name.substr(std::string("label.").size());
-    if (key.empty())
-      return absl::InvalidArgumentError("label.: a label needs a key, label.KEY=VALUE");
-    (*request.mutable_labels())[key] = value;
+  // label=KEY=VALUE[,KEY2=VALUE2], as the CLI's --label; the parameter may repeat.
+  for (const std::string& labels : query.All("label")) {
+    RETURN_IF_ERROR(ParseLabels("label", labels, *request.mutable_labels()));
   }
   if (std::optional<std::string> after = query.First("created_after")) {
     RETURN_IF_ERROR(ParseTime("created_after", *after, request.mutable_created_after()));
@@ -119,7 +116,7 @@ absl::StatusOr<v1::ListJobsRequest> ListRequest(const QueryParams& query) {
   return request;
 }
 
-// ?base=JOB|label:KEY=VALUE&candidate=JOB[&threshold=0.02][&history=8], the request's field
+// ?base=JOB|label:KEY=VALUE[,...]&candidate=JOB[&threshold=0.02][&history=8], the request's field
 // names; cand= is candidate's short form, kept for the links made before.
 absl::StatusOr<v1::CompareJobsRequest> CompareRequest(const QueryParams& query) {
   RETURN_IF_ERROR(query.AllowOnly({"base", "candidate", "cand", "threshold", "history"}));
@@ -199,7 +196,7 @@ void HttpApi::Route() {
     if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
     absl::StatusOr<v1::ServerInfo> info = manager_.Info(version_);
     if (!info.ok()) return Fail(res, info.status());
-    Reply(res, ProtoJson(*info));
+    Reply(res, ApiJson(*info));
   });
 
   Get("/api/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
@@ -207,14 +204,14 @@ void HttpApi::Route() {
     if (!request.ok()) return Fail(res, request.status());
     absl::StatusOr<v1::ListJobsResponse> jobs = manager_.List(*request);
     if (!jobs.ok()) return Fail(res, jobs.status());
-    Reply(res, ProtoJson(*jobs));
+    Reply(res, ApiJson(*jobs));
   });
 
   Get(R"(/api/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
                  if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
                  absl::StatusOr<v1::Job> job = manager_.Get(req.matches[1]);
                  if (!job.ok()) return Fail(res, job.status());
-                 Reply(res, ProtoJson(*job));
+                 Reply(res, ApiJson(*job));
                });
 
   Get(R"(/api/v1/jobs/([^/]+)/rows)", [this](const httplib::Request& req, httplib::Response& res) {
@@ -223,9 +220,9 @@ void HttpApi::Route() {
         if (!results.ok()) return Fail(res, results.status());
         std::vector<std::string> rows, checks, generic;
         for (const v1::JobEvent& e : *results) {
-          if (e.has_row()) rows.push_back(ProtoJson(e.row()));
-          if (e.has_check()) checks.push_back(ProtoJson(e.check()));
-          if (e.has_result()) generic.push_back(ProtoJson(e.result()));
+          if (e.has_row()) rows.push_back(ApiJson(e.row()));
+          if (e.has_check()) checks.push_back(ApiJson(e.check()));
+          if (e.has_result()) generic.push_back(ApiJson(e.result()));
         }
         Reply(res, absl::StrCat("{\"rows\":[", absl::StrJoin(rows, ","), "],\"checks\":[",
                                 absl::StrJoin(checks, ","), "],\"results\":[",
@@ -236,7 +233,7 @@ void HttpApi::Route() {
     if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
     v1::ListProbesResponse list;
     for (const Probe* probe : manager_.probes().All()) *list.add_probes() = probe->Info();
-    Reply(res, ProtoJson(list));
+    Reply(res, ApiJson(list));
   });
 
   Get(R"(/api/v1/jobs/([^/]+)/artifacts)", [this](const httplib::Request& req,
@@ -246,7 +243,7 @@ void HttpApi::Route() {
     if (!artifacts.ok()) return Fail(res, artifacts.status());
     v1::ListArtifactsResponse list;
     for (v1::Artifact& a : *artifacts) *list.add_artifacts() = std::move(a);
-    Reply(res, ProtoJson(list));
+    Reply(res, ApiJson(list));
   });
 
   // The artifact's bytes, streamed from the file a chunk at a time.
@@ -276,7 +273,7 @@ void HttpApi::Route() {
     if (!request.ok()) return Fail(res, request.status());
     absl::StatusOr<v1::CompareJobsResponse> compared = CompareJobs(manager_, *request);
     if (!compared.ok()) return Fail(res, compared.status());
-    Reply(res, ProtoJson(*compared));
+    Reply(res, ApiJson(*compared));
   });
 
   Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {

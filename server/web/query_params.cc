@@ -2,7 +2,6 @@
 
 #include <httplib.h>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -23,15 +22,12 @@ QueryParams QueryParams::Parse(absl::string_view target) {
   return query;
 }
 
-absl::Status QueryParams::AllowOnly(std::initializer_list<absl::string_view> names,
-                                    std::initializer_list<absl::string_view> prefixes) const {
+absl::Status QueryParams::AllowOnly(std::initializer_list<absl::string_view> names) const {
   for (const auto& [name, value] : pairs_) {
     bool known = false;
     for (absl::string_view n : names) known = known || name == n;
-    for (absl::string_view p : prefixes) known = known || absl::StartsWith(name, p);
     if (known) continue;
-    std::vector<std::string> taken(names.begin(), names.end());
-    for (absl::string_view p : prefixes) taken.push_back(absl::StrCat(p, "KEY"));
+    const std::vector<std::string> taken(names.begin(), names.end());
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": not a parameter of this path; it takes ",
                      taken.empty() ? std::string("none") : absl::StrJoin(taken, ", ")));

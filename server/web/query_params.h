@@ -23,10 +23,9 @@ class QueryParams {
   // `target` is the request target (path, then '?' and the query, if any).
   static QueryParams Parse(absl::string_view target);
 
-  // INVALID_ARGUMENT naming the first parameter that is not one of `names` and starts with none
-  // of `prefixes`, with the parameters this path takes.
-  absl::Status AllowOnly(std::initializer_list<absl::string_view> names,
-                         std::initializer_list<absl::string_view> prefixes = {}) const;
+  // INVALID_ARGUMENT naming the first parameter that is not one of `names`, with the parameters
+  // this path takes.
+  absl::Status AllowOnly(std::initializer_list<absl::string_view> names) const;
 
   std::optional<std::string> First(absl::string_view name) const;
   std::vector<std::string> All(absl::string_view name) const;

@@ -16,10 +16,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "common/api_json.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.pb.h"
 #include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
 #include "gpuprobe/v1/probe.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1/reflection.grpc.pb.h"
@@ -211,7 +211,7 @@ TEST_F(SweepEndToEndTest, JsonAndCsvCarryOneRecordPerArm) {
   ASSERT_FALSE(job.empty()) << json.err;
   for (const std::string& line : lines) {
     v1::Row row;
-    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(line, &row).ok()) << line;
+    ASSERT_TRUE(ApiJsonToMessage(line, &row).ok()) << line;
     EXPECT_EQ(row.job_id(), job);
     EXPECT_EQ(row.device(), "cpu (reference kernels)");
     EXPECT_GT(row.gu_us(), 0.0);
@@ -444,7 +444,7 @@ TEST_F(SweepEndToEndTest, CompareJudgesJobsOfThreeOrMoreBlocksByTheirBlocks) {
   ASSERT_EQ(lines.size(), 1u + 3);
   for (size_t i = 1; i < lines.size(); ++i) {
     v1::Row row;
-    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(lines[i], &row).ok()) << lines[i];
+    ASSERT_TRUE(ApiJsonToMessage(lines[i], &row).ok()) << lines[i];
     EXPECT_EQ(row.block_section_us_size(), 4);
     EXPECT_EQ(row.kept_reps(), 4 * 11);
   }
@@ -452,9 +452,7 @@ TEST_F(SweepEndToEndTest, CompareJudgesJobsOfThreeOrMoreBlocksByTheirBlocks) {
   const CommandResult by_blocks = Cli({"--format", "json", "compare", base, cand});
   ASSERT_EQ(by_blocks.exit_code == 0 || by_blocks.exit_code == 6, true) << by_blocks.err;
   v1::CompareJobsResponse r;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
-                  std::string(absl::StripAsciiWhitespace(by_blocks.out)), &r)
-                  .ok())
+  ASSERT_TRUE(ApiJsonToMessage(std::string(absl::StripAsciiWhitespace(by_blocks.out)), &r).ok())
       << by_blocks.out;
   EXPECT_EQ(r.method(), "blocks");
   ASSERT_EQ(r.arms_size(), 3);
@@ -463,11 +461,22 @@ TEST_F(SweepEndToEndTest, CompareJudgesJobsOfThreeOrMoreBlocksByTheirBlocks) {
     EXPECT_GT(arm.ratio_high(), arm.ratio());
     EXPECT_NEAR(arm.ratio(), arm.candidate_section_us() / arm.base_section_us(), 1e-9);
   }
+  // csv: the same comparison under the same names, numbers in full.
+  const CommandResult csv = Cli({"--format", "csv", "compare", base, cand});
+  const std::vector<std::string> csv_lines = absl::StrSplit(csv.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(csv_lines.size(), 1u + 3) << csv.out;
+  EXPECT_EQ(csv_lines[0],
+            "variant,t,slots,union_size,base_section_us,candidate_section_us,ratio,ratio_low,"
+            "ratio_high,verdict");
+  const std::vector<std::string> cells = absl::StrSplit(csv_lines[1], ',');
+  ASSERT_EQ(cells.size(), 10u);
+  double ratio = 0;
+  ASSERT_TRUE(absl::SimpleAtod(cells[6], &ratio)) << csv_lines[1];
+  EXPECT_EQ(ratio, r.arms(0).ratio()) << "the ratio is written in full";
+  EXPECT_THAT(cells[9], testing::AnyOf("same", "faster", "slower", "unsure")) << csv_lines[1];
 
   const CommandResult by_reps = Cli({"--format", "json", "compare", base, single});
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
-                  std::string(absl::StripAsciiWhitespace(by_reps.out)), &r)
-                  .ok())
+  ASSERT_TRUE(ApiJsonToMessage(std::string(absl::StripAsciiWhitespace(by_reps.out)), &r).ok())
       << by_reps.out;
   EXPECT_EQ(r.method(), "one job");
 }
@@ -481,8 +490,7 @@ TEST_F(SweepEndToEndTest, JsonAndCsvOutputsOfJobsAndShowAreOneParseableStream) {
   int listed = 0;
   for (absl::string_view line : absl::StrSplit(jobs.out, '\n', absl::SkipEmpty())) {
     v1::Job parsed;
-    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(std::string(line), &parsed).ok())
-        << line;
+    ASSERT_TRUE(ApiJsonToMessage(std::string(line), &parsed).ok()) << line;
     EXPECT_FALSE(parsed.id().empty());
     ++listed;
   }
@@ -498,11 +506,11 @@ TEST_F(SweepEndToEndTest, JsonAndCsvOutputsOfJobsAndShowAreOneParseableStream) {
   const std::vector<std::string> shown_lines = absl::StrSplit(shown.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(shown_lines.size(), 1u + 3);  // the record, then 3 rows
   google::protobuf::Struct record;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(shown_lines[0], &record).ok());
+  ASSERT_TRUE(ApiJsonToMessage(shown_lines[0], &record).ok());
   EXPECT_EQ(record.fields().at("job").struct_value().fields().at("id").string_value(), job);
   for (size_t i = 1; i < shown_lines.size(); ++i) {
     v1::Row row;
-    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(shown_lines[i], &row).ok());
+    EXPECT_TRUE(ApiJsonToMessage(shown_lines[i], &row).ok());
     EXPECT_EQ(row.attempt(), 1u);
   }
 
@@ -531,14 +539,13 @@ TEST_F(SweepEndToEndTest, SubmitWaitInfoAndCheckSpeakJsonAndCsvAndNameTheirJob) 
   const CommandResult submitted = Cli(args);
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   v1::Job job;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(submitted.out, &job).ok())
-      << submitted.out;
+  ASSERT_TRUE(ApiJsonToMessage(submitted.out, &job).ok()) << submitted.out;
   EXPECT_THAT(submitted.err, HasSubstr("gpuprobe: job " + job.id() + " "));
 
   const CommandResult waited = Cli({"--format", "json", "wait", job.id()});
   ASSERT_EQ(waited.exit_code, 0) << waited.err;
   v1::Job ended;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(waited.out, &ended).ok()) << waited.out;
+  ASSERT_TRUE(ApiJsonToMessage(waited.out, &ended).ok()) << waited.out;
   EXPECT_EQ(ended.id(), job.id());
   EXPECT_EQ(ended.state(), v1::JOB_STATE_SUCCEEDED);
 
@@ -551,7 +558,7 @@ TEST_F(SweepEndToEndTest, SubmitWaitInfoAndCheckSpeakJsonAndCsvAndNameTheirJob) 
   const CommandResult info = Cli({"--format", "json", "info"});
   ASSERT_EQ(info.exit_code, 0) << info.err;
   v1::ServerInfo server;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(info.out, &server).ok()) << info.out;
+  ASSERT_TRUE(ApiJsonToMessage(info.out, &server).ok()) << info.out;
   EXPECT_EQ(server.backend(), "cpu");
   const CommandResult info_csv = Cli({"--format", "csv", "info"});
   EXPECT_EQ(info_csv.exit_code, 2);
@@ -566,7 +573,7 @@ TEST_F(SweepEndToEndTest, SubmitWaitInfoAndCheckSpeakJsonAndCsvAndNameTheirJob) 
   int lines = 0;
   for (absl::string_view line : absl::StrSplit(checked.out, '\n', absl::SkipEmpty())) {
     v1::KernelCheck c;
-    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(std::string(line), &c).ok()) << line;
+    ASSERT_TRUE(ApiJsonToMessage(std::string(line), &c).ok()) << line;
     EXPECT_EQ(c.job_id(), check_job);
     EXPECT_EQ(c.seed(), 7u);
     EXPECT_TRUE(c.passed());
@@ -600,7 +607,7 @@ TEST_F(SweepEndToEndTest, CtrlCOnASweepCancelsItsJob) {
   EXPECT_THAT(sweep->Log(), HasSubstr("interrupted: cancelling job " + *job));
   const CommandResult shown = Cli({"--format", "json", "show", *job});
   EXPECT_EQ(shown.exit_code, 3) << shown.err;
-  EXPECT_THAT(shown.out, HasSubstr("\"state\":\"JOB_STATE_CANCELLED\""));
+  EXPECT_THAT(shown.out, HasSubstr("\"state\":\"cancelled\""));
 }
 
 TEST_F(SweepEndToEndTest, SubmitWaitShowJobsAndCancel) {

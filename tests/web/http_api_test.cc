@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "common/api_json.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -87,7 +88,7 @@ class HttpApiTest : public testing::Test {
     Message message;
     if (!res) return message;
     EXPECT_EQ(res->status, want_status) << path << " " << res->body;
-    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(res->body, &message).ok()) << res->body;
+    EXPECT_TRUE(ApiJsonToMessage(res->body, &message).ok()) << res->body;
     return message;
   }
 
@@ -126,18 +127,23 @@ TEST_F(HttpApiTest, InfoJobsJobAndRowsAreTheProtosInJson) {
   const v1::Job job = Json<v1::Job>("/api/v1/jobs/" + id);
   EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(job.results(), 3u);
+  // The names csv and the CLI use: short enum names, 64-bit integers as numbers.
+  httplib::Result raw = client_->Get("/api/v1/jobs/" + id);
+  ASSERT_TRUE(raw);
+  EXPECT_THAT(raw->body, HasSubstr(R"("state":"succeeded")"));
+  EXPECT_THAT(raw->body, HasSubstr(R"("seed":1,)"));
 
   httplib::Result rows = client_->Get("/api/v1/jobs/" + id + "/rows");
   ASSERT_TRUE(rows);
   EXPECT_EQ(rows->status, 200);
   google::protobuf::Struct body;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(rows->body, &body).ok());
+  ASSERT_TRUE(ApiJsonToMessage(rows->body, &body).ok());
   ASSERT_EQ(body.fields().at("rows").list_value().values_size(), 3);
   v1::Row row;
   std::string first;
   (void)google::protobuf::util::MessageToJsonString(body.fields().at("rows").list_value().values(0),
                                                     &first);
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(first, &row).ok());
+  ASSERT_TRUE(ApiJsonToMessage(first, &row).ok());
   EXPECT_GT(row.gu_us(), 0.0);
 }
 
@@ -155,15 +161,18 @@ TEST_F(HttpApiTest, FiltersApplyAndBadParametersAre400UnknownJobs404) {
   FinishedJob();
   EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?state=succeeded").jobs_size(), 1);
   EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?state=queued").jobs_size(), 0);
-  EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?label.team=perf").jobs_size(), 1);
-  EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?label.team=infra").jobs_size(), 0);
+  EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?label=team=perf").jobs_size(), 1);
+  EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?label=team=infra").jobs_size(), 0);
+  // Several labels, as --label takes them: a job must carry all of them.
+  EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?label=team=perf,host=a").jobs_size(), 0);
+  EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?label=team=perf&label=host=a").jobs_size(), 0);
   EXPECT_EQ(
       Json<v1::ListJobsResponse>("/api/v1/jobs?created_after=2000-01-01T00:00:00Z").jobs_size(), 1);
   EXPECT_EQ(
       Json<v1::ListJobsResponse>("/api/v1/jobs?created_before=2000-01-01T00:00:00Z").jobs_size(),
       0);
   ExpectBadRequests({"/api/v1/jobs?state=bogus", "/api/v1/jobs?created_after=yesterday",
-                     "/api/v1/jobs?page_size=0", "/api/v1/jobs?label.=x"},
+                     "/api/v1/jobs?page_size=0", "/api/v1/jobs?label==x"},
                     "\"error\"");
   httplib::Result missing = client_->Get("/api/v1/jobs/job-999");
   ASSERT_TRUE(missing);
@@ -268,18 +277,28 @@ TEST_F(HttpApiTest, QueryValuesKeepTheirOwnEqualsSignAndAreDecoded) {
       Json<v1::CompareJobsResponse>("/api/v1/compare?base=label:team=perf&cand=" + cand);
   EXPECT_EQ(compared.method(), "too little history");
   EXPECT_GE(compared.history_job_ids_size(), 1);
-  EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?label.team=p%65rf").jobs_size(), 2);
+  EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?label=team=p%65rf").jobs_size(), 2);
+  // A base of several labels takes the jobs that carry all of them.
+  httplib::Result none =
+      client_->Get("/api/v1/compare?base=label:team=perf,host=a&candidate=" + cand);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 404) << none->body;
+  httplib::Result malformed = client_->Get("/api/v1/compare?base=label:team&candidate=" + cand);
+  ASSERT_TRUE(malformed);
+  EXPECT_EQ(malformed->status, 400);
+  EXPECT_THAT(malformed->body, HasSubstr("label:KEY=VALUE[,KEY2=VALUE2]"));
 }
 
 TEST_F(HttpApiTest, UnknownParametersAre400UnknownPaths404AndOtherMethods405InJson) {
   Start();
-  ExpectBadRequests({"/api/v1/jobs?labels.commit=x", "/api/v1/info?verbose=1",
-                     "/api/v1/compare?base=job-1&cand=job-2&treshold=0.1"},
-                    "not a parameter of this path");
+  ExpectBadRequests(
+      {"/api/v1/jobs?labels.commit=x", "/api/v1/jobs?label.commit=x", "/api/v1/info?verbose=1",
+       "/api/v1/compare?base=job-1&cand=job-2&treshold=0.1"},
+      "not a parameter of this path");
   httplib::Result misspelt = client_->Get("/api/v1/jobs?labels.commit=x");
   ASSERT_TRUE(misspelt);
   EXPECT_THAT(misspelt->body, HasSubstr("labels.commit"));
-  EXPECT_THAT(misspelt->body, HasSubstr("label.KEY"));
+  EXPECT_THAT(misspelt->body, HasSubstr("it takes state, label, created_after"));
   httplib::Result unknown = client_->Get("/api/v2/jobs");
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->status, 404);

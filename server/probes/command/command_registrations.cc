@@ -11,8 +11,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/api_json.h"
 #include "common/status_macros.h"
-#include "google/protobuf/util/json_util.h"
 
 namespace gpuprobe {
 namespace {
@@ -103,9 +103,8 @@ absl::StatusOr<std::vector<v1::CommandRegistration>> LoadCommandRegistrations(
     text << in.rdbuf();
     if (!in) return Invalid("--probe-commands", absl::StrFormat("cannot read %s", file));
     v1::CommandProbeConfig config;
-    const auto parsed = google::protobuf::util::JsonStringToMessage(text.str(), &config);
-    if (!parsed.ok()) {
-      return Invalid("--probe-commands", absl::StrCat(file, ": ", parsed.message().as_string()));
+    if (const absl::Status parsed = ApiJsonToMessage(text.str(), &config); !parsed.ok()) {
+      return Invalid("--probe-commands", absl::StrCat(file, ": ", parsed.message()));
     }
     for (v1::CommandRegistration& c : *config.mutable_commands()) {
       RETURN_IF_ERROR(CheckRegistration(c, absl::StrCat("--probe-commands ", file)));

@@ -7,7 +7,7 @@ const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2'
                 '#be185d', '#475569', '#b45309'];
 // Series i's colour: the palette, then hues a golden angle apart, so that no two repeat.
 const colorOf = (i) => (i < COLORS.length ? COLORS[i] : `hsl(${((i - COLORS.length) * 137.508 + 20) % 360} 70% 38%)`);
-const TERMINAL = ['JOB_STATE_SUCCEEDED', 'JOB_STATE_FAILED', 'JOB_STATE_CANCELLED'];
+const TERMINAL = ['succeeded', 'failed', 'cancelled'];
 let timer = null;
 
 // A token given as ?token=... is kept for the session and sent with every request.
@@ -22,13 +22,13 @@ async function api(path) {
 }
 
 const esc = (s) => String(s ?? '').replace(/[&<>"]/g, (c) => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]));
-const state = (s) => (s || '').replace('JOB_STATE_', '').toLowerCase();
-const variant = (v) => ({KERNEL_VARIANT_UNION: 'union', KERNEL_VARIANT_FLOOR: 'floor', KERNEL_VARIANT_FLOOR_DISTINCT: 'floor-distinct'}[v] || 'per-slot');
+const state = (s) => s || '';
+const variant = (v) => v || 'per-slot';
 const fixed = (x, d) => (x === undefined || x === null ? '-' : Number(x).toFixed(d));
 const when = (t) => (t ? new Date(t).toLocaleString() : '-');
 const seconds = (a, b) => (a && b ? ((new Date(b) - new Date(a)) / 1000).toFixed(1) + ' s' : '-');
 
-const verdict = (v) => (v ? v.replace('VERDICT_', '').replace(/_/g, ' ').toLowerCase() : '-');
+const verdict = (v) => (v ? v.replace(/-/g, ' ') : '-');
 
 // A job's telemetry summary in one line, as `gpuprobe show` prints it.
 function telemetry(t) {
@@ -241,17 +241,59 @@ const ROW_COLUMNS = [
   {key: 'section_us', head: () => 'section_us', cell: (r) => fixed(r.section_us, 1)},
   {key: 'gu_spread', head: () => 'gu_spread', cell: (r) => fixed(r.gu_spread, 4)},
   {key: 'dn_spread', head: () => 'dn_spread', cell: (r) => fixed(r.dn_spread, 4)},
-  {key: 'gu_bw_vs_union', head: () => 'gu_BW_vs_union', off: true, cell: (r) => fixed(r.gu_bw_vs_union_tbps, 3)},
-  {key: 'gu_bw_vs_slots', head: () => 'gu_BW_vs_slots', off: true, cell: (r) => fixed(r.gu_bw_vs_slots_tbps, 3)},
-  {key: 'vs_full', head: (tMax) => `vs_t${tMax}_full`, cell: (r) => (r.vs_reference === undefined ? '-' : fixed(r.vs_reference, 4) + 'x')},
-  {key: 'gu_pct', head: () => 'gu %bw', off: true, cell: (r) => (r.gu_pct_of_read_bw ? fixed(r.gu_pct_of_read_bw, 1) + '%' : '-')},
-  {key: 'dn_pct', head: () => 'dn %bw', off: true, cell: (r) => (r.down_pct_of_read_bw ? fixed(r.down_pct_of_read_bw, 1) + '%' : '-')},
-  {key: 'mode', head: () => 'mode', text: true, off: true,
-   cell: (r) => `${(r.timing || '').replace('TIMING_MODE_', '').toLowerCase()}, ${(r.cache || '').replace('CACHE_MODE_', '').toLowerCase()}`},
-  {key: 'vs_ref', head: () => 'vs_ref 95%', text: true,
-   cell: (r) => (r.vs_reference_low === undefined ? '-' : `[${fixed(r.vs_reference_low, 4)}, ${fixed(r.vs_reference_high, 4)}]`)},
-  {key: 'verdict', head: () => 'verdict', text: true,
-   cell: (r) => `${verdict(r.verdict)}${r.disturbance ? ` <span class="disturbed" title="${esc(r.disturbance)}">disturbed</span>` : ''}`},
+  {
+    key: 'gu_bw_vs_union',
+    head: () => 'gu_BW_vs_union',
+    off: true,
+    cell: (r) => fixed(r.gu_bw_vs_union_tbps, 3)
+  },
+  {
+    key: 'gu_bw_vs_slots',
+    head: () => 'gu_BW_vs_slots',
+    off: true,
+    cell: (r) => fixed(r.gu_bw_vs_slots_tbps, 3)
+  },
+  {
+    key: 'vs_full',
+    head: (tMax) => `vs_t${tMax}_full`,
+    cell: (r) => (r.vs_reference === undefined ? '-' : fixed(r.vs_reference, 4) + 'x')
+  },
+  {
+    key: 'gu_pct',
+    head: () => 'gu %bw',
+    off: true,
+    cell: (r) => (r.gu_pct_of_read_bw ? fixed(r.gu_pct_of_read_bw, 1) + '%' : '-')
+  },
+  {
+    key: 'dn_pct',
+    head: () => 'dn %bw',
+    off: true,
+    cell: (r) => (r.down_pct_of_read_bw ? fixed(r.down_pct_of_read_bw, 1) + '%' : '-')
+  },
+  {
+    key: 'mode',
+    head: () => 'mode',
+    text: true,
+    off: true,
+    cell: (r) => `${r.timing || ''}, ${r.cache || ''}`
+  },
+  {
+    key: 'vs_ref',
+    head: () => 'vs_ref 95%',
+    text: true,
+    cell: (r) =>
+        (r.vs_reference_low === undefined ?
+             '-' :
+             `[${fixed(r.vs_reference_low, 4)}, ${fixed(r.vs_reference_high, 4)}]`)
+  },
+  {
+    key: 'verdict',
+    head: () => 'verdict',
+    text: true,
+    cell: (r) => `${verdict(r.verdict)}${
+        r.disturbance ? ` <span class="disturbed" title="${esc(r.disturbance)}">disturbed</span>` :
+                        ''}`
+  },
 ];
 
 function visibleColumns() {
@@ -436,14 +478,13 @@ function specKey(job) {
 
 function specText(job) {
   const words = [];
-  const word = (v) => String(v).replace(/^(TIMING_MODE|CACHE_MODE|KERNEL_VARIANT|ARM_ORDER)_/, '').toLowerCase().replace(/_/g, '-');
   const add = (k, v) => {
     if (Array.isArray(v)) {
-      if (v.length) words.push(`${k}=${v.map(word).join(',')}`);
+      if (v.length) words.push(`${k}=${v.join(',')}`);
     } else if (v && typeof v === 'object') {
       for (const [k2, v2] of Object.entries(v)) add(k2, v2);
-    } else if (v !== '' && v !== false && v !== undefined) {
-      words.push(`${k}=${word(v)}`);
+    } else if (v !== '' && v !== false && v !== null && v !== undefined) {
+      words.push(`${k}=${v}`);
     }
   };
   for (const [k, v] of Object.entries(JSON.parse(specKey(job)))) if (k !== '@type') add(k, v);
