@@ -1,10 +1,11 @@
 # Install rules.
 #   cmake --install build [--prefix P]                  the service (component "service"):
 #       bin/gpuprobed, bin/gpuprobe; lib/systemd/system/gpuprobed.service (ExecStart in P's bin);
-#       share/gpuprobe/gpuprobed.env (for /etc/default/gpuprobed), share/gpuprobe/grafana/. The
-#       dashboard page is compiled into gpuprobed.
+#       share/gpuprobe/gpuprobed.env (for /etc/default/gpuprobed), share/gpuprobe/grafana/, and
+#       the dashboard page in share/gpuprobe/web (where gpuprobed looks: BIN/../share/...).
 #   cmake --install build --component bundle --prefix bundle   the relocatable bundle for GPU
-#       hosts without packages (deploy/make-bundle.sh): bin/, the GPU tests and tools in tests/,
+#       hosts without packages (deploy/make-bundle.sh): bin/, share/gpuprobe/web (the page),
+#       the GPU tests and tools in tests/,
 #       and lib/ holding the binaries' runtime dependency set (every shared library they load
 #       beyond glibc and the driver). The binaries' RPATH is $ORIGIN/../lib, as DT_RPATH so that
 #       it also serves the libraries' own dependencies.
@@ -37,6 +38,8 @@ install(FILES deploy/systemd/gpuprobed.env DESTINATION ${CMAKE_INSTALL_DATADIR}/
         COMPONENT service)
 install(FILES deploy/grafana/gpuprobe-dashboard.json
         DESTINATION ${CMAKE_INSTALL_DATADIR}/gpuprobe/grafana COMPONENT service)
+set(web_page server/web/assets/index.html server/web/assets/app.js)
+install(FILES ${web_page} DESTINATION ${CMAKE_INSTALL_DATADIR}/gpuprobe/web COMPONENT service)
 
 install(TARGETS ${bundle_programs} RUNTIME_DEPENDENCY_SET bundle_libraries
         RUNTIME DESTINATION bin COMPONENT bundle EXCLUDE_FROM_ALL)
@@ -44,6 +47,7 @@ if(bundle_tools)
   install(TARGETS ${bundle_tools} RUNTIME_DEPENDENCY_SET bundle_libraries
           RUNTIME DESTINATION tests COMPONENT bundle EXCLUDE_FROM_ALL)
 endif()
+install(FILES ${web_page} DESTINATION share/gpuprobe/web COMPONENT bundle EXCLUDE_FROM_ALL)
 install(PROGRAMS tests/offline/verify_dump.py DESTINATION tests COMPONENT bundle EXCLUDE_FROM_ALL)
 # glibc's own libraries and the driver's come from the host.
 install(RUNTIME_DEPENDENCY_SET bundle_libraries DESTINATION lib COMPONENT bundle EXCLUDE_FROM_ALL

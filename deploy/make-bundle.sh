@@ -3,6 +3,7 @@
 # CMake's install rules (component "bundle", cmake/Install.cmake):
 #   bundle/bin/{gpuprobed,gpuprobe}     RPATH $ORIGIN/../lib
 #   bundle/lib/*.so*                    every shared library they load beyond glibc and the driver
+#   bundle/share/gpuprobe/web/          the dashboard page, found from bin/ as an installed one
 #   bundle/tests/                       the GPU test binary, the offline dump verifier and an
 #                                       example command probe (copy_bandwidth_probe)
 # usage: deploy/make-bundle.sh [OUT_DIR]   (default: bundle/; builds first)

@@ -202,6 +202,19 @@ int main(int argc, char** argv) {
   }
   const sigset_t signals = BlockShutdownSignals();
 
+  // A --web-root the operator named must hold the page; without one, a daemon whose page is
+  // not installed still serves the JSON API and /metrics, and "/" says why.
+  absl::StatusOr<std::vector<gpuprobe::WebAsset>> page = gpuprobe::LoadWebAssets(
+      options.web_root.empty() ? gpuprobe::DefaultWebRoot() : options.web_root);
+  if (!page.ok() && options.http) {
+    if (!options.web_root.empty()) {
+      spdlog::error("--web-root: {}", std::string(page.status().message()));
+      return 2;
+    }
+    spdlog::warn("{}; the JSON API and /metrics serve without it",
+                 std::string(page.status().message()));
+  }
+
   const std::string& data_dir = options.data_dir;
   // Before anything else touches the directory (or a device): one daemon per data directory.
   absl::StatusOr<gpuprobe::DataDirLock> data_dir_lock = gpuprobe::DataDirLock::Acquire(data_dir);
@@ -286,7 +299,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool tokens_on = access.enabled();
-  gpuprobe::HttpApi http(**manager, access, GPUPROBE_VERSION);
+  gpuprobe::HttpApi http(**manager, access, GPUPROBE_VERSION, std::move(page));
   gpuprobe::ProbeService service(**manager, std::move(access), GPUPROBE_VERSION);
 
   // Standard endpoints: grpc.health.v1 (for load balancers and Kubernetes probes) and server

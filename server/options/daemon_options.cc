@@ -26,6 +26,9 @@ ABSL_FLAG(int, max_queued_jobs, gpuprobe::QueueLimits{}.max_queued_jobs,
           "jobs that may wait in the queue; more are refused with RESOURCE_EXHAUSTED");
 ABSL_FLAG(std::string, http, "127.0.0.1:7071",
           "HTTP address HOST:PORT of the JSON API and /metrics; port 0 picks one; empty: none");
+ABSL_FLAG(std::string, web_root, "",
+          "the directory of the dashboard page's files (index.html, app.js); default: "
+          "share/gpuprobe/web beside the daemon's bin/, where cmake --install puts them");
 ABSL_FLAG(bool, http_plaintext, false,
           "serve --http in plaintext beside --tls-cert on an address other than loopback, where "
           "bearer tokens cross the network in clear");
@@ -190,6 +193,7 @@ absl::StatusOr<DaemonOptions> FromFlags(std::vector<std::string> probe_commands)
     o.store = env;
   }
   o.tokens_file = absl::GetFlag(FLAGS_tokens);
+  o.web_root = absl::GetFlag(FLAGS_web_root);
   o.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
   o.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   if (!o.tls_cert_file.empty() && o.http && !IsLoopback(o.http_host) &&

@@ -25,6 +25,7 @@ struct DaemonOptions {
   bool http = false;     // whether to serve the JSON API, /metrics and the page (--http not empty)
   std::string http_host;
   int http_port = 0;
+  std::string web_root;  // --web-root; empty: the installed page beside the daemon's bin/
   std::string tokens_file;
   std::string tls_cert_file;
   std::string tls_key_file;

@@ -153,10 +153,12 @@ absl::Status NoParams(const httplib::Request& req) {
 
 }  // namespace
 
-HttpApi::HttpApi(JobManager& manager, AccessControl access, std::string version)
+HttpApi::HttpApi(JobManager& manager, AccessControl access, std::string version,
+                 absl::StatusOr<std::vector<WebAsset>> page)
     : manager_(manager),
       access_(std::move(access)),
       version_(std::move(version)),
+      page_(std::move(page)),
       server_(std::make_unique<GatedHttpServer>(GatedHttpServer::Limits{})) {
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which lets a second daemon listen
   // on the same address and take half its connections.
@@ -171,16 +173,24 @@ HttpApi::~HttpApi() { Stop(); }
 
 void HttpApi::Route() {
   // The page's own files hold no data: served to anyone, so that it can ask for a token.
-  for (const WebAsset& asset : WebAssets()) {
-    Get(asset.path, [asset](const httplib::Request&, httplib::Response& res) {
-      res.set_content(asset.body, asset.content_type);
-    });
+  // Without them, "/" says why.
+  if (page_.ok()) {
+    for (const WebAsset& asset : *page_) {
+      Get(asset.path, [&asset](const httplib::Request&, httplib::Response& res) {
+        res.set_content(asset.body, asset.content_type);
+      });
+    }
+  } else {
+    Get("/",
+        [this](const httplib::Request&, httplib::Response& res) { Fail(res, page_.status()); });
   }
 
   // Every other request: the read role when tokens are on.
   server_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    for (const WebAsset& asset : WebAssets()) {
-      if (req.path == asset.path) return httplib::Server::HandlerResponse::Unhandled;
+    if (page_.ok()) {
+      for (const WebAsset& asset : *page_) {
+        if (req.path == asset.path) return httplib::Server::HandlerResponse::Unhandled;
+      }
     }
     std::multimap<grpc::string_ref, grpc::string_ref> metadata;
     const std::string authorization = req.get_header_value("Authorization");

@@ -14,7 +14,7 @@
 // Allow), each with {"error": "..."}. With tokens, every
 // request needs "Authorization: Bearer TOKEN" of at least the read role (401 / 403).
 //
-//   HttpApi http(manager, access, "0.1.0");
+//   HttpApi http(manager, access, "0.1.0", LoadWebAssets(DefaultWebRoot()));
 //   ASSIGN_OR_RETURN(int port, http.Start("127.0.0.1", 0));
 #pragma once
 
@@ -29,12 +29,16 @@
 #include "server/api/access_control.h"
 #include "server/jobs/job_manager.h"
 #include "server/web/gated_http_server.h"
+#include "server/web/web_assets.h"
 
 namespace gpuprobe {
 
 class HttpApi {
  public:
-  HttpApi(JobManager& manager, AccessControl access, std::string version);
+  // `page`: the dashboard's files (LoadWebAssets), or why there are none, which the page's
+  // paths then answer with 404.
+  HttpApi(JobManager& manager, AccessControl access, std::string version,
+          absl::StatusOr<std::vector<WebAsset>> page);
   ~HttpApi();  // Stop()
 
   // Binds (port 0 picks one) and serves on a thread of its own; returns the bound port.
@@ -50,6 +54,7 @@ class HttpApi {
   JobManager& manager_;
   const AccessControl access_;
   const std::string version_;
+  const absl::StatusOr<std::vector<WebAsset>> page_;
   std::unique_ptr<GatedHttpServer> server_;
   std::vector<std::regex> get_patterns_;
   std::thread thread_;

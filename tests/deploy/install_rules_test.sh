@@ -11,7 +11,8 @@ fail() { echo "install_rules_test: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$work/usr" >/dev/null
 for file in bin/gpuprobed bin/gpuprobe lib/systemd/system/gpuprobed.service \
-    share/gpuprobe/gpuprobed.env share/gpuprobe/grafana/gpuprobe-dashboard.json; do
+    share/gpuprobe/gpuprobed.env share/gpuprobe/grafana/gpuprobe-dashboard.json \
+    share/gpuprobe/web/index.html share/gpuprobe/web/app.js; do
   [[ -f "$work/usr/$file" ]] || fail "cmake --install did not install $file"
 done
 grep -qx "ExecStart=$work/usr/bin/gpuprobed --data-dir=/var/lib/gpuprobed \$GPUPROBED_FLAGS" \
@@ -32,4 +33,5 @@ for binary in "$bundle"/bin/* "$bundle"/tests/*_test; do
   done < <(env -u LD_LIBRARY_PATH ldd "$binary" | awk '$2 == "=>" {print $1, $3}')
 done
 env -i "$bundle/bin/gpuprobe" --help >/dev/null || fail "the bundle's gpuprobe does not run"
+[[ -f "$bundle/share/gpuprobe/web/index.html" ]] || fail "the bundle has no dashboard page"
 echo "install rules: the service's files and a relocatable bundle ($(find "$bundle/lib" -type f | wc -l) libraries)"

@@ -291,6 +291,16 @@ TEST_F(SweepEndToEndTest, TheCommandLineKeepsTheConventions) {
   ASSERT_TRUE(daemon_help.ok());
   EXPECT_THAT(daemon_help->out + daemon_help->err, HasSubstr("--max_queued_jobs"));
   EXPECT_THAT(daemon_help->out + daemon_help->err, Not(HasSubstr("No flags matched")));
+  // A page directory the operator names must hold the page, checked before the daemon starts.
+  absl::StatusOr<CommandResult> no_page =
+      RunCommand({GPUPROBED_PATH, "--backend", "cpu", "--listen", "127.0.0.1:0", "--http",
+                  "127.0.0.1:0", "--data-dir", *dir_ + "/no-page", "--web-root", *dir_ + "/none"},
+                 {}, *dir_);
+  ASSERT_TRUE(no_page.ok());
+  EXPECT_EQ(no_page->exit_code, 2);
+  EXPECT_THAT(no_page->err, HasSubstr("--web-root: the dashboard page: cannot read " + *dir_ +
+                                      "/none/index.html"));
+  EXPECT_THAT(no_page->err, Not(HasSubstr("device worker")));
 }
 
 TEST_F(SweepEndToEndTest, BadFlagValuesAreUsageErrors) {

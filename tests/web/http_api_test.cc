@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -36,7 +37,8 @@ class HttpApiTest : public testing::Test {
  protected:
   testing_support::ScopedTempDir temp_{"gpuprobe_http"};  // removed last
 
-  void Start(AccessControl access = {}) {
+  void Start(AccessControl access = {},
+             absl::StatusOr<std::vector<WebAsset>> page = LoadWebAssets(DefaultWebRoot())) {
     data_dir_ = temp_.path();
     absl::StatusOr<std::unique_ptr<JobStore>> store =
         SqliteJobStore::Open(data_dir_ + "/gpuprobe.sqlite");
@@ -50,7 +52,7 @@ class HttpApiTest : public testing::Test {
                           std::make_unique<ArtifactStore>(data_dir_ + "/artifacts", 1 << 20));
     ASSERT_TRUE(manager.ok());
     manager_ = *std::move(manager);
-    http_ = std::make_unique<HttpApi>(*manager_, access, "test");
+    http_ = std::make_unique<HttpApi>(*manager_, access, "test", std::move(page));
     absl::StatusOr<int> port = http_->Start("127.0.0.1", 0);
     ASSERT_TRUE(port.ok()) << port.status();
     port_ = *port;
@@ -428,6 +430,41 @@ TEST_F(HttpApiTest, TokensAreRequiredWhenConfigured) {
   httplib::Result ok = client_->Get("/api/v1/info", {{"Authorization", "Bearer dash-secret"}});
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 200);
+  httplib::Result page = client_->Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200) << "the page holds no data: it loads without a token";
+}
+
+// The page is the installed files (the build tree's copy here), or an operator's own.
+TEST_F(HttpApiTest, ThePageIsServedFromItsDirectory) {
+  const std::string own = temp_.path() + "/web";
+  std::filesystem::create_directory(own);
+  std::ofstream(own + "/index.html") << "<p>our page</p>";
+  std::ofstream(own + "/app.js") << "// ours";
+  Start({}, LoadWebAssets(own));
+  httplib::Result page = client_->Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->body, "<p>our page</p>");
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  httplib::Result script = client_->Get("/app.js");
+  ASSERT_TRUE(script);
+  EXPECT_EQ(script->body, "// ours");
+
+  absl::StatusOr<std::vector<WebAsset>> installed = LoadWebAssets(DefaultWebRoot());
+  ASSERT_TRUE(installed.ok()) << installed.status();
+  EXPECT_THAT((*installed)[0].body, HasSubstr("<script src=\"/app.js\">"));
+}
+
+TEST_F(HttpApiTest, WithoutItsPageTheApiServesAndThePageSaysWhy) {
+  Start({}, LoadWebAssets(temp_.path() + "/nowhere"));
+  httplib::Result page = client_->Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 404);
+  EXPECT_THAT(page->body, HasSubstr("cannot read " + temp_.path() + "/nowhere/index.html"));
+  httplib::Result info = client_->Get("/api/v1/info");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->status, 200);
 }
 
 }  // namespace
