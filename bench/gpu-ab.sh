@@ -43,10 +43,21 @@ runs=(final base new2 base2)
     echo "== $run: targets (t, slots, union, gu_us, down_us, section_us, spreads, variant)"
     grep -v -e '^#' -e '^t' "$out/$run/targets.tsv" | cut -f1-8,12
   done
-  for run in "${runs[@]}"; do
-    echo "== $run: per-slot geometries (variant, t, slots, union, gu_us, down_us, section_us)"
-    grep '^per-slot,' "$out/$run/geometries.csv" | cut -d, -f1-7
-  done
+  echo "== per-slot and floor geometries (hidden, variant, t, union: gu_us / down_us of each run)"
+  python3 - "$out" "${runs[@]}" <<'EOF_PY'
+import csv, os, sys
+out, runs = sys.argv[1], sys.argv[2:]
+arms = {}
+for run in runs:
+    # One csv stream; the CLI's "job queued" line goes to stderr, which the bench keeps beside it.
+    lines = [l for l in open(os.path.join(out, run, "geometries.csv")) if not l.startswith("gpuprobe:")]
+    header = lines[0]
+    for row in csv.DictReader([header] + [l for l in lines[1:] if l != header]):
+        key = (int(row["hidden"]), row["variant"], int(row["t"]), int(row["union_size"]))
+        arms.setdefault(key, {})[run] = "%.2f / %.2f" % (float(row["gu_us"]), float(row["down_us"]))
+for key in sorted(arms):
+    print("%d %s t=%d u=%d: " % key + " | ".join("%s %s" % (r, arms[key][r]) for r in runs if r in arms[key]))
+EOF_PY
   tail -n 4 "$out/profile-run.txt"
 } >"$out/summary.txt"
 cat "$out/summary.txt"

@@ -8,9 +8,7 @@
 #                             union 10, t = 6 union 10, t = 6 union 60, then the union variant's
 #                             same three arms
 #   source-N.csv              SASS-level samples and executions of the per-slot launches 0-5
-#   sass-loop-counts.txt      bench/sass-loop-counts.py on those launches (a lane multiplies 128
-#                             weights per pass in sel_gu_silu, 64 in sel_down: Tuning's chunks
-#                             per thread x 2 rows x 32)
+#   sass-loop-counts.txt      bench/sass-loop-counts.py on those launches
 # usage: bench/gpu-profile.sh BUNDLE_DIR OUT_DIR
 set -euo pipefail
 source "$(dirname "$0")/../deploy/await-daemon.sh"
@@ -42,9 +40,9 @@ done
 rm -f "$out/prof.ncu-rep"
 arms=("t = 1, union 10" "t = 6, union 10" "t = 6, union 60")
 for i in 0 1 2; do
-  "$(dirname "$0")/sass-loop-counts.py" "$out/source-$((2 * i)).csv" 128 \
+  "$(dirname "$0")/sass-loop-counts.py" "$out/source-$((2 * i)).csv" \
     "sel_gu_silu per-slot, ${arms[i]} (source-$((2 * i)).csv)"
-  "$(dirname "$0")/sass-loop-counts.py" "$out/source-$((2 * i + 1)).csv" 64 \
+  "$(dirname "$0")/sass-loop-counts.py" "$out/source-$((2 * i + 1)).csv" \
     "sel_down per-slot, ${arms[i]} (source-$((2 * i + 1)).csv)"
 done >"$out/sass-loop-counts.txt"
 cat "$out/sass-loop-counts.txt"

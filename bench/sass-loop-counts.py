@@ -1,27 +1,30 @@
 #!/usr/bin/env python3
 """Instruction counts of a sel kernel's main loop from ncu's SASS-level source page.
 
-usage: sass-loop-counts.py SOURCE_CSV WEIGHTS_PER_PASS [TITLE]
+usage: sass-loop-counts.py SOURCE_CSV [TITLE]
 
-SOURCE_CSV is `ncu -i REPORT --page source --csv --print-source sass` for one launch;
-WEIGHTS_PER_PASS the weights one lane multiplies per pass (128 for sel_gu_silu, 64 for
-sel_down). The passes are the execution count of the most executed mma (HMMA): the body
+SOURCE_CSV is `ncu -i REPORT --page source --csv --print-source sass` for one launch. The weights
+one lane multiplies per pass follow from the kernel's name, SelNvfp4Kernel<kGateUpSilu, kOneSlot,
+kDeal, kOctets>: Tuning's chunks per thread (2 for gate+up, 1 for down) x octets x 32 (128 for
+sel_gu_silu and the wide per-slot sel_down, 64 for the other sel_down). The passes are the execution count of the most executed mma (HMMA): the body
 that runs on every pass shares it; instructions run on 70-99% of the passes are the ring refill
 and the cursor. Prints the opcode counts of both groups and the warp instructions per weight: of the
 body, with the refill (weighted by how often each runs), and of the whole launch.
 """
 import collections
 import csv
+import re
 import sys
 
 
 def launch_rows(path):
-    """The first launch's instruction rows: (SASS text, warp-level executions)."""
+    """The first launch's kernel name and instruction rows: (SASS text, warp-level executions)."""
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
     starts = [i for i, r in enumerate(rows) if r and r[0] == "Kernel Name"]
     if not starts:
         sys.exit(f"{path}: no 'Kernel Name' line; not an ncu source page")
+    name = rows[starts[0]][1]
     end = starts[1] if len(starts) > 1 else len(rows)
     header = rows[starts[0] + 1]
     try:
@@ -29,8 +32,18 @@ def launch_rows(path):
         executed = header.index("Instructions Executed")
     except ValueError:
         sys.exit(f"{path}: no Source / Instructions Executed columns")
-    return [(r[source].strip(), int(r[executed] or 0))
-            for r in rows[starts[0] + 2:end] if r and r[0].startswith("0x")]
+    return name, [(r[source].strip(), int(r[executed] or 0))
+                  for r in rows[starts[0] + 2:end] if r and r[0].startswith("0x")]
+
+
+def weights_per_pass(kernel_name):
+    """A lane's weights per pass of SelNvfp4Kernel<gate_up, one_slot, deal, octets>."""
+    match = re.search(r"SelNvfp4Kernel<\(bool\)([01]), \(bool\)[01], [^,]+, \(int\)(\d+)>",
+                      kernel_name)
+    if not match:
+        sys.exit(f"not a SelNvfp4Kernel launch: {kernel_name}")
+    chunks_per_thread = 2 if match.group(1) == "1" else 1
+    return chunks_per_thread * int(match.group(2)) * 32
 
 
 def opcode(sass):
@@ -40,11 +53,11 @@ def opcode(sass):
 
 
 def main():
-    if len(sys.argv) not in (3, 4):
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__.strip().splitlines()[2])
-    rows = launch_rows(sys.argv[1])
-    weights = int(sys.argv[2])
-    title = sys.argv[3] if len(sys.argv) == 4 else sys.argv[1]
+    name, rows = launch_rows(sys.argv[1])
+    weights = weights_per_pass(name)
+    title = sys.argv[2] if len(sys.argv) == 3 else sys.argv[1]
     mma = [e for s, e in rows if opcode(s) == "HMMA" and e > 0]
     if not mma:
         sys.exit(f"{sys.argv[1]}: no executed HMMA; not a sel kernel's launch")
