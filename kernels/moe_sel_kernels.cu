@@ -47,7 +47,7 @@ struct DeviceLimits {
 // The card's SM count, L2 size and shared-memory opt-in (and for kClusterKHalves how many
 // clusters of two of the largest blocks fit), and the kernel's shared-memory limit raised to
 // the opt-in, once per device.
-template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kOctets>
 absl::StatusOr<DeviceLimits> PrepareDevice() {
   static std::mutex mu;
   static std::vector<DeviceLimits> limits_by_device;
@@ -57,7 +57,7 @@ absl::StatusOr<DeviceLimits> PrepareDevice() {
   if (device >= static_cast<int>(limits_by_device.size())) limits_by_device.resize(device + 1);
   DeviceLimits& limits = limits_by_device[device];
   if (limits.device.sms == 0) {
-    const auto kernel = SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal>;
+    const auto kernel = SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal, kOctets>;
     ASSIGN_OR_RETURN(const SelDevice properties, QuerySelDevice(device));
     CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               properties.max_smem_bytes));
@@ -74,9 +74,9 @@ absl::StatusOr<DeviceLimits> PrepareDevice() {
 }
 
 // Fills in p's plan-dependent fields and launches.
-template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kOctets = 2>
 absl::Status Launch(SelParams p, const LaunchPlan& plan, int input_rows, cudaStream_t stream) {
-  RETURN_IF_ERROR((PrepareDevice<kGateUpSilu, kOneSlot, kDeal>().status()));
+  RETURN_IF_ERROR((PrepareDevice<kGateUpSilu, kOneSlot, kDeal, kOctets>().status()));
   const int ranges = kDeal == Deal::kClusterKHalves ? plan.blocks / 2 : plan.blocks;
   p.tile_quotient = p.tiles / ranges;
   p.tile_remainder = p.tiles % ranges;
@@ -99,32 +99,49 @@ absl::Status Launch(SelParams p, const LaunchPlan& plan, int input_rows, cudaStr
     const cudaLaunchConfig_t config =
         ClusterOfTwoConfig(plan.blocks, plan.warps * 32, plan.smem_bytes, stream, cluster);
     CUDA_RETURN_IF_ERROR(
-        cudaLaunchKernelEx(&config, SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal>, p));
+        cudaLaunchKernelEx(&config, SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal, kOctets>, p));
   } else {
-    SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal>
+    SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal, kOctets>
         <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
   }
   CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }
 
+// The launch's work for the planner, with items of `octets` octets of rows (Tuning::kOctets).
+template <bool kGateUpSilu, bool kOneSlot, int kOctets = 2>
+SelWork WorkOf(const SelParams& p, int groups, int input_rows) {
+  using Tune = Tuning<kGateUpSilu, kOneSlot, kOctets>;
+  // Gate+up's tile is 8 gate rows and their 8 up rows; a down tile is all its octets' rows.
+  const int tiles_per_group = kGateUpSilu ? p.out_rows / 8 : p.out_rows / (8 * kOctets);
+  return {.one_slot = kOneSlot,
+          .tiles = groups * tiles_per_group,
+          .tiles_per_group = tiles_per_group,
+          .cols = p.cols,
+          .per_thread = Tune::kChunksPerThread,
+          .octets = kOctets,
+          .stages = Tune::kStages,
+          .staged_cols = p.staged_cols,
+          .input_rows = input_rows};
+}
+
 }  // namespace
 
 // Plans the launch and picks the kernel's deal: token windows where TokenWindowsPay (per-slot
 // gate+up), cluster K halves where PlanClusterHalves finds a plan and the card holds it
-// (group plans), consecutive tiles otherwise.
+// (group plans), consecutive tiles otherwise; the per-slot down takes wide items (two tiles an
+// item) where WideDownItemsPay.
 template <bool kGateUpSilu>
 absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input_rows,
                           cudaStream_t stream) {
-  constexpr int kPerThread = Tuning<kGateUpSilu, true>::kChunksPerThread;
-  static_assert(kPerThread == Tuning<kGateUpSilu, false>::kChunksPerThread);
-  p.groups = groups.groups;
-  p.tiles = groups.groups * p.tiles_per_group;
   const bool one_slot = groups.max_group_slots == 1;
-  const int stages =
-      one_slot ? Tuning<kGateUpSilu, true>::kStages : Tuning<kGateUpSilu, false>::kStages;
+  const SelWork work = one_slot ? WorkOf<kGateUpSilu, true>(p, groups.groups, input_rows)
+                                : WorkOf<kGateUpSilu, false>(p, groups.groups, input_rows);
+  p.groups = groups.groups;
+  p.tiles_per_group = work.tiles_per_group;
+  p.tiles = work.tiles;
   ASSIGN_OR_RETURN(const DeviceLimits limits,
-                   (PrepareDevice<kGateUpSilu, false, Deal::kConsecutive>()));
+                   (PrepareDevice<kGateUpSilu, false, Deal::kConsecutive, 2>()));
   bool windows = false;
   const int64_t distinct_expert_bytes =
       int64_t{groups.distinct_experts} * (p.expert_code_bytes + p.expert_scale_bytes);
@@ -137,20 +154,25 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
                                .distinct_expert_bytes = distinct_expert_bytes,
                                .l2_bytes = limits.device.l2_bytes});
   }
-  const SelWork work{.one_slot = one_slot,
-                     .tiles = p.tiles,
-                     .tiles_per_group = p.tiles_per_group,
-                     .cols = p.cols,
-                     .per_thread = kPerThread,
-                     .stages = stages,
-                     .staged_cols = p.staged_cols,
-                     .input_rows = input_rows};
   if (!one_slot) {
     if (const std::optional<LaunchPlan> halves = PlanClusterHalves(work, limits.device)) {
       ASSIGN_OR_RETURN(const DeviceLimits cluster_limits,
-                       (PrepareDevice<kGateUpSilu, false, Deal::kClusterKHalves>()));
+                       (PrepareDevice<kGateUpSilu, false, Deal::kClusterKHalves, 2>()));
       if (2 * cluster_limits.clusters_of_two >= halves->blocks) {
         return Launch<kGateUpSilu, false, Deal::kClusterKHalves>(p, *halves, input_rows, stream);
+      }
+    }
+  }
+  if constexpr (!kGateUpSilu) {
+    if (one_slot) {
+      const SelWork wide = WorkOf<false, true, kPerSlotDownOctets>(p, groups.groups, input_rows);
+      const absl::StatusOr<LaunchPlan> wide_plan = PlanLaunch(wide, limits.device, 0);
+      if (wide_plan.ok() &&
+          WideDownItemsPay(wide_plan->splits > 1, groups.slots_total, groups.distinct_experts)) {
+        p.tiles_per_group = wide.tiles_per_group;
+        p.tiles = wide.tiles;
+        return Launch<false, true, Deal::kConsecutive, kPerSlotDownOctets>(p, *wide_plan,
+                                                                           input_rows, stream);
       }
     }
   }
@@ -180,8 +202,8 @@ absl::Status CanImplementSelKernels(const MoeGeometry& g, int max_group_slots) {
     }
     // The least a launch stages: one group's rows, with one tile per block.
     if (sel::SmemBytes(max_group_slots == 1, cols, max_group_slots, 1, max_group_slots, 1, 1,
-                       sel::Tuning<true, true>::kStages,
-                       sel::Tuning<true, true>::kChunksPerThread) > sel::kMaxDynamicSmemBytes) {
+                       sel::Tuning<true, true>::kStages, sel::Tuning<true, true>::kChunksPerThread,
+                       sel::Tuning<true, true>::kOctets) > sel::kMaxDynamicSmemBytes) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: %d inputs x %d slots per group do not fit the %d KiB of shared memory the "
           "cuda kernels stage inputs in",
@@ -207,7 +229,6 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
                          .expert_scale_bytes = int64_t{a.gate_up.rows} * a.gate_up.cols / 16,
                          .cols = a.gate_up.cols,
                          .out_rows = ff,
-                         .tiles_per_group = ff / 8,
                          .staged_cols = a.groups.max_group_slots,
                          .in = a.x,
                          .in_row_div = a.selected,
@@ -223,9 +244,10 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
 absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
   RETURN_IF_ERROR(sel::CheckBank("down", a.down));
   RETURN_IF_ERROR(sel::CheckGroups(a.groups));
-  if (a.down.rows % 16 != 0 || a.h == nullptr || a.y == nullptr || a.down_global == nullptr) {
+  // The per-slot down's wide items are 32 rows (kPerSlotDownOctets).
+  if (a.down.rows % 32 != 0 || a.h == nullptr || a.y == nullptr || a.down_global == nullptr) {
     return absl::InvalidArgumentError(
-        "sel_down: rows (hidden) must be a multiple of 16 and every pointer set");
+        "sel_down: rows (hidden) must be a multiple of 32 and every pointer set");
   }
   const sel::SelParams p{.codes = a.down.codes,
                          .scales = a.down.scales,
@@ -233,7 +255,6 @@ absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
                          .expert_scale_bytes = int64_t{a.down.rows} * a.down.cols / 16,
                          .cols = a.down.cols,
                          .out_rows = a.down.rows,
-                         .tiles_per_group = a.down.rows / 16,
                          .staged_cols = a.groups.max_group_slots,
                          .in = a.h,
                          .in_row_div = 1,

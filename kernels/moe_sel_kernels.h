@@ -43,9 +43,9 @@ struct DeviceSlotGroups {
   int groups = 0;
   int max_group_slots = 0;  // 1 for per-slot plans, at most 8
   int slots_total = 0;      // slots of all groups
-  // What decides whether the per-slot gate+up kernel takes token windows (kernels/
-  // launch_deals.h): group g serves slot g alone (SlotsAreGroups), and the plan's distinct
-  // experts (DistinctExperts).
+  // What decides whether the per-slot gate+up kernel takes token windows and the per-slot down
+  // wide items (kernels/sel/launch_deals.h): group g serves slot g alone (SlotsAreGroups), and the
+  // plan's distinct experts (DistinctExperts).
   bool slots_are_groups = false;
   int distinct_experts = 0;
 };

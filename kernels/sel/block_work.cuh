@@ -90,8 +90,8 @@ __device__ __forceinline__ BlockGroups CarveBlockGroups(int* words, int groups_p
           reinterpret_cast<float*>(words + 2 * groups_per_block)};
 }
 
-// One work item of a warp: 16 weight rows (rows g and g + 8 of each lane group) of one tile,
-// over chunks [chunk_begin, chunk_end) of K.
+// One work item of a warp: the weight rows of one tile (rows g + 8i of each lane group, i below
+// Tuning::kOctets), over chunks [chunk_begin, chunk_end) of K.
 struct Item {
   int tile;
   int chunk_begin, chunk_end;
@@ -110,20 +110,22 @@ __device__ __forceinline__ Item MakeItem(const SelParams& p, const BlockTiles& b
   return {TileAt<kDeal>(p, bt.first + tile_index), begin, min(chunks, begin + p.chunks_per_split)};
 }
 
-// The weight rows a lane reads for a tile (rows g and g + 8 of the mma tile).
-template <bool kGateUpSilu>
+// The weight rows a lane reads for a tile, row g of each octet (gate+up: gate row j and up row
+// j; down: rows g + 8i of the tile's kOctets x 8), and out_row, where the tile's first sum goes.
+template <bool kGateUpSilu, int kOctets>
 __device__ __forceinline__ void TileRows(const SelParams& p, int tile, int g, int& group,
-                                         int& out_row, int& row_g, int& row_g8) {
+                                         int& out_row, int (&rows)[kOctets]) {
+  static_assert(!kGateUpSilu || kOctets == 2);
   group = p.tiles_per_group_divisor.Div(tile);
   const int row_tile = tile - group * p.tiles_per_group;
-  if (kGateUpSilu) {  // gate row j and up row j
+  if (kGateUpSilu) {
     out_row = row_tile * 8 + g;
-    row_g = out_row;
-    row_g8 = p.out_rows + out_row;
+    rows[0] = out_row;
+    rows[1] = p.out_rows + out_row;
   } else {
-    out_row = row_tile * 16 + g;
-    row_g = out_row;
-    row_g8 = out_row + 8;
+    out_row = row_tile * 8 * kOctets + g;
+#pragma unroll
+    for (int i = 0; i < kOctets; ++i) rows[i] = out_row + 8 * i;
   }
 }
 

@@ -9,18 +9,18 @@
 namespace gpuprobe::sel {
 
 // Writes one tile's results. kOneSlot: every lane holds the sums of all K (after the column
-// reduction) for rows g and g + 8; lanes of column 0 write. Otherwise lane (g, c) holds rows
-// g, g + 8 x columns 2c, 2c + 1. kClusterKHalves (group plans only): acc holds K half 0, and
-// peer_acc and peer_scale the lane's sums of K half 1 and that block's out_scale.
-template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
+// reduction) for row g of each octet (acc[i]: row g + 8i); lanes of column 0 write. Otherwise lane
+// (g, c) holds rows g, g + 8 x columns 2c, 2c + 1. kClusterKHalves (group plans only): acc holds K
+// half 0, and peer_acc and peer_scale the lane's sums of K half 1 and that block's out_scale.
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kOctets>
 __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& bt,
                                           const BlockGroups& bg, int tile, const float* out_scale,
                                           const float (&acc)[4], int g, int c,
                                           const float* peer_acc = nullptr,
                                           const float* peer_scale = nullptr) {
   static_assert(kDeal != Deal::kClusterKHalves || !kOneSlot);
-  int group, out_row, row_g, row_g8;
-  TileRows<kGateUpSilu>(p, tile, g, group, out_row, row_g, row_g8);
+  int group, out_row, rows[kOctets];
+  TileRows<kGateUpSilu, kOctets>(p, tile, g, group, out_row, rows);
   const int local = group - bt.first_group;
 #pragma unroll
   for (int parity = 0; parity < 2; ++parity) {
@@ -55,17 +55,24 @@ __device__ __forceinline__ void WriteTile(const SelParams& p, const BlockTiles& 
     } else {
       const float global = scale * bg.global_a[local];
       if (store) {
-        out[0] = v_g * global;
-        out[8] = v_g8 * global;
+        if constexpr (kOneSlot) {
+#pragma unroll
+          for (int i = 0; i < kOctets; ++i) out[8 * i] = acc[i] * global;
+        } else {
+          out[0] = v_g * global;
+          out[8] = v_g8 * global;
+        }
       }
     }
   }
 }
 
-// Per-slot: the four column threads of a lane group hold partial sums over their own chunks.
+// Per-slot: the four column threads of a lane group hold partial sums over their own chunks, of
+// row g of each of kOctets octets.
+template <int kOctets>
 __device__ __forceinline__ void SumColumnThreads(float (&acc)[4]) {
 #pragma unroll
-  for (int k = 0; k < 2; ++k) {
+  for (int k = 0; k < kOctets; ++k) {
     acc[k] += __shfl_xor_sync(0xFFFFFFFFu, acc[k], 1);
     acc[k] += __shfl_xor_sync(0xFFFFFFFFu, acc[k], 2);
   }

@@ -20,17 +20,19 @@ int Spanned(int positions, int positions_per_group) {
 }  // namespace
 
 int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block, int staged_cols,
-                  int warps, int splits, int stages, int chunks_per_thread, bool cluster_halves) {
+                  int warps, int splits, int stages, int chunks_per_thread, int octets,
+                  bool cluster_halves) {
   const StagedLayout layout = MakeStagedLayout(one_slot, cols / kChunkElements);
   const SmemCarve carve = CarveSmem(one_slot, cluster_halves, staged_rows, groups_per_block,
                                     staged_cols, warps, splits, layout);
-  return 16 * int64_t{carve.rings} + int64_t{warps} * stages * StageBytes(chunks_per_thread);
+  return 16 * int64_t{carve.rings} +
+         int64_t{warps} * stages * StageBytes(chunks_per_thread, octets);
 }
 
 absl::StatusOr<LaunchPlan> PlanLaunch(const SelWork& work, const SelDevice& device,
                                       int window_groups) {
-  const auto [one_slot, tiles, tiles_per_group, cols, per_thread, stages, staged_cols, input_rows] =
-      work;
+  const auto [one_slot, tiles, tiles_per_group, cols, per_thread, octets, stages, staged_cols,
+              input_rows] = work;
   const int sms = device.sms;
   const int chunks = cols / kChunkElements;
   const int chunks_per_pass = 4 * per_thread;
@@ -62,8 +64,9 @@ absl::StatusOr<LaunchPlan> PlanLaunch(const SelWork& work, const SelDevice& devi
       }
       for (int rounds = (per_block + kMaxWarps - 1) / kMaxWarps; rounds <= per_block; ++rounds) {
         plan.warps = splits > 1 ? per_block * splits : (per_block + rounds - 1) / rounds;
-        plan.smem_bytes = SmemBytes(one_slot, cols, plan.staged_rows, plan.groups_per_block,
-                                    staged_cols, plan.warps, plan.splits, stages, per_thread);
+        plan.smem_bytes =
+            SmemBytes(one_slot, cols, plan.staged_rows, plan.groups_per_block, staged_cols,
+                      plan.warps, plan.splits, stages, per_thread, octets);
         if (plan.smem_bytes <= device.max_smem_bytes) return plan;
         if (splits > 1) break;
       }
@@ -77,8 +80,8 @@ absl::StatusOr<LaunchPlan> PlanLaunch(const SelWork& work, const SelDevice& devi
 }
 
 std::optional<LaunchPlan> PlanClusterHalves(const SelWork& work, const SelDevice& device) {
-  const auto [one_slot, tiles, tiles_per_group, cols, per_thread, stages, staged_cols, input_rows] =
-      work;
+  const auto [one_slot, tiles, tiles_per_group, cols, per_thread, octets, stages, staged_cols,
+              input_rows] = work;
   const int sms = device.sms;
   const int chunks_per_pass = 4 * per_thread;
   const int passes = (cols / kChunkElements + chunks_per_pass - 1) / chunks_per_pass;
@@ -98,9 +101,9 @@ std::optional<LaunchPlan> PlanClusterHalves(const SelWork& work, const SelDevice
   plan.groups_per_block = Spanned(per_block, tiles_per_group);
   plan.staged_rows = input_rows;
   plan.all_input_rows = true;
-  plan.smem_bytes =
-      SmemBytes(false, plan.chunks_per_split * kChunkElements, plan.staged_rows,
-                plan.groups_per_block, staged_cols, plan.warps, 1, stages, per_thread, true);
+  plan.smem_bytes = SmemBytes(false, plan.chunks_per_split * kChunkElements, plan.staged_rows,
+                              plan.groups_per_block, staged_cols, plan.warps, 1, stages, per_thread,
+                              octets, true);
   if (plan.smem_bytes > device.max_smem_bytes) return std::nullopt;
   return plan;
 }

@@ -21,8 +21,9 @@ struct SelDevice {
   int max_smem_bytes = 0;  // cudaDevAttrMaxSharedMemoryPerBlockOptin
 };
 
-// How a launch splits its work: tiles of 16 weight rows of one group, `splits` warps per tile
-// (each a contiguous K range), blocks of `warps` warps, each block a contiguous range of tiles.
+// How a launch splits its work: tiles of weight rows of one group (a warp's item: Tuning::kOctets),
+// `splits` warps per tile (each a contiguous K range), blocks of `warps` warps, each block a
+// contiguous range of tiles.
 struct LaunchPlan {
   int blocks = 0;
   int warps = 0;
@@ -42,6 +43,7 @@ struct SelWork {
   int tiles_per_group = 0;
   int cols = 0;         // K: inputs per weight row
   int per_thread = 0;   // chunks per thread per pass (Tuning::kChunksPerThread)
+  int octets = 0;       // weight-row octets of a warp's item (Tuning::kOctets)
   int stages = 0;       // ring depth in passes (Tuning::kStages)
   int staged_cols = 0;  // the plan's widest group
   int input_rows = 0;   // distinct input rows of the launch
@@ -50,7 +52,7 @@ struct SelWork {
 // Bytes of shared memory a block of this shape takes (SmemCarve's carve plus the rings).
 // cluster_halves: with room for K half 1's sums and its out_scale.
 int64_t SmemBytes(bool one_slot, int cols, int staged_rows, int groups_per_block, int staged_cols,
-                  int warps, int splits, int stages, int chunks_per_thread,
+                  int warps, int splits, int stages, int chunks_per_thread, int octets,
                   bool cluster_halves = false);
 
 // Sizes the grid to the card: one block per SM while its shared memory fits, as many warps as

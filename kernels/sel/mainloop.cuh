@@ -27,36 +27,34 @@ __device__ __forceinline__ float2 ChunkScales(uint32_t pair) {
   return __half22float2(*reinterpret_cast<const __half2*>(&h2));
 }
 
-// Where a lane loads from: the octets (sel layout) holding code and scale rows g and g + 8 of
-// its item.
+// Where a lane loads from: the octets (sel layout) holding its item's code and scale rows, row g
+// of each (TileRows).
+template <int kOctets>
 struct LoadCursor {
   int index;  // item index within the block
   int q;      // first chunk of the current pass
   int chunk_end;
-  const uint4* codes_g;
-  const uint4* codes_g8;
-  const uint16_t* scales_g;
-  const uint16_t* scales_g8;
+  const uint4* codes[kOctets];
+  const uint16_t* scales[kOctets];
 };
 
-template <bool kGateUpSilu, Deal kDeal>
-__device__ __forceinline__ LoadCursor StartLoad(const SelParams& p, const BlockTiles& bt,
-                                                const int* expert_of, int index, int g) {
+template <bool kGateUpSilu, Deal kDeal, int kOctets>
+__device__ __forceinline__ LoadCursor<kOctets> StartLoad(const SelParams& p, const BlockTiles& bt,
+                                                         const int* expert_of, int index, int g) {
   const Item item = MakeItem<kDeal>(p, bt, index);
-  int group, out_row, row_g, row_g8;
-  TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
+  int group, out_row, rows[kOctets];
+  TileRows<kGateUpSilu, kOctets>(p, item.tile, g, group, out_row, rows);
   const int64_t expert = expert_of[group - bt.first_group];
   const int64_t octet_chunks = 8 * (p.cols / kChunkElements);
   const uint4* codes = reinterpret_cast<const uint4*>(p.codes + expert * p.expert_code_bytes);
   const uint16_t* scales =
       reinterpret_cast<const uint16_t*>(p.scales + expert * p.expert_scale_bytes);
-  return {index,
-          item.chunk_begin,
-          item.chunk_end,
-          codes + row_g / 8 * octet_chunks,
-          codes + row_g8 / 8 * octet_chunks,
-          scales + row_g / 8 * octet_chunks,
-          scales + row_g8 / 8 * octet_chunks};
+  LoadCursor<kOctets> at{index, item.chunk_begin, item.chunk_end};
+#pragma unroll
+  for (int i = 0; i < kOctets; ++i) at.codes[i] = codes + rows[i] / 8 * octet_chunks;
+#pragma unroll
+  for (int i = 0; i < kOctets; ++i) at.scales[i] = scales + rows[i] / 8 * octet_chunks;
+  return at;
 }
 
 // Whether IssuePass's short path copies scale pairs 16 bytes per lane: for gate+up (2 chunks
@@ -67,11 +65,11 @@ __device__ __forceinline__ LoadCursor StartLoad(const SelParams& p, const BlockT
 template <int kChunks>
 constexpr bool kWideScaleCopies = kChunks >= 2;
 
-// One pass of one lane: chunks q + 4j + c of its two rows (row g of each octet).
-template <int kChunks>
+// One pass of one lane: chunks q + 4j + c of its rows (row g of each octet).
+template <int kChunks, int kOctets>
 struct PassData {
-  uint4 code_g[kChunks], code_g8[kChunks];
-  uint32_t scale_g[kChunks], scale_g8[kChunks];
+  uint4 code[kOctets][kChunks];
+  uint32_t scale[kOctets][kChunks];
 };
 
 // Requests one pass into a ring stage: each lane its own code chunks. Chunks past the item's end
@@ -84,36 +82,43 @@ struct PassData {
 // first 8 kChunks lanes copy both rows' pairs 16 bytes each, and lanes then read pairs that other
 // lanes copied (the main loop fences the ring's reads and refills with __syncwarp). Otherwise
 // each lane copies the 4-byte words holding its own pairs and reads back only what it copied.
-template <int kChunks>
-__device__ __forceinline__ void IssuePass(const LoadCursor& at, int chunks, int lane,
+template <int kChunks, int kOctets>
+__device__ __forceinline__ void IssuePass(const LoadCursor<kOctets>& at, int chunks, int lane,
                                           uint8_t* stage) {
   const int g = lane / 4, c = lane % 4;
   uint4* codes = reinterpret_cast<uint4*>(stage);
-  uint32_t* scales = reinterpret_cast<uint32_t*>(stage + kChunks * 2 * 32 * 16);
+  uint32_t* scales = reinterpret_cast<uint32_t*>(stage + kChunks * kOctets * 32 * 16);
   if (at.q + 4 * kChunks <= at.chunk_end) {
     const int place = 8 * at.q + lane;
-    const uint4* codes_g = at.codes_g + place;
-    const uint4* codes_g8 = at.codes_g8 + place;
+    const uint4* from[kOctets];
+#pragma unroll
+    for (int i = 0; i < kOctets; ++i) from[i] = at.codes[i] + place;
 #pragma unroll
     for (int j = 0; j < kChunks; ++j) {
-      CopyAsync16(codes + j * 32 + lane, codes_g + 32 * j, true);
-      CopyAsync16(codes + (kChunks + j) * 32 + lane, codes_g8 + 32 * j, true);
+#pragma unroll
+      for (int i = 0; i < kOctets; ++i) {
+        CopyAsync16(codes + (i * kChunks + j) * 32 + lane, from[i] + 32 * j, true);
+      }
     }
     if constexpr (kWideScaleCopies<kChunks>) {
+      static_assert(kOctets == 2);
       // 16-byte pieces of the rows' pairs 8q ... 8q + 32 kChunks - 1: row g, then row g + 8.
       constexpr int kPiecesPerRow = 4 * kChunks;
       if (lane < 2 * kPiecesPerRow) {
         const int piece = lane % kPiecesPerRow;
-        const uint16_t* from = (lane < kPiecesPerRow ? at.scales_g : at.scales_g8) + 8 * at.q;
+        const uint16_t* from = (lane < kPiecesPerRow ? at.scales[0] : at.scales[1]) + 8 * at.q;
         CopyAsync16(reinterpret_cast<uint4*>(scales) + lane, from + 8 * piece, true);
       }
     } else {
-      const uint16_t* scales_g = at.scales_g + (place & ~1);
-      const uint16_t* scales_g8 = at.scales_g8 + (place & ~1);
+      const uint16_t* from_scales[kOctets];
+#pragma unroll
+      for (int i = 0; i < kOctets; ++i) from_scales[i] = at.scales[i] + (place & ~1);
 #pragma unroll
       for (int j = 0; j < kChunks; ++j) {
-        CopyAsync4(scales + j * 32 + lane, scales_g + 32 * j, true);
-        CopyAsync4(scales + (kChunks + j) * 32 + lane, scales_g8 + 32 * j, true);
+#pragma unroll
+        for (int i = 0; i < kOctets; ++i) {
+          CopyAsync4(scales + (i * kChunks + j) * 32 + lane, from_scales[i] + 32 * j, true);
+        }
       }
     }
     return;
@@ -126,36 +131,42 @@ __device__ __forceinline__ void IssuePass(const LoadCursor& at, int chunks, int 
     const int place = !valid               ? 0
                       : quad + 4 <= chunks ? 8 * quad + lane
                                            : 8 * quad + g * (chunks - quad) + c;
-    CopyAsync16(codes + j * 32 + lane, at.codes_g + place, valid);
-    CopyAsync16(codes + (kChunks + j) * 32 + lane, at.codes_g8 + place, valid);
-    CopyAsync4(scales + j * 32 + lane, at.scales_g + (place & ~1), valid);
-    CopyAsync4(scales + (kChunks + j) * 32 + lane, at.scales_g8 + (place & ~1), valid);
+#pragma unroll
+    for (int i = 0; i < kOctets; ++i) {
+      CopyAsync16(codes + (i * kChunks + j) * 32 + lane, at.codes[i] + place, valid);
+    }
+#pragma unroll
+    for (int i = 0; i < kOctets; ++i) {
+      CopyAsync4(scales + (i * kChunks + j) * 32 + lane, at.scales[i] + (place & ~1), valid);
+    }
   }
 }
 
 // Reads one lane's pass back from its ring stage. kFull: every chunk of the pass lies in the
 // item and in a full quad (IssuePass's short path), so the lane's chunks are at `lane` (and with
 // WideScaleCopies its pairs at `lane` of each row's pairs).
-template <int kChunks, bool kFull>
-__device__ __forceinline__ PassData<kChunks> ReadPass(const uint8_t* stage, int q, int chunks,
-                                                      int lane) {
+template <int kChunks, int kOctets, bool kFull>
+__device__ __forceinline__ PassData<kChunks, kOctets> ReadPass(const uint8_t* stage, int q,
+                                                               int chunks, int lane) {
   const int g = lane / 4, c = lane % 4;
   const uint4* codes = reinterpret_cast<const uint4*>(stage);
-  const uint16_t* pairs = reinterpret_cast<const uint16_t*>(stage + kChunks * 2 * 32 * 16);
-  PassData<kChunks> data;
+  const uint16_t* pairs = reinterpret_cast<const uint16_t*>(stage + kChunks * kOctets * 32 * 16);
+  PassData<kChunks, kOctets> data;
 #pragma unroll
   for (int j = 0; j < kChunks; ++j) {
     const int quad = q + 4 * j;
     const int place = kFull || quad + 4 <= chunks ? lane : g * max(1, chunks - quad) + c;
-    data.code_g[j] = codes[j * 32 + lane];
-    data.code_g8[j] = codes[(kChunks + j) * 32 + lane];
-    if (kFull && kWideScaleCopies<kChunks>) {
-      data.scale_g[j] = pairs[j * 32 + lane];
-      data.scale_g8[j] = pairs[(kChunks + j) * 32 + lane];
-    } else {
-      // The copied words as pairs: a lane's pair is the half of its word its place's parity names.
-      data.scale_g[j] = pairs[2 * (j * 32 + lane) + (place & 1)];
-      data.scale_g8[j] = pairs[2 * ((kChunks + j) * 32 + lane) + (place & 1)];
+#pragma unroll
+    for (int i = 0; i < kOctets; ++i) data.code[i][j] = codes[(i * kChunks + j) * 32 + lane];
+#pragma unroll
+    for (int i = 0; i < kOctets; ++i) {
+      if (kFull && kWideScaleCopies<kChunks>) {
+        data.scale[i][j] = pairs[(i * kChunks + j) * 32 + lane];
+      } else {
+        // The copied words as pairs: a lane's pair is the half of its word its place's parity
+        // names.
+        data.scale[i][j] = pairs[2 * ((i * kChunks + j) * 32 + lane) + (place & 1)];
+      }
     }
   }
   return data;
@@ -168,45 +179,64 @@ __device__ __forceinline__ PassData<kChunks> ReadPass(const uint8_t* stage, int 
 //
 // kOneSlot: B columns 2c and 2c + 1 hold the hi and lo parts of the input at the K positions
 // of column thread c and are zero elsewhere, so column c's two D values are the hi and lo sums
-// of c's own elements; the block scale is applied to them in f32 (acc[0]: row g, acc[1]: row
-// g + 8, summed across the four column threads at the end). `b` points at this lane's hi row,
-// lo row or the zero row.
+// of c's own elements; the block scale is applied to them in f32 (acc[i]: row g of octet i,
+// summed across the four column threads at the end). Each pair of octets is one mma tile; the
+// tiles share each B read. `b` points at this lane's hi row, lo row or the zero row.
 // Otherwise: B column n is slot n of the group, and one mma's K mixes the chunks (and block
 // scales) of all four column threads, so the weights are scaled before the mma: code * 2^-14 *
 // e4m3 scale is exact in f16 (the smallest product, 0.5 * 2^-9 * 2^-14, is f16's 2^-24).
 // acc[0..3] are D's rows g, g + 8 x columns 2c, 2c + 1, hi and lo in separate chains.
-template <bool kOneSlot, int kChunks, bool kFull>
-__device__ __forceinline__ void ComputePass(const PassData<kChunks>& data, const uint4* b, int q0,
-                                            int chunk_end, int c, float (&acc)[4]) {
+template <bool kOneSlot, int kChunks, int kOctets, bool kFull>
+__device__ __forceinline__ void ComputePass(const PassData<kChunks, kOctets>& data, const uint4* b,
+                                            int q0, int chunk_end, int c, float (&acc)[4]) {
+  static_assert(kOctets % 2 == 0 && kOctets <= 4 && (kOneSlot || kOctets == 2));
+  constexpr int kTiles = kOctets / 2;
 #pragma unroll
   for (int j = 0; j < kChunks; ++j) {
     // Past the item's end (codes and scales zero) any staged chunk will do: the item's last.
     const int q = kFull ? q0 + 4 * j + c : min(q0 + 4 * j + c, chunk_end - 1);
-    const uint32_t words_g[4] = {data.code_g[j].x, data.code_g[j].y, data.code_g[j].z,
-                                 data.code_g[j].w};
-    const uint32_t words_g8[4] = {data.code_g8[j].x, data.code_g8[j].y, data.code_g8[j].z,
-                                  data.code_g8[j].w};
+    uint32_t words[kOctets][4];
+#pragma unroll
+    for (int i = 0; i < kOctets; ++i) {
+      words[i][0] = data.code[i][j].x;
+      words[i][1] = data.code[i][j].y;
+      words[i][2] = data.code[i][j].z;
+      words[i][3] = data.code[i][j].w;
+    }
     if (kOneSlot) {
-      const float2 scales_g = ChunkScales(data.scale_g[j]);
-      const float2 scales_g8 = ChunkScales(data.scale_g8[j]);
+      float2 scales[kOctets];
+#pragma unroll
+      for (int i = 0; i < kOctets; ++i) scales[i] = ChunkScales(data.scale[i][j]);
 #pragma unroll
       for (int block = 0; block < 2; ++block) {
-        float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        float d[kTiles][4] = {};
 #pragma unroll
         for (int w = 2 * block; w < 2 * block + 2; ++w) {
-          uint32_t ag[4], ag8[4];
-          DecodeSelWord(words_g[w], ag);
-          DecodeSelWord(words_g8[w], ag8);
-          const uint4 bv = b[OneSlotChunkOffset(q) + w];
-          Mma16816(d, ag[0], ag8[0], ag[1], ag8[1], bv.x, bv.y);
-          Mma16816(d, ag[2], ag8[2], ag[3], ag8[3], bv.z, bv.w);
+          uint4 bv;
+#pragma unroll
+          for (int t = 0; t < kTiles; ++t) {
+            uint32_t ag[4], ag8[4];
+            DecodeSelWord(words[2 * t][w], ag);
+            DecodeSelWord(words[2 * t + 1][w], ag8);
+            if (t == 0) bv = b[OneSlotChunkOffset(q) + w];
+            Mma16816(d[t], ag[0], ag8[0], ag[1], ag8[1], bv.x, bv.y);
+            Mma16816(d[t], ag[2], ag8[2], ag[3], ag8[3], bv.z, bv.w);
+          }
         }
-        acc[0] = fmaf(d[0] + d[1], block == 0 ? scales_g.x : scales_g.y, acc[0]);
-        acc[1] = fmaf(d[2] + d[3], block == 0 ? scales_g8.x : scales_g8.y, acc[1]);
+#pragma unroll
+        for (int t = 0; t < kTiles; ++t) {
+          acc[2 * t] =
+              fmaf(d[t][0] + d[t][1], block == 0 ? scales[2 * t].x : scales[2 * t].y, acc[2 * t]);
+          acc[2 * t + 1] =
+              fmaf(d[t][2] + d[t][3], block == 0 ? scales[2 * t + 1].x : scales[2 * t + 1].y,
+                   acc[2 * t + 1]);
+        }
       }
     } else {
-      const uint32_t scales_g = ScalePairHalf2(data.scale_g[j]);
-      const uint32_t scales_g8 = ScalePairHalf2(data.scale_g8[j]);
+      const uint32_t(&words_g)[4] = words[0];
+      const uint32_t(&words_g8)[4] = words[1];
+      const uint32_t scales_g = ScalePairHalf2(data.scale[0][j]);
+      const uint32_t scales_g8 = ScalePairHalf2(data.scale[1][j]);
       float hi[4] = {0.0f, 0.0f, 0.0f, 0.0f}, lo[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
       for (int w = 0; w < 4; ++w) {
@@ -242,9 +272,9 @@ struct ComputeCursor {
   const uint4* b;
   // Where the item's sums go, found at its start (below), each with the factor it takes there:
   // its staged row's out_scale x the group's global scale, as WriteTile forms it. Per-slot
-  // (kOutputAtItemStart): row g at out (row g + 8 is 8 floats on), written by the lanes of
-  // column 0. Group plans (kGroupOutputAtItemStart): columns 2c and 2c + 1 of lane (g, c), and
-  // whether each is stored.
+  // (kOutputAtItemStart): row g at out (row g + 8i of octet i is 8i floats on), written by the
+  // lanes of column 0. Group plans (kGroupOutputAtItemStart): columns 2c and 2c + 1 of lane (g, c),
+  // and whether each is stored.
   float* out;
   float out_factor;
   float* group_out[2];
@@ -262,14 +292,14 @@ constexpr bool kOutputAtItemStart = !kGateUpSilu && kOneSlot && kDeal == Deal::k
 template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
 constexpr bool kGroupOutputAtItemStart = !kGateUpSilu && !kOneSlot && kDeal == Deal::kConsecutive;
 
-template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kChunks>
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kOctets>
 __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const BlockTiles& bt,
                                                       const BlockGroups& bg, int index,
                                                       const uint4* staged, const uint4* zero,
                                                       const float* out_scale, int g, int c) {
   const Item item = MakeItem<kDeal>(p, bt, index);
-  int group, out_row, row_g, row_g8;
-  TileRows<kGateUpSilu>(p, item.tile, g, group, out_row, row_g, row_g8);
+  int group, out_row, rows[kOctets];
+  TileRows<kGateUpSilu, kOctets>(p, item.tile, g, group, out_row, rows);
   const StagedLayout layout = MakeStagedLayout(kOneSlot, MyK<kDeal>(p).chunks);
   const uint4* b;
   if (kOneSlot) {

@@ -26,10 +26,11 @@ struct SelParams {
   const uint8_t* scales;
   int64_t expert_code_bytes;
   int64_t expert_scale_bytes;
-  int cols;             // K
-  int out_rows;         // gu: ff (j values); down: hidden
-  int tiles_per_group;  // gu: ff / 8; down: hidden / 16
-  int staged_cols;      // the plan's widest group
+  int cols;      // K
+  int out_rows;  // gu: ff (j values); down: hidden
+  // LaunchEither's: gu: ff / 8; down: hidden / (8 x Tuning::kOctets).
+  int tiles_per_group = 0;
+  int staged_cols;  // the plan's widest group
   // The launch plan's (Launch fills them in).
   int groups = 0;
   int tiles = 0;  // groups * tiles_per_group

@@ -30,11 +30,12 @@ using arch::WaitExchange;
 // software pipeline through its ring of kStages passes: while one pass is computed the next
 // kStages - 1 are in flight, across tile boundaries too; the first kPassesBeforeStaging are
 // requested before the inputs are staged, the others after.
-template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kOctets>
 __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p) {
-  constexpr int kChunks = Tuning<kGateUpSilu, kOneSlot>::kChunksPerThread;
-  constexpr int kChunksPerPass = Tuning<kGateUpSilu, kOneSlot>::kChunksPerPass;
-  constexpr int kStages = Tuning<kGateUpSilu, kOneSlot>::kStages;
+  using Tune = Tuning<kGateUpSilu, kOneSlot, kOctets>;
+  constexpr int kChunks = Tune::kChunksPerThread;
+  constexpr int kChunksPerPass = Tune::kChunksPerPass;
+  constexpr int kStages = Tune::kStages;
   extern __shared__ uint4 smem[];
   const int warps = blockDim.x / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -50,8 +51,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   float* partials = reinterpret_cast<float*>(smem + carve.partials);
   uint4* zero = smem + carve.zero;
   uint4* staged = smem + carve.staged;
-  uint8_t* ring =
-      reinterpret_cast<uint8_t*>(smem + carve.rings) + warp * kStages * StageBytes(kChunks);
+  uint8_t* ring = reinterpret_cast<uint8_t*>(smem + carve.rings) +
+                  warp * kStages * StageBytes(kChunks, kOctets);
 
   // The blocks of a cluster arrive now and wait before rank 1 writes into rank 0's shared
   // memory, which therefore exists, its exchange barrier initialised, by then. (The barrier's
@@ -71,15 +72,15 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   // The load cursor runs kStages - 1 passes ahead of the compute cursor. Every step commits
   // one copy group, empty past the end, so that "all but the newest kStages - 1 groups are
   // done" always means "the pass about to be computed has landed".
-  LoadCursor load{};
+  LoadCursor<kOctets> load{};
   bool loading = warp < items;
   auto issue_next = [&](int stage) {
     if (loading) {
-      IssuePass<kChunks>(load, chunks, lane, ring + stage * StageBytes(kChunks));
+      IssuePass<kChunks>(load, chunks, lane, ring + stage * StageBytes(kChunks, kOctets));
       if (load.q + kChunksPerPass < load.chunk_end) {
         load.q += kChunksPerPass;
       } else if (load.index + warps < items) {
-        load = StartLoad<kGateUpSilu, kDeal>(p, bt, bg.expert, load.index + warps, g);
+        load = StartLoad<kGateUpSilu, kDeal, kOctets>(p, bt, bg.expert, load.index + warps, g);
       } else {
         loading = false;
       }
@@ -89,14 +90,13 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   // The cluster K halves' gate+up warps (one item of a few passes each: a start-bound launch)
   // request one pass before the staging: a second delays the staging more than it feeds the loop
   // (H200, 2026-12-01: the union-10 gate+up 0.3-0.4 us faster with one, 0.25 with none).
-  constexpr int kEarly = kDeal == Deal::kClusterKHalves && kGateUpSilu
-                             ? 1
-                             : Tuning<kGateUpSilu, kOneSlot>::kPassesBeforeStaging;
+  constexpr int kEarly =
+      kDeal == Deal::kClusterKHalves && kGateUpSilu ? 1 : Tune::kPassesBeforeStaging;
   // Down stages with per-row barriers, gate+up with the block's (StageInputs says why).
   StageInputs<kOneSlot, kDeal, kEarly, !kGateUpSilu>(
       p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
         if (loading) {  // kEarlyConsecutive: the first expert from global memory
-          load = StartLoad<kGateUpSilu, kDeal>(
+          load = StartLoad<kGateUpSilu, kDeal, kOctets>(
               p, bt, kDeal == Deal::kEarlyConsecutive ? p.group_expert + bt.first_group : bg.expert,
               warp, g);
         }
@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   constexpr bool kRefillAfterCompute = kDeal != Deal::kClusterKHalves && (kGateUpSilu || !kOneSlot);
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (warp < items) {
-    ComputeCursor at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, warp, staged,
+    ComputeCursor at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kOctets>(p, bt, bg, warp, staged,
                                                                            zero, out_scale, g, c);
     if (kRefillAfterCompute) issue_next(kStages - 1);  // the ring's last stage, still free
     for (int stage = 0;; stage = stage + 1 == kStages ? 0 : stage + 1) {
@@ -126,13 +126,15 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       if (kWideScaleCopies<kChunks>) __syncwarp();  // ... for every lane
       // Passes wholly inside the item (all but an item's last, where K is not a multiple of a
       // pass) take the path without clamps and selects.
-      const uint8_t* from = ring + stage * StageBytes(kChunks);
+      const uint8_t* from = ring + stage * StageBytes(kChunks, kOctets);
       if (at.q + kChunksPerPass <= at.chunk_end) {
-        ComputePass<kOneSlot, kChunks, true>(ReadPass<kChunks, true>(from, at.q, chunks, lane),
-                                             at.b, at.q, at.chunk_end, c, acc);
+        ComputePass<kOneSlot, kChunks, kOctets, true>(
+            ReadPass<kChunks, kOctets, true>(from, at.q, chunks, lane), at.b, at.q, at.chunk_end, c,
+            acc);
       } else {
-        ComputePass<kOneSlot, kChunks, false>(ReadPass<kChunks, false>(from, at.q, chunks, lane),
-                                              at.b, at.q, at.chunk_end, c, acc);
+        ComputePass<kOneSlot, kChunks, kOctets, false>(
+            ReadPass<kChunks, kOctets, false>(from, at.q, chunks, lane), at.b, at.q, at.chunk_end,
+            c, acc);
       }
       if (kRefillAfterCompute) {  // this stage is free again (WideScaleCopies: once all have read)
         if (kWideScaleCopies<kChunks>) __syncwarp();
@@ -143,12 +145,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
         continue;
       }
       // The item is done: write its tile, or (split plans) leave its partial sums.
-      if (kOneSlot) SumColumnThreads(acc);
+      if (kOneSlot) SumColumnThreads<kOctets>(acc);
       if (kDeal == Deal::kClusterKHalves) break;  // one item per warp, its sums kept in acc
       if (kOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal> && p.splits == 1) {
         if (c == 0) {
-          at.out[0] = acc[0] * at.out_factor;
-          at.out[8] = acc[1] * at.out_factor;
+#pragma unroll
+          for (int i = 0; i < kOctets; ++i) at.out[8 * i] = acc[i] * at.out_factor;
         }
       } else if (kGroupOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal> && p.splits == 1) {
 #pragma unroll
@@ -159,8 +161,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
           }
         }
       } else if (p.splits == 1) {
-        WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, TileAt<kDeal>(p, bt.first + at.index),
-                                                out_scale, acc, g, c);
+        WriteTile<kGateUpSilu, kOneSlot, kDeal, kOctets>(
+            p, bt, bg, TileAt<kDeal>(p, bt.first + at.index), out_scale, acc, g, c);
       } else {
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
@@ -170,7 +172,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
 #pragma unroll
       for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
       if (at.index + warps >= items) break;
-      at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kChunks>(p, bt, bg, at.index + warps, staged,
+      at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kOctets>(p, bt, bg, at.index + warps, staged,
                                                                zero, out_scale, g, c);
     }
   }
@@ -196,8 +198,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       float peer[4];
 #pragma unroll
       for (int k = 0; k < 4; ++k) peer[k] = partials[warp * kPartialFloatsPerWarp + 4 * lane + k];
-      WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, bt.first + warp, out_scale, acc, g, c,
-                                              peer, peer_scale);
+      WriteTile<kGateUpSilu, kOneSlot, kDeal, kOctets>(p, bt, bg, bt.first + warp, out_scale, acc,
+                                                       g, c, peer, peer_scale);
     }
     return;
   }
@@ -217,7 +219,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     }
     acc[k] = sum;
   }
-  WriteTile<kGateUpSilu, kOneSlot, kDeal>(p, bt, bg, tile, out_scale, acc, g, c);
+  WriteTile<kGateUpSilu, kOneSlot, kDeal, kOctets>(p, bt, bg, tile, out_scale, acc, g, c);
 }
 
 }  // namespace gpuprobe::sel

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "kernels/sel/smem_layout.h"
 #include "kernels/sel/tuning.h"
 
 namespace gpuprobe::sel {
@@ -22,6 +23,7 @@ SelWork GateUp(int groups, int widest_group) {
           .tiles_per_group = 640 / 8,
           .cols = 2560,
           .per_thread = Tuning<true, true>::kChunksPerThread,
+          .octets = Tuning<true, true>::kOctets,
           .stages = one_slot ? Tuning<true, true>::kStages : Tuning<true, false>::kStages,
           .staged_cols = widest_group,
           .input_rows = 6};
@@ -40,9 +42,10 @@ TEST(PlanLaunchTest, OneBlockPerSmWhoseRangesCoverEveryTileAndFitTheCard) {
     const int per_block = (4800 + card.sms - 1) / card.sms;
     EXPECT_GE(plan->warps * ((per_block + plan->warps - 1) / plan->warps), per_block);
     EXPECT_LE(plan->smem_bytes, card.max_smem_bytes);
-    EXPECT_EQ(plan->smem_bytes, SmemBytes(true, 2560, plan->staged_rows, plan->groups_per_block, 1,
-                                          plan->warps, plan->splits, Tuning<true, true>::kStages,
-                                          Tuning<true, true>::kChunksPerThread));
+    EXPECT_EQ(plan->smem_bytes,
+              SmemBytes(true, 2560, plan->staged_rows, plan->groups_per_block, 1, plan->warps,
+                        plan->splits, Tuning<true, true>::kStages,
+                        Tuning<true, true>::kChunksPerThread, Tuning<true, true>::kOctets));
   }
 }
 
@@ -57,6 +60,39 @@ TEST(PlanLaunchTest, FewTilesSplitKAcrossWarpsSoThatEverySmStreams) {
   EXPECT_EQ(plan->warps % plan->splits, 0);
   // The splits cover K: 80 chunks of 32 inputs.
   EXPECT_GE(plan->splits * plan->chunks_per_split, 2560 / kChunkElements);
+}
+
+// The per-slot down of the serving geometry at `slots` slots: items of 32 rows, so hidden / 32
+// tiles a group.
+SelWork PerSlotDown(int slots, int input_rows) {
+  return {.one_slot = true,
+          .tiles = slots * 2560 / 32,
+          .tiles_per_group = 2560 / 32,
+          .cols = 640,
+          .per_thread = Tuning<false, true, kPerSlotDownOctets>::kChunksPerThread,
+          .octets = Tuning<false, true, kPerSlotDownOctets>::kOctets,
+          .stages = Tuning<false, true, kPerSlotDownOctets>::kStages,
+          .staged_cols = 1,
+          .input_rows = input_rows};
+}
+
+TEST(PlanLaunchTest, PerSlotDownRingsOfFourOctetsFitTwentyWarpsAndItsSplitsEndOnWholePasses) {
+  // t = 6: 4,800 tiles of 32 rows, 37 a block, in two rounds of at most 20 warps whose rings
+  // (3 stages of 4 octets x 32 lanes x 20 bytes) fit beside the staged rows.
+  const absl::StatusOr<LaunchPlan> t6 = PlanLaunch(PerSlotDown(60, 60), kH200, 0);
+  ASSERT_TRUE(t6.ok()) << t6.status();
+  EXPECT_EQ(t6->splits, 1);
+  EXPECT_EQ(t6->warps, 19);
+  EXPECT_EQ(StageBytes(1, 4), 2560);
+  EXPECT_EQ(t6->smem_bytes,
+            SmemBytes(true, 640, t6->staged_rows, t6->groups_per_block, 1, t6->warps, 1, 3, 1, 4));
+  EXPECT_LE(t6->smem_bytes, kH200.max_smem_bytes);
+  // t = 1: 800 tiles, 7 a block, each tile's K split in two (3 passes and 2).
+  const absl::StatusOr<LaunchPlan> t1 = PlanLaunch(PerSlotDown(10, 10), kH200, 0);
+  ASSERT_TRUE(t1.ok()) << t1.status();
+  EXPECT_EQ(t1->splits, 2);
+  EXPECT_EQ(t1->warps, 14);
+  EXPECT_EQ(t1->chunks_per_split, 12);
 }
 
 TEST(PlanLaunchTest, TheCardsSharedMemoryLimitIsTheOneItReports) {
