@@ -9,6 +9,8 @@
 #     tar -C ROOT -c . | podman import - localhost/debian:12-minbase
 # Extra `podman run` flags (e.g. ulimits a VM refuses to raise): PODMAN_RUN_FLAGS, e.g.
 #   PODMAN_RUN_FLAGS="--ulimit nofile=16384:16384 --ulimit nproc=32768:32768"
+# On a host with hybrid cgroups (cgroup v1 controllers beside v2), where crun refuses to start,
+# Debian's runc works: add "--runtime runc" (apt-get install runc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${BASE:-docker.io/library/debian:12}
