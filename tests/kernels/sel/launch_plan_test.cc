@@ -76,7 +76,7 @@ SelWork PerSlotDown(int slots, int input_rows) {
           .input_rows = input_rows};
 }
 
-TEST(PlanLaunchTest, PerSlotDownRingsOfFourOctetsFitTwentyWarpsAndItsSplitsEndOnWholePasses) {
+TEST(PlanLaunchTest, TheWideDownFitsNineteenWarpsAtTSixAndSplitsKAtTOne) {
   // t = 6: 4,800 tiles of 32 rows, 37 a block, in two rounds of at most 20 warps whose rings
   // (3 stages of 4 octets x 32 lanes x 20 bytes) fit beside the staged rows.
   const absl::StatusOr<LaunchPlan> t6 = PlanLaunch(PerSlotDown(60, 60), kH200, 0);
