@@ -49,7 +49,8 @@ import csv, os, sys
 out, runs = sys.argv[1], sys.argv[2:]
 arms = {}
 for run in runs:
-    # One csv stream; the CLI's "job queued" line goes to stderr, which the bench keeps beside it.
+    # gpu-bench.sh writes the CLI's stderr ("job queued") into the file, and a second sweep appends
+    # its own header.
     lines = [l for l in open(os.path.join(out, run, "geometries.csv")) if not l.startswith("gpuprobe:")]
     header = lines[0]
     for row in csv.DictReader([header] + [l for l in lines[1:] if l != header]):
