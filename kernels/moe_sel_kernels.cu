@@ -130,7 +130,7 @@ SelWork WorkOf(const SelParams& p, int groups, int input_rows) {
 // Plans the launch and picks the kernel's deal: token windows where TokenWindowsPay (per-slot
 // gate+up), cluster K halves where PlanClusterHalves finds a plan and the card holds it
 // (group plans), consecutive tiles otherwise; the per-slot down takes wide items (two tiles an
-// item) where WideDownItemsPay.
+// item) wherever their plan splits no tile's K (kernels/sel/launch_deals.h says why).
 template <bool kGateUpSilu>
 absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input_rows,
                           cudaStream_t stream) {
@@ -167,8 +167,7 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
     if (one_slot) {
       const SelWork wide = WorkOf<false, true, kPerSlotDownOctets>(p, groups.groups, input_rows);
       const absl::StatusOr<LaunchPlan> wide_plan = PlanLaunch(wide, limits.device, 0);
-      if (wide_plan.ok() &&
-          WideDownItemsPay(wide_plan->splits > 1, groups.slots_total, groups.distinct_experts)) {
+      if (wide_plan.ok() && wide_plan->splits == 1) {
         p.tiles_per_group = wide.tiles_per_group;
         p.tiles = wide.tiles;
         return Launch<false, true, Deal::kConsecutive, kPerSlotDownOctets>(p, *wide_plan,

@@ -43,9 +43,9 @@ struct DeviceSlotGroups {
   int groups = 0;
   int max_group_slots = 0;  // 1 for per-slot plans, at most 8
   int slots_total = 0;      // slots of all groups
-  // What decides whether the per-slot gate+up kernel takes token windows and the per-slot down
-  // wide items (kernels/sel/launch_deals.h): group g serves slot g alone (SlotsAreGroups), and the
-  // plan's distinct experts (DistinctExperts).
+  // What decides whether the per-slot gate+up kernel takes token windows or an early start
+  // (kernels/sel/launch_deals.h): group g serves slot g alone (SlotsAreGroups), and the plan's
+  // distinct experts (DistinctExperts).
   bool slots_are_groups = false;
   int distinct_experts = 0;
 };
@@ -74,9 +74,11 @@ struct SelDownArgs {
 absl::Status CanImplementSelKernels(const MoeGeometry& geometry, int max_group_slots);
 
 // Writes a checkpoint-layout bank's codes and scales in the sel layout (kernels/nvfp4_pack.h:
-// chunks reordered within each octet of rows, code bits permuted within each word; every
-// expert keeps its bytes and its place). Not a timed kernel: run once per bank.
-absl::Status LaunchToSelLayout(const DeviceNvfp4Bank& checkpoint, uint8_t* sel_codes,
+// chunks reordered within each band of `band` octets of rows, code bits permuted within each
+// word; every expert keeps its bytes and its place). `band` is kSelGateUpBandOctets for a gate+up
+// bank and kSelDownBandOctets for a down bank, as the kernels read them. Not a timed kernel: run
+// once per bank.
+absl::Status LaunchToSelLayout(const DeviceNvfp4Bank& checkpoint, int band, uint8_t* sel_codes,
                                uint8_t* sel_scales, cudaStream_t stream);
 
 // Enqueue on `stream` (capturable in a CUDA graph); check the launch, not completion.

@@ -16,12 +16,18 @@
 // The 16-byte chunks (32 elements of a row) move too, within their expert: rows are taken in
 // octets (8 consecutive rows: the 8 lane groups of an mma tile), chunks in quads (the 4 column
 // threads), and each octet x quad is one contiguous 512-byte block, row-major, so that one
-// 16-byte load per lane of a warp reads 512 contiguous bytes. Scales (2 bytes per row and
-// chunk) move the same way, in 64-byte blocks. Every expert keeps its byte count and its place,
-// so the sel kernels read exactly the checkpoint's bytes per expert.
+// 16-byte load per lane of a warp reads 512 contiguous bytes. Octets go in bands of `band`
+// (kSelGateUpBandOctets for a gate+up bank, kSelDownBandOctets for a down bank): within a band,
+// quad u's blocks of its octets lie side by side, so that a warp's pass over a tile of several
+// octets of one band reads one contiguous run, addressed from one pointer. Scales (2 bytes per
+// row and chunk) take the codes' places in 64-byte blocks, except that within a band's quad a
+// lane's pairs of the band's octets lie side by side (SelScaleIndex), so that each lane copies
+// and reads back only its own. Every expert keeps its byte count and its place, so the sel
+// kernels read exactly the checkpoint's bytes per expert.
 //
 //   uint32_t sel_word = ToSelLayout(checkpoint_word);   // ToCheckpointLayout undoes it
-//   int64_t at = SelChunkIndex(row, chunk, chunks_per_row);  // where chunk (row, chunk) goes
+//   int64_t at = SelChunkIndex(row, chunk, chunks_per_row, band);  // where chunk (row, chunk) goes
+//   int64_t pair_at = SelScaleIndex(row, chunk, chunks_per_row, band);  // and its scale pair
 #pragma once
 
 #include <cstdint>
@@ -98,14 +104,43 @@ GPUPROBE_HOST_DEVICE uint32_t ToCheckpointLayout(uint32_t sel_word) {
   return out;
 }
 
-// The place, in 16-byte chunks (codes) or 2-byte pairs (scales) from the start of the expert's
-// matrix, of chunk `chunk` of row `row` in the sel layout. Octet o's chunks start where the
-// checkpoint's row 8o starts; within it, quad u's block starts at 32u and holds row r's chunk
-// 4u + c at 32u + r * width + c, width 4 except for a last, narrower quad.
-GPUPROBE_HOST_DEVICE int64_t SelChunkIndex(int64_t row, int chunk, int chunks_per_row) {
+// Octets per band of the two banks (a down bank's rows are a multiple of 32: LaunchSelDown). A
+// gate+up tile's two octets lie in the two halves of its bank, so its bands are single octets,
+// which is the layout without bands.
+inline constexpr int kSelGateUpBandOctets = 1;
+inline constexpr int kSelDownBandOctets = 4;
+
+// Where chunk `chunk` of row `row` lies in the sel layout, relative to its band's quad u: the
+// quad's blocks start at 32 x band x u; octet o of the band (o = row / 8 % band) takes 8 x width
+// places from 8 x width x o, row r % 8's chunk 4u + c at r % 8 x width + c within them; width is 4
+// except for a last, narrower quad.
+struct SelPlace {
+  int64_t band_start;  // in chunks (or pairs) from the start of the expert's matrix
+  int quad_start;      // from band_start
+  int octet;           // within the band
+  int in_block;        // (row % 8) x width + chunk % 4
+  int width;
+};
+
+GPUPROBE_HOST_DEVICE SelPlace SelPlaceOf(int64_t row, int chunk, int chunks_per_row, int band) {
   const int quad = chunk / 4;
   const int width = chunks_per_row - 4 * quad < 4 ? chunks_per_row - 4 * quad : 4;
-  return (row / 8) * 8 * chunks_per_row + 32 * quad + (row % 8) * width + chunk % 4;
+  return {row / (8 * band) * 8 * band * chunks_per_row, 32 * band * quad,
+          static_cast<int>(row / 8 % band), static_cast<int>(row % 8) * width + chunk % 4, width};
+}
+
+// The place, in 16-byte chunks from the start of the expert's matrix, of chunk `chunk` of row
+// `row`: its octet's block of the quad, row-major.
+GPUPROBE_HOST_DEVICE int64_t SelChunkIndex(int64_t row, int chunk, int chunks_per_row, int band) {
+  const SelPlace at = SelPlaceOf(row, chunk, chunks_per_row, band);
+  return at.band_start + at.quad_start + at.octet * 8 * at.width + at.in_block;
+}
+
+// The place, in 2-byte pairs from the start of the expert's scales, of the scale pair of chunk
+// `chunk` of row `row`: the band's octets' pairs of one lane's place side by side.
+GPUPROBE_HOST_DEVICE int64_t SelScaleIndex(int64_t row, int chunk, int chunks_per_row, int band) {
+  const SelPlace at = SelPlaceOf(row, chunk, chunks_per_row, band);
+  return at.band_start + at.quad_start + at.in_block * band + at.octet;
 }
 
 }  // namespace gpuprobe

@@ -17,10 +17,6 @@ bool EarlyStartPays(bool slots_are_groups, bool stages_every_input_row,
   return slots_are_groups && !stages_every_input_row && 2 * distinct_expert_bytes > 3 * l2_bytes;
 }
 
-bool WideDownItemsPay(bool splits_k, int slots, int distinct_experts) {
-  return !splits_k && slots >= int64_t{kWideDownMinSlotsPerExpert} * distinct_experts;
-}
-
 bool ClusterKHalvesPay(int input_rows, int cols) {
   return int64_t{input_rows} * cols >= kClusterKHalvesMinStagedInputs;
 }

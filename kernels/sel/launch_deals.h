@@ -19,20 +19,21 @@
 // repeat from the L2 a kernel that held both starts ran 0.3-1.0 us slower, so it is
 // taken from 3/2 of the L2 of distinct experts' bytes, where token windows do not pay.
 //
-// Wide items for the per-slot down (two mma tiles of a slot per item, Tuning::kOctets = 4) issue
-// 19% fewer instructions a weight (2.56 against 3.16, ncu), so they pay where the down is bound by
-// its own issue: where its bytes come from the L2. They cost where the bytes come from DRAM, and
-// the launcher cannot know the cache's state, so they are taken only where most bytes are re-read
-// whatever it is: each expert named by kWideDownMinSlotsPerExpert slots or more. H200, 2026-12-04,
-// same sittings, graph-timed medians of the down, serving geometry, base (one tile) -> wide:
-//   warm: t = 6 unions 10-50 16.4 -> 14.6-15.1 us, union 60 16.4-16.5 -> 16.3-16.4 (8 placements
-//         a job); t = 8 unions 10-50 20.2 -> 19.1-19.4, unions 70-80 20.4 / 22.3 -> 21.0 / 23.7;
-//         t = 3 unions 10-30 10.3 -> 9.2-9.5; 256 / 4096 / 1024 / 8 at t = 4 unions 8-16 20.2 ->
-//         17.5-17.8, union 32 22.3 -> 22.7;
-//   cold: t = 6 union 10 19.1 -> 17.8, unions 20-60 1.5-4.5% slower; t = 8 union 10 22.9 -> 22.0,
-//         unions 20-60 between 4.6% faster and 12.5% slower.
-// Nor do they pay where the wider items would need a K split to keep the warps busy (t = 1: the
-// split's end cost more than they saved).
+// Wide items for the per-slot down (two mma tiles of a slot per item, Tuning::kOctets = 4): the
+// launcher (LaunchEither) takes them wherever their plan splits no tile's K. With the down bank's
+// octets in bands of 4 (kernels/nvfp4_pack.h) a wide item's pass is one run from one pointer and
+// each lane copies its scale pairs in one 8-byte copy, so the wide down pays where its bytes come
+// from the L2 and where they come from DRAM alike. H200, 2026-12-04, two runs each in one
+// sitting, graph-timed medians of the down, base (one tile, and wide items only where each
+// expert had 5 slots or more, without bands) -> wide items with bands:
+//   warm: t = 3 unions 10-30 10.2-10.3 -> 8.8-9.0 us; t = 6 unions 20-50 16.3-16.4 -> 13.9-14.2,
+//         union 60 16.5 -> 15.4-16.3; t = 8 unions 20-50 20.2-20.3 -> 18.1-18.5, unions 60-70
+//         20.2-20.4 -> 19.3-19.9, union 80 22.2-22.6 -> 22.1-22.3; 256 / 4096 / 1024 / 8 at t = 4
+//         unions 8-24 20.2-20.4 -> 16.9-18.6, union 32 22.2 -> 21.4-21.8;
+//   cold (4 placements a job): t = 6 unions 10-60 2.4-5.4% faster; t = 8 unions 10-30 and 50-80
+//         3-11% faster, union 40 23.1 -> 24.2-24.3 (5% slower), union 60 25.9 -> 26.1.
+// They do not pay where the wider items would need a K split to keep the warps busy (t = 1: the
+// split's end cost more than they saved, kernel-decisions.md row 154).
 //
 // Cluster K halves (group plans whose every block stages every input row): two blocks of a
 // cluster split each tile's K, so each stages half of every input row. They pay where a block
@@ -68,11 +69,6 @@ bool TokenWindowsPay(const TokenWindowCase& c);
 // bytes exceed 3/2 of the L2.
 bool EarlyStartPays(bool slots_are_groups, bool stages_every_input_row,
                     int64_t distinct_expert_bytes, int64_t l2_bytes);
-
-// The wide items' plan splits no tile's K and the launch has kWideDownMinSlotsPerExpert slots or
-// more for each distinct expert.
-inline constexpr int kWideDownMinSlotsPerExpert = 5;
-bool WideDownItemsPay(bool splits_k, int slots, int distinct_experts);
 
 // Every input row staged whole in every block holds `input_rows` x `cols` inputs: cluster K halves
 // where they are at least kClusterKHalvesMinStagedInputs (the plan's shape is the launcher's

@@ -17,6 +17,7 @@ namespace gpuprobe::sel {
 
 using arch::CopyAsync16;
 using arch::CopyAsync4;
+using arch::CopyAsync8;
 using arch::Mma16816;
 using arch::MulHalf2;
 using arch::ScalePairHalf2;
@@ -27,20 +28,30 @@ __device__ __forceinline__ float2 ChunkScales(uint32_t pair) {
   return __half22float2(*reinterpret_cast<const __half2*>(&h2));
 }
 
+// Octets per band of the sel layout of the bank a kernel reads (kernels/nvfp4_pack.h).
+template <bool kGateUpSilu>
+constexpr int kBandOctets = kGateUpSilu ? kSelGateUpBandOctets : kSelDownBandOctets;
+
 // Where a lane loads from: the octets (sel layout) holding its item's code and scale rows, row g
-// of each (TileRows).
-template <int kOctets>
+// of each (TileRows). In one-octet bands, each octet's blocks; in wider bands (kBand > 1), where
+// an item's octets lie side by side in each quad, the lane's place in the pass at chunk 0 of the
+// item's first octet (`octet` within its band): its chunk, and its pairs of the item's octets.
+template <int kOctets, int kBand>
 struct LoadCursor {
+  static_assert(kBand == 1 || kBand % kOctets == 0);
+  static constexpr int kPointers = kBand == 1 ? kOctets : 1;
   int index;  // item index within the block
   int q;      // first chunk of the current pass
   int chunk_end;
-  const uint4* codes[kOctets];
-  const uint16_t* scales[kOctets];
+  const uint4* codes[kPointers];
+  const uint16_t* scales[kPointers];
+  int octet;
 };
 
 template <bool kGateUpSilu, Deal kDeal, int kOctets>
-__device__ __forceinline__ LoadCursor<kOctets> StartLoad(const SelParams& p, const BlockTiles& bt,
-                                                         const int* expert_of, int index, int g) {
+__device__ __forceinline__ LoadCursor<kOctets, kBandOctets<kGateUpSilu>> StartLoad(
+    const SelParams& p, const BlockTiles& bt, const int* expert_of, int index, int g) {
+  constexpr int kBand = kBandOctets<kGateUpSilu>;
   const Item item = MakeItem<kDeal>(p, bt, index);
   int group, out_row, rows[kOctets];
   TileRows<kGateUpSilu, kOctets>(p, item.tile, g, group, out_row, rows);
@@ -49,11 +60,20 @@ __device__ __forceinline__ LoadCursor<kOctets> StartLoad(const SelParams& p, con
   const uint4* codes = reinterpret_cast<const uint4*>(p.codes + expert * p.expert_code_bytes);
   const uint16_t* scales =
       reinterpret_cast<const uint16_t*>(p.scales + expert * p.expert_scale_bytes);
-  LoadCursor<kOctets> at{index, item.chunk_begin, item.chunk_end};
+  LoadCursor<kOctets, kBand> at{index, item.chunk_begin, item.chunk_end};
+  if constexpr (kBand == 1) {
 #pragma unroll
-  for (int i = 0; i < kOctets; ++i) at.codes[i] = codes + rows[i] / 8 * octet_chunks;
+    for (int i = 0; i < kOctets; ++i) at.codes[i] = codes + rows[i] / 8 * octet_chunks;
 #pragma unroll
-  for (int i = 0; i < kOctets; ++i) at.scales[i] = scales + rows[i] / 8 * octet_chunks;
+    for (int i = 0; i < kOctets; ++i) at.scales[i] = scales + rows[i] / 8 * octet_chunks;
+  } else {
+    const int octet = rows[0] / 8;  // the tile's octets are consecutive
+    const int64_t band_start = octet / kBand * kBand * octet_chunks;
+    const int lane = 4 * g + static_cast<int>(threadIdx.x % 4);
+    at.octet = octet % kBand;
+    at.codes[0] = codes + band_start + 32 * at.octet + lane;
+    at.scales[0] = scales + band_start + kBand * lane + at.octet;
+  }
   return at;
 }
 
@@ -77,18 +97,43 @@ struct PassData {
 //
 // A pass whose chunks all lie in the item and in full quads (every pass of a row whose length
 // is a multiple of 128, but the last of a split that ends mid-pass) takes the short path:
-// lane 4g + c's chunk of each quad is entry `lane` of the quad's block, at fixed offsets. There
-// a row's scale pairs for the pass are contiguous (64 bytes per quad): with WideScaleCopies the
-// first 8 kChunks lanes copy both rows' pairs 16 bytes each, and lanes then read pairs that other
-// lanes copied (the main loop fences the ring's reads and refills with __syncwarp). Otherwise
-// each lane copies the 4-byte words holding its own pairs and reads back only what it copied.
-template <int kChunks, int kOctets>
-__device__ __forceinline__ void IssuePass(const LoadCursor<kOctets>& at, int chunks, int lane,
-                                          uint8_t* stage) {
+// lane 4g + c's chunk of each quad is entry `lane` of the quad's block, at fixed offsets. In
+// one-octet bands a row's scale pairs for the pass are contiguous (64 bytes per quad): with
+// WideScaleCopies the first 8 kChunks lanes copy both rows' pairs 16 bytes each, and lanes then
+// read pairs that other lanes copied (the main loop fences the ring's reads and refills with
+// __syncwarp); otherwise each lane copies the 4-byte words holding its own pairs and reads back
+// only what it copied. In wider bands the item's octets' blocks of a quad lie side by side, and
+// so do a lane's pairs of them: each lane copies its kOctets pairs of a quad at once, 2 kOctets
+// bytes ([j][lane][octet] in the stage), and reads back only those.
+template <int kChunks, int kOctets, int kBand>
+__device__ __forceinline__ void IssuePass(const LoadCursor<kOctets, kBand>& at, int chunks,
+                                          int lane, uint8_t* stage) {
   const int g = lane / 4, c = lane % 4;
   uint4* codes = reinterpret_cast<uint4*>(stage);
   uint32_t* scales = reinterpret_cast<uint32_t*>(stage + kChunks * kOctets * 32 * 16);
   if (at.q + 4 * kChunks <= at.chunk_end) {
+    if constexpr (kBand > 1) {
+      static_assert(!kWideScaleCopies<kChunks>);
+      // Quad q / 4 of the band starts 32 kBand (q / 4) = 8 kBand q places on.
+      const uint4* from = at.codes[0] + 8 * kBand * at.q;
+      const uint16_t* pairs = at.scales[0] + 8 * kBand * at.q;
+      uint16_t* own_pairs = reinterpret_cast<uint16_t*>(scales);
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j) {
+#pragma unroll
+        for (int i = 0; i < kOctets; ++i) {
+          CopyAsync16(codes + (i * kChunks + j) * 32 + lane, from + 32 * kBand * j + 32 * i, true);
+        }
+        uint16_t* to = own_pairs + (j * 32 + lane) * kOctets;
+        if constexpr (kOctets == 4) {
+          CopyAsync8(to, pairs + 32 * kBand * j, true);
+        } else {
+          static_assert(kOctets == 2);
+          CopyAsync4(to, pairs + 32 * kBand * j, true);
+        }
+      }
+      return;
+    }
     const int place = 8 * at.q + lane;
     const uint4* from[kOctets];
 #pragma unroll
@@ -123,29 +168,53 @@ __device__ __forceinline__ void IssuePass(const LoadCursor<kOctets>& at, int chu
     }
     return;
   }
+  if constexpr (kBand > 1) {
+    // The band's start, and places as SelChunkIndex and SelScaleIndex give them: lane 4g + c of a
+    // full quad, rows closer together in a narrower last one.
+    const uint4* band_codes = at.codes[0] - (32 * at.octet + lane);
+    const uint16_t* band_pairs = at.scales[0] - (kBand * lane + at.octet);
 #pragma unroll
-  for (int j = 0; j < kChunks; ++j) {
-    const int quad = at.q + 4 * j;
-    const bool valid = quad + c < at.chunk_end;
-    // SelChunkIndex: lane 4g + c of a full quad; rows closer together in a narrower last one.
-    const int place = !valid               ? 0
-                      : quad + 4 <= chunks ? 8 * quad + lane
-                                           : 8 * quad + g * (chunks - quad) + c;
+    for (int j = 0; j < kChunks; ++j) {
+      const int quad = at.q + 4 * j;
+      const bool valid = quad + c < at.chunk_end;
+      const int width = min(4, chunks - quad);
+      const int in_block = !valid ? 0 : width == 4 ? lane : g * width + c;
 #pragma unroll
-    for (int i = 0; i < kOctets; ++i) {
-      CopyAsync16(codes + (i * kChunks + j) * 32 + lane, at.codes[i] + place, valid);
+      for (int i = 0; i < kOctets; ++i) {
+        const int octet = at.octet + i;
+        CopyAsync16(codes + (i * kChunks + j) * 32 + lane,
+                    band_codes + 8 * kBand * quad + octet * 8 * width + in_block, valid);
+        // The 4-byte word holding the pair (the band starts a word): ReadPass takes its half.
+        const int pair = 8 * kBand * quad + in_block * kBand + octet;
+        CopyAsync4(scales + (i * kChunks + j) * 32 + lane, band_pairs + (pair & ~1), valid);
+      }
     }
+  } else {
 #pragma unroll
-    for (int i = 0; i < kOctets; ++i) {
-      CopyAsync4(scales + (i * kChunks + j) * 32 + lane, at.scales[i] + (place & ~1), valid);
+    for (int j = 0; j < kChunks; ++j) {
+      const int quad = at.q + 4 * j;
+      const bool valid = quad + c < at.chunk_end;
+      // SelChunkIndex: lane 4g + c of a full quad; rows closer together in a narrower last one.
+      const int place = !valid               ? 0
+                        : quad + 4 <= chunks ? 8 * quad + lane
+                                             : 8 * quad + g * (chunks - quad) + c;
+#pragma unroll
+      for (int i = 0; i < kOctets; ++i) {
+        CopyAsync16(codes + (i * kChunks + j) * 32 + lane, at.codes[i] + place, valid);
+      }
+#pragma unroll
+      for (int i = 0; i < kOctets; ++i) {
+        CopyAsync4(scales + (i * kChunks + j) * 32 + lane, at.scales[i] + (place & ~1), valid);
+      }
     }
   }
 }
 
 // Reads one lane's pass back from its ring stage. kFull: every chunk of the pass lies in the
 // item and in a full quad (IssuePass's short path), so the lane's chunks are at `lane` (and with
-// WideScaleCopies its pairs at `lane` of each row's pairs).
-template <int kChunks, int kOctets, bool kFull>
+// WideScaleCopies its pairs at `lane` of each row's pairs; in wider bands its own pairs side by
+// side).
+template <int kChunks, int kOctets, int kBand, bool kFull>
 __device__ __forceinline__ PassData<kChunks, kOctets> ReadPass(const uint8_t* stage, int q,
                                                                int chunks, int lane) {
   const int g = lane / 4, c = lane % 4;
@@ -158,14 +227,34 @@ __device__ __forceinline__ PassData<kChunks, kOctets> ReadPass(const uint8_t* st
     const int place = kFull || quad + 4 <= chunks ? lane : g * max(1, chunks - quad) + c;
 #pragma unroll
     for (int i = 0; i < kOctets; ++i) data.code[i][j] = codes[(i * kChunks + j) * 32 + lane];
-#pragma unroll
-    for (int i = 0; i < kOctets; ++i) {
-      if (kFull && kWideScaleCopies<kChunks>) {
-        data.scale[i][j] = pairs[(i * kChunks + j) * 32 + lane];
+    if constexpr (kFull && kBand > 1) {
+      // The lane's kOctets pairs, two to a word, in one load (ComputePass reads a pair's low 16
+      // bits).
+      const uint16_t* own = pairs + (j * 32 + lane) * kOctets;
+      uint32_t words[kOctets / 2];
+      if constexpr (kOctets == 4) {
+        const uint2 both = *reinterpret_cast<const uint2*>(own);
+        words[0] = both.x;
+        words[1] = both.y;
       } else {
-        // The copied words as pairs: a lane's pair is the half of its word its place's parity
-        // names.
-        data.scale[i][j] = pairs[2 * ((i * kChunks + j) * 32 + lane) + (place & 1)];
+        words[0] = *reinterpret_cast<const uint32_t*>(own);
+      }
+#pragma unroll
+      for (int w = 0; w < kOctets / 2; ++w) {
+        data.scale[2 * w][j] = words[w];
+        data.scale[2 * w + 1][j] = words[w] >> 16;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < kOctets; ++i) {
+        if (kFull && kWideScaleCopies<kChunks>) {
+          data.scale[i][j] = pairs[(i * kChunks + j) * 32 + lane];
+        } else {
+          // The copied words as pairs: a lane's pair is the half of its word its place's parity
+          // names (in wider bands the octet's: the item's first octet is even).
+          const int parity = kBand == 1 ? place & 1 : i & 1;
+          data.scale[i][j] = pairs[2 * ((i * kChunks + j) * 32 + lane) + parity];
+        }
       }
     }
   }

@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   // The load cursor runs kStages - 1 passes ahead of the compute cursor. Every step commits
   // one copy group, empty past the end, so that "all but the newest kStages - 1 groups are
   // done" always means "the pass about to be computed has landed".
-  LoadCursor<kOctets> load{};
+  LoadCursor<kOctets, kBandOctets<kGateUpSilu>> load{};
   bool loading = warp < items;
   auto issue_next = [&](int stage) {
     if (loading) {
@@ -129,12 +129,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       const uint8_t* from = ring + stage * StageBytes(kChunks, kOctets);
       if (at.q + kChunksPerPass <= at.chunk_end) {
         ComputePass<kOneSlot, kChunks, kOctets, true>(
-            ReadPass<kChunks, kOctets, true>(from, at.q, chunks, lane), at.b, at.q, at.chunk_end, c,
-            acc);
+            ReadPass<kChunks, kOctets, kBandOctets<kGateUpSilu>, true>(from, at.q, chunks, lane),
+            at.b, at.q, at.chunk_end, c, acc);
       } else {
         ComputePass<kOneSlot, kChunks, kOctets, false>(
-            ReadPass<kChunks, kOctets, false>(from, at.q, chunks, lane), at.b, at.q, at.chunk_end,
-            c, acc);
+            ReadPass<kChunks, kOctets, kBandOctets<kGateUpSilu>, false>(from, at.q, chunks, lane),
+            at.b, at.q, at.chunk_end, c, acc);
       }
       if (kRefillAfterCompute) {  // this stage is free again (WideScaleCopies: once all have read)
         if (kWideScaleCopies<kChunks>) __syncwarp();

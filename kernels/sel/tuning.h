@@ -30,11 +30,12 @@ constexpr int kMaxDynamicSmemBytes = 227 * 1024;
 //
 // A warp's item covers kOctets octets of weight rows (rows g + 8i of lane group g): gate+up's tile
 // is a gate octet and an up octet, a down tile one mma tile of 16 rows. The per-slot down takes
-// wide items, two mma tiles of its slot (kPerSlotDownOctets: 32 rows), where the launcher's rule
-// says they pay (WideDownItemsPay in kernels/sel/launch_deals.h), so that each staged-input read
-// and each item's start and end serve twice the weights: 2.56 warp instructions a weight against
-// 3.16 (ncu, H200, 2026-12-04). Their ring stages are twice as large, and 3 of them beat 4
-// (H200, 2026-12-04, same sitting: with 4 the wide down was 1-2% slower at unions 10-50).
+// wide items, two mma tiles of its slot (kPerSlotDownOctets: 32 rows, one band of the down bank's
+// layout), wherever their plan splits no K (kernels/sel/launch_deals.h), so that each
+// staged-input read and each item's start and end serve twice the weights: 2.56 warp instructions
+// a weight against 3.16 before the bands (ncu, H200, 2026-12-04). Their ring stages are twice as
+// large, and 3 of them beat 4 (H200, 2026-12-04, same sitting: with 4 the wide down was 1-2% slower
+// at unions 10-50).
 template <bool kGateUpSilu, bool kOneSlot, int kOctetsPerItem = 2>
 struct Tuning {
   static constexpr int kOctets = kOctetsPerItem;

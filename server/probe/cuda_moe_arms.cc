@@ -13,6 +13,7 @@
 #include "kernels/cuda_status.h"
 #include "kernels/moe_banks.h"
 #include "kernels/moe_sel_kernels.h"
+#include "kernels/nvfp4_pack.h"
 #include "kernels/read_floor.h"
 #include "kernels/slot_groups.h"
 #include "server/device/device_buffer.h"
@@ -34,7 +35,9 @@ struct DeviceBank {
             (sel_layout ? sel_scales : scales).get<uint8_t>(), experts, rows, cols};
   }
 
-  static absl::StatusOr<DeviceBank> Upload(const Nvfp4Bank& host, int experts,
+  // `band`: the octets per band of the bank's sel layout (kSelGateUpBandOctets or
+  // kSelDownBandOctets).
+  static absl::StatusOr<DeviceBank> Upload(const Nvfp4Bank& host, int experts, int band,
                                            cudaStream_t stream) {
     DeviceBank bank;
     bank.experts = experts;
@@ -44,7 +47,7 @@ struct DeviceBank {
     ASSIGN_OR_RETURN(bank.scales, DeviceBuffer::FromHost(host.scales));
     ASSIGN_OR_RETURN(bank.sel_codes, DeviceBuffer::Allocate(bank.codes.bytes()));
     ASSIGN_OR_RETURN(bank.sel_scales, DeviceBuffer::Allocate(bank.scales.bytes()));
-    RETURN_IF_ERROR(LaunchToSelLayout(bank.View(false), bank.sel_codes.get<uint8_t>(),
+    RETURN_IF_ERROR(LaunchToSelLayout(bank.View(false), band, bank.sel_codes.get<uint8_t>(),
                                       bank.sel_scales.get<uint8_t>(), stream));
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
     return bank;
@@ -144,8 +147,10 @@ class CudaArms final : public MoeArms {
     auto banks = std::make_unique<Banks>();
     banks->geometry = geometry;
     banks->seed = seed;
-    ASSIGN_OR_RETURN(banks->gate_up, DeviceBank::Upload(host.gate_up, geometry.experts, Stream()));
-    ASSIGN_OR_RETURN(banks->down, DeviceBank::Upload(host.down, geometry.experts, Stream()));
+    ASSIGN_OR_RETURN(banks->gate_up, DeviceBank::Upload(host.gate_up, geometry.experts,
+                                                        kSelGateUpBandOctets, Stream()));
+    ASSIGN_OR_RETURN(banks->down,
+                     DeviceBank::Upload(host.down, geometry.experts, kSelDownBandOctets, Stream()));
     ASSIGN_OR_RETURN(banks->gate_global, DeviceBuffer::FromHost(host.gate_global));
     ASSIGN_OR_RETURN(banks->up_global, DeviceBuffer::FromHost(host.up_global));
     ASSIGN_OR_RETURN(banks->down_global, DeviceBuffer::FromHost(host.down_global));

@@ -78,27 +78,66 @@ TEST(Nvfp4PackTest, RandomWordsRoundTripAndDecodeElementByElement) {
   }
 }
 
-TEST(Nvfp4PackTest, ChunkPlacesAreAPermutationWithinEachOctetOfRows) {
-  for (int chunks : {1, 2, 3, 4, 5, 17, 20, 80}) {
-    const int rows = 24;
-    std::vector<int> seen(rows * chunks, 0);
-    for (int row = 0; row < rows; ++row) {
-      for (int q = 0; q < chunks; ++q) {
-        const int64_t at = SelChunkIndex(row, q, chunks);
-        ASSERT_GE(at, (row / 8) * 8 * chunks) << "chunks " << chunks << " row " << row;
-        ASSERT_LT(at, (row / 8 + 1) * 8 * chunks) << "chunks " << chunks << " row " << row;
-        ++seen[at];
+TEST(Nvfp4PackTest, ChunkAndScalePlacesArePermutationsWithinEachBandOfRows) {
+  for (int band : {kSelGateUpBandOctets, kSelDownBandOctets}) {
+    for (int chunks : {1, 2, 3, 4, 5, 17, 20, 80}) {
+      const int rows = 3 * 8 * band;
+      const int band_places = 8 * band * chunks;
+      std::vector<int> codes_seen(rows * chunks, 0), scales_seen(rows * chunks, 0);
+      for (int row = 0; row < rows; ++row) {
+        for (int q = 0; q < chunks; ++q) {
+          const int64_t first = row / (8 * band) * band_places;
+          for (const int64_t at :
+               {SelChunkIndex(row, q, chunks, band), SelScaleIndex(row, q, chunks, band)}) {
+            ASSERT_GE(at, first) << "band " << band << " chunks " << chunks << " row " << row;
+            ASSERT_LT(at, first + band_places)
+                << "band " << band << " chunks " << chunks << " row " << row;
+          }
+          ++codes_seen[SelChunkIndex(row, q, chunks, band)];
+          ++scales_seen[SelScaleIndex(row, q, chunks, band)];
+        }
+      }
+      for (int i = 0; i < rows * chunks; ++i) {
+        ASSERT_EQ(codes_seen[i], 1) << "band " << band << " chunks " << chunks << " place " << i;
+        ASSERT_EQ(scales_seen[i], 1) << "band " << band << " chunks " << chunks << " place " << i;
       }
     }
-    for (int i = 0; i < rows * chunks; ++i) ASSERT_EQ(seen[i], 1) << "chunks " << chunks;
   }
 }
 
-TEST(Nvfp4PackTest, AWarpsLoadOfOneQuadIs512ContiguousBytes) {
-  // Lane 4g + c reads row g's chunk 4u + c of a full quad: place 32u + lane.
+TEST(Nvfp4PackTest, AWarpsLoadOfOneQuadOfAnOctetIs512ContiguousBytes) {
+  // Lane 4g + c reads row g's chunk 4u + c of a full quad: place 32u + lane in a one-octet band,
+  // and octet o of a band of 4 at 128u + 32o + lane, so a pass over the band's octets is one run.
   for (int u = 0; u < 20; ++u) {
     for (int lane = 0; lane < 32; ++lane) {
-      EXPECT_EQ(SelChunkIndex(8 + lane / 4, 4 * u + lane % 4, 80), 8 * 80 + 32 * u + lane);
+      EXPECT_EQ(SelChunkIndex(8 + lane / 4, 4 * u + lane % 4, 80, 1), 8 * 80 + 32 * u + lane);
+      for (int o = 0; o < 4; ++o) {
+        EXPECT_EQ(SelChunkIndex(32 + 8 * o + lane / 4, 4 * u + lane % 4, 80, 4),
+                  32 * 80 + 128 * u + 32 * o + lane);
+      }
+    }
+  }
+}
+
+TEST(Nvfp4PackTest, ALanesScalePairsOfABandsQuadLieSideBySide) {
+  // Full quads: lane 4g + c's pairs of the band's octets are the `band` pairs from
+  // band x (32u + lane), octet by octet; in a one-octet band, the codes' places.
+  for (int u = 0; u < 5; ++u) {
+    for (int lane = 0; lane < 32; ++lane) {
+      EXPECT_EQ(SelScaleIndex(8 + lane / 4, 4 * u + lane % 4, 20, 1), 8 * 20 + 32 * u + lane);
+      for (int o = 0; o < 4; ++o) {
+        EXPECT_EQ(SelScaleIndex(32 + 8 * o + lane / 4, 4 * u + lane % 4, 20, 4),
+                  32 * 20 + 4 * (32 * u + lane) + o);
+      }
+    }
+  }
+  // A narrower last quad (chunks 18: width 2): lane g x 2 + c's place, its pairs side by side.
+  for (int g = 0; g < 8; ++g) {
+    for (int c = 0; c < 2; ++c) {
+      for (int o = 0; o < 4; ++o) {
+        EXPECT_EQ(SelScaleIndex(8 * o + g, 16 + c, 18, 4), 128 * 4 + 4 * (2 * g + c) + o);
+        EXPECT_EQ(SelChunkIndex(8 * o + g, 16 + c, 18, 4), 128 * 4 + 16 * o + 2 * g + c);
+      }
     }
   }
 }

@@ -88,18 +88,6 @@ TEST(EarlyStartTest, OnlyPlansWhoseStagedRowsAreTheirGroups) {
   EXPECT_FALSE(EarlyStartPays(true, true, 60 * expert, kH200L2Bytes));
 }
 
-// Serving geometry (10 slots a token): union 10 from t = 5 on; not t = 6 union 20 (3 slots an
-// expert) nor t = 8 union 20 (4); not where the plan splits K (t = 1).
-TEST(WideDownItemsTest, PayWhereEachExpertHasFiveSlotsOrMoreAndNoTileSplitsK) {
-  for (int t = 1; t <= 8; ++t) {
-    for (int distinct = 10; distinct <= 10 * t; distinct += 10) {
-      EXPECT_EQ(WideDownItemsPay(false, 10 * t, distinct), t >= 5 * (distinct / 10))
-          << "t=" << t << " distinct=" << distinct;
-    }
-  }
-  EXPECT_FALSE(WideDownItemsPay(true, 10, 1));
-}
-
 // The union variant's gate+up at the serving geometry (hidden 2,560, one input row per token):
 // from t = 5 on; and 256 / 4096 at t = 4.
 TEST(ClusterKHalvesTest, PayWhereEveryBlockStagesAtLeast12800Inputs) {
