@@ -73,12 +73,13 @@ struct SelDownArgs {
 // before any allocation; INVALID_ARGUMENT names the field and the limit.
 absl::Status CanImplementSelKernels(const MoeGeometry& geometry, int max_group_slots);
 
+// Which bank a sel-layout bank is: its octets' bands follow (kernels/nvfp4_pack.h, SelBands).
+enum class SelBank { kGateUp, kDown };
+
 // Writes a checkpoint-layout bank's codes and scales in the sel layout (kernels/nvfp4_pack.h:
-// chunks reordered within each band of `band` octets of rows, code bits permuted within each
-// word; every expert keeps its bytes and its place). `band` is kSelGateUpBandOctets for a gate+up
-// bank and kSelDownBandOctets for a down bank, as the kernels read them. Not a timed kernel: run
-// once per bank.
-absl::Status LaunchToSelLayout(const DeviceNvfp4Bank& checkpoint, int band, uint8_t* sel_codes,
+// chunks reordered within each band of octets of rows, code bits permuted within each word; every
+// expert keeps its bytes and its place). Not a timed kernel: run once per bank.
+absl::Status LaunchToSelLayout(const DeviceNvfp4Bank& checkpoint, SelBank bank, uint8_t* sel_codes,
                                uint8_t* sel_scales, cudaStream_t stream);
 
 // Enqueue on `stream` (capturable in a CUDA graph); check the launch, not completion.

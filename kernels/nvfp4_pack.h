@@ -16,18 +16,19 @@
 // The 16-byte chunks (32 elements of a row) move too, within their expert: rows are taken in
 // octets (8 consecutive rows: the 8 lane groups of an mma tile), chunks in quads (the 4 column
 // threads), and each octet x quad is one contiguous 512-byte block, row-major, so that one
-// 16-byte load per lane of a warp reads 512 contiguous bytes. Octets go in bands of `band`
-// (kSelGateUpBandOctets for a gate+up bank, kSelDownBandOctets for a down bank): within a band,
-// quad u's blocks of its octets lie side by side, so that a warp's pass over a tile of several
-// octets of one band reads one contiguous run, addressed from one pointer. Scales (2 bytes per
-// row and chunk) take the codes' places in 64-byte blocks, except that within a band's quad a
-// lane's pairs of the band's octets lie side by side (SelScaleIndex), so that each lane copies
-// and reads back only its own. Every expert keeps its byte count and its place, so the sel
+// 16-byte load per lane of a warp reads 512 contiguous bytes. Octets go in bands (SelBands: a
+// gate+up tile's gate octet and up octet, a down bank's 4 consecutive octets): within a band,
+// quad u's blocks of its octets lie side by side, so that a warp's pass over a tile's octets
+// reads one contiguous run, addressed from one pointer. Scales (2 bytes per row and chunk) take
+// the codes' places, except that a lane's pairs of a kernel's pass (the band's octets of the
+// pass's quads) lie side by side (SelScaleIndex), so that each lane copies its pass's pairs at
+// once and reads back only its own. Every expert keeps its byte count and its place, so the sel
 // kernels read exactly the checkpoint's bytes per expert.
 //
 //   uint32_t sel_word = ToSelLayout(checkpoint_word);   // ToCheckpointLayout undoes it
-//   int64_t at = SelChunkIndex(row, chunk, chunks_per_row, band);  // where chunk (row, chunk) goes
-//   int64_t pair_at = SelScaleIndex(row, chunk, chunks_per_row, band);  // and its scale pair
+//   const SelBands bands = SelGateUpBands(rows);  // or kSelDownBands
+//   int64_t at = SelChunkIndex(row, chunk, chunks_per_row, bands);  // where chunk (row, chunk)
+//   goes int64_t pair_at = SelScaleIndex(row, chunk, chunks_per_row, bands);  // and its scale pair
 #pragma once
 
 #include <cstdint>
@@ -104,43 +105,71 @@ GPUPROBE_HOST_DEVICE uint32_t ToCheckpointLayout(uint32_t sel_word) {
   return out;
 }
 
-// Octets per band of the two banks (a down bank's rows are a multiple of 32: LaunchSelDown). A
-// gate+up tile's two octets lie in the two halves of its bank, so its bands are single octets,
-// which is the layout without bands.
-inline constexpr int kSelGateUpBandOctets = 1;
-inline constexpr int kSelDownBandOctets = 4;
+// How a bank's octets form bands of `octets`, and how many quads a kernel's pass over them reads.
+// A gate+up bank (gate rows, then up rows; half_rows of each) takes octet b of each half into
+// band b, so that a gate+up tile's gate octet and up octet lie side by side, and its kernels'
+// passes read 2 quads; a down bank (half_rows 0) takes 4 consecutive octets (32 rows: its rows
+// are a multiple of 32, LaunchSelDown), the two mma tiles of a per-slot down's wide item, and
+// its passes read 1 quad.
+struct SelBands {
+  int octets;
+  int64_t half_rows;
+  int pass_quads;
+};
+
+inline constexpr int kSelGateUpBandOctets = 2;
+inline constexpr int kSelGateUpPassQuads = 2;
+GPUPROBE_HOST_DEVICE SelBands SelGateUpBands(int64_t rows) {
+  return {kSelGateUpBandOctets, rows / 2, kSelGateUpPassQuads};
+}
+inline constexpr SelBands kSelDownBands{4, 0, 1};
 
 // Where chunk `chunk` of row `row` lies in the sel layout, relative to its band's quad u: the
-// quad's blocks start at 32 x band x u; octet o of the band (o = row / 8 % band) takes 8 x width
-// places from 8 x width x o, row r % 8's chunk 4u + c at r % 8 x width + c within them; width is 4
-// except for a last, narrower quad.
+// quad's blocks start at 32 x octets x u; octet o of the band takes 8 x width places from
+// 8 x width x o, row r % 8's chunk 4u + c at r % 8 x width + c within them; width is 4 except for
+// a last, narrower quad.
 struct SelPlace {
   int64_t band_start;  // in chunks (or pairs) from the start of the expert's matrix
-  int quad_start;      // from band_start
-  int octet;           // within the band
-  int in_block;        // (row % 8) x width + chunk % 4
+  int quad;
+  int octet;     // within the band
+  int in_block;  // (row % 8) x width + chunk % 4
   int width;
 };
 
-GPUPROBE_HOST_DEVICE SelPlace SelPlaceOf(int64_t row, int chunk, int chunks_per_row, int band) {
+GPUPROBE_HOST_DEVICE SelPlace SelPlaceOf(int64_t row, int chunk, int chunks_per_row,
+                                         SelBands bands) {
   const int quad = chunk / 4;
   const int width = chunks_per_row - 4 * quad < 4 ? chunks_per_row - 4 * quad : 4;
-  return {row / (8 * band) * 8 * band * chunks_per_row, 32 * band * quad,
-          static_cast<int>(row / 8 % band), static_cast<int>(row % 8) * width + chunk % 4, width};
+  const int64_t band = bands.half_rows > 0 ? row % bands.half_rows / 8 : row / (8 * bands.octets);
+  const int octet =
+      static_cast<int>(bands.half_rows > 0 ? row / bands.half_rows : row / 8 % bands.octets);
+  return {band * 8 * bands.octets * chunks_per_row, quad, octet,
+          static_cast<int>(row % 8) * width + chunk % 4, width};
 }
 
 // The place, in 16-byte chunks from the start of the expert's matrix, of chunk `chunk` of row
 // `row`: its octet's block of the quad, row-major.
-GPUPROBE_HOST_DEVICE int64_t SelChunkIndex(int64_t row, int chunk, int chunks_per_row, int band) {
-  const SelPlace at = SelPlaceOf(row, chunk, chunks_per_row, band);
-  return at.band_start + at.quad_start + at.octet * 8 * at.width + at.in_block;
+GPUPROBE_HOST_DEVICE int64_t SelChunkIndex(int64_t row, int chunk, int chunks_per_row,
+                                           SelBands bands) {
+  const SelPlace at = SelPlaceOf(row, chunk, chunks_per_row, bands);
+  return at.band_start + 32 * bands.octets * at.quad + at.octet * 8 * at.width + at.in_block;
 }
 
 // The place, in 2-byte pairs from the start of the expert's scales, of the scale pair of chunk
-// `chunk` of row `row`: the band's octets' pairs of one lane's place side by side.
-GPUPROBE_HOST_DEVICE int64_t SelScaleIndex(int64_t row, int chunk, int chunks_per_row, int band) {
-  const SelPlace at = SelPlaceOf(row, chunk, chunks_per_row, band);
-  return at.band_start + at.quad_start + at.in_block * band + at.octet;
+// `chunk` of row `row`. Quads go in groups of pass_quads, as a pass reads them; in a group of full
+// quads, lane place p's pairs of the group's quads and the band's octets lie side by side
+// ([p][quad][octet]); in a last group that holds a narrower quad or fewer quads, quad by quad
+// ([quad][p][octet]).
+GPUPROBE_HOST_DEVICE int64_t SelScaleIndex(int64_t row, int chunk, int chunks_per_row,
+                                           SelBands bands) {
+  const SelPlace at = SelPlaceOf(row, chunk, chunks_per_row, bands);
+  const int first_quad = at.quad - at.quad % bands.pass_quads;
+  const bool full_group = 4 * (first_quad + bands.pass_quads) <= chunks_per_row;
+  if (full_group) {
+    return at.band_start + 32 * bands.octets * first_quad +
+           (at.in_block * bands.pass_quads + at.quad - first_quad) * bands.octets + at.octet;
+  }
+  return at.band_start + 32 * bands.octets * at.quad + at.in_block * bands.octets + at.octet;
 }
 
 }  // namespace gpuprobe

@@ -28,23 +28,25 @@ __device__ __forceinline__ float2 ChunkScales(uint32_t pair) {
   return __half22float2(*reinterpret_cast<const __half2*>(&h2));
 }
 
-// Octets per band of the sel layout of the bank a kernel reads (kernels/nvfp4_pack.h).
+// Octets per band of the sel layout of the bank a kernel reads, and the quads of a pass its scale
+// pairs are grouped by (kernels/nvfp4_pack.h, SelBands): a gate+up tile's gate octet and up
+// octet, 2 quads a pass; a down bank's 4 consecutive octets, 1 quad a pass.
 template <bool kGateUpSilu>
-constexpr int kBandOctets = kGateUpSilu ? kSelGateUpBandOctets : kSelDownBandOctets;
+constexpr int kBandOctets = kGateUpSilu ? kSelGateUpBandOctets : kSelDownBands.octets;
+template <bool kGateUpSilu>
+constexpr int kPassQuads = kGateUpSilu ? kSelGateUpPassQuads : kSelDownBands.pass_quads;
 
-// Where a lane loads from: the octets (sel layout) holding its item's code and scale rows, row g
-// of each (TileRows). In one-octet bands, each octet's blocks; in wider bands (kBand > 1), where
-// an item's octets lie side by side in each quad, the lane's place in the pass at chunk 0 of the
-// item's first octet (`octet` within its band): its chunk, and its pairs of the item's octets.
+// Where a lane loads from: its place in the current pass at chunk 0 of its item's first octet
+// (`octet` within its band; the item's octets follow it in each quad): its chunk, and its pairs
+// of the pass (TileRows: row g of each of the item's octets).
 template <int kOctets, int kBand>
 struct LoadCursor {
-  static_assert(kBand == 1 || kBand % kOctets == 0);
-  static constexpr int kPointers = kBand == 1 ? kOctets : 1;
+  static_assert(kBand % kOctets == 0);
   int index;  // item index within the block
   int q;      // first chunk of the current pass
   int chunk_end;
-  const uint4* codes[kPointers];
-  const uint16_t* scales[kPointers];
+  const uint4* code;
+  const uint16_t* pairs;
   int octet;
 };
 
@@ -60,30 +62,17 @@ __device__ __forceinline__ LoadCursor<kOctets, kBandOctets<kGateUpSilu>> StartLo
   const uint4* codes = reinterpret_cast<const uint4*>(p.codes + expert * p.expert_code_bytes);
   const uint16_t* scales =
       reinterpret_cast<const uint16_t*>(p.scales + expert * p.expert_scale_bytes);
+  // gate+up: band rows[0] / 8 holds the tile's gate octet and its up octet; down: the tile's
+  // octets are consecutive.
+  const int octet = rows[0] / 8;
+  const int64_t band_start = (kGateUpSilu ? octet : octet / kBand) * kBand * octet_chunks;
+  const int lane = 4 * g + static_cast<int>(threadIdx.x % 4);
   LoadCursor<kOctets, kBand> at{index, item.chunk_begin, item.chunk_end};
-  if constexpr (kBand == 1) {
-#pragma unroll
-    for (int i = 0; i < kOctets; ++i) at.codes[i] = codes + rows[i] / 8 * octet_chunks;
-#pragma unroll
-    for (int i = 0; i < kOctets; ++i) at.scales[i] = scales + rows[i] / 8 * octet_chunks;
-  } else {
-    const int octet = rows[0] / 8;  // the tile's octets are consecutive
-    const int64_t band_start = octet / kBand * kBand * octet_chunks;
-    const int lane = 4 * g + static_cast<int>(threadIdx.x % 4);
-    at.octet = octet % kBand;
-    at.codes[0] = codes + band_start + 32 * at.octet + lane;
-    at.scales[0] = scales + band_start + kBand * lane + at.octet;
-  }
+  at.octet = kGateUpSilu ? 0 : octet % kBand;
+  at.code = codes + band_start + 32 * at.octet + lane;
+  at.pairs = scales + band_start + kPassQuads<kGateUpSilu> * kBand * lane + at.octet;
   return at;
 }
-
-// Whether IssuePass's short path copies scale pairs 16 bytes per lane: for gate+up (2 chunks
-// per thread, 128 bytes of pairs per row and pass). H200, 2026-11-30: one lane's
-// 4-byte word each (pairs of lanes the same word) cost a bench of the same reads 6%; 16-byte
-// copies made the larger gate+up launches 3-6% faster, while in down (1 chunk per thread) the
-// warp fences they need cost more than they saved.
-template <int kChunks>
-constexpr bool kWideScaleCopies = kChunks >= 2;
 
 // One pass of one lane: chunks q + 4j + c of its rows (row g of each octet).
 template <int kChunks, int kOctets>
@@ -92,169 +81,115 @@ struct PassData {
   uint32_t scale[kOctets][kChunks];
 };
 
-// Requests one pass into a ring stage: each lane its own code chunks. Chunks past the item's end
-// arrive as zero codes and zero scales, so they add nothing.
+// Requests one pass into a ring stage: each lane its own code chunks and scale pairs, which only
+// it reads back (no warp fence). Chunks past the item's end arrive as zero codes and zero scales,
+// so they add nothing.
 //
 // A pass whose chunks all lie in the item and in full quads (every pass of a row whose length
-// is a multiple of 128, but the last of a split that ends mid-pass) takes the short path:
-// lane 4g + c's chunk of each quad is entry `lane` of the quad's block, at fixed offsets. In
-// one-octet bands a row's scale pairs for the pass are contiguous (64 bytes per quad): with
-// WideScaleCopies the first 8 kChunks lanes copy both rows' pairs 16 bytes each, and lanes then
-// read pairs that other lanes copied (the main loop fences the ring's reads and refills with
-// __syncwarp); otherwise each lane copies the 4-byte words holding its own pairs and reads back
-// only what it copied. In wider bands the item's octets' blocks of a quad lie side by side, and
-// so do a lane's pairs of them: each lane copies its kOctets pairs of a quad at once, 2 kOctets
-// bytes ([j][lane][octet] in the stage), and reads back only those.
+// is a multiple of 128, but the last of a split that ends mid-pass) takes the short path: lane
+// 4g + c's chunk of each quad is entry `lane` of its octet's block, the item's octets' blocks of a
+// quad side by side, and the lane's pairs of the pass side by side, so that one pointer and
+// immediate offsets address the pass and one 4- or 8-byte copy takes the lane's pairs
+// ([lane][j][octet] in the stage). H200, 2026-12-04: one 8-byte copy a lane a pass cost nothing
+// where the bytes come from DRAM, where two 4-byte copies cost up to 14% (kernel-decisions.md
+// rows 160-161), and no fence made the small unions 2-5% faster than 16-byte copies shared by 16
+// lanes.
 template <int kChunks, int kOctets, int kBand>
 __device__ __forceinline__ void IssuePass(const LoadCursor<kOctets, kBand>& at, int chunks,
                                           int lane, uint8_t* stage) {
+  // The lane's pairs of the pass lie side by side where it reads all of the band's octets or
+  // one quad.
+  static_assert(kChunks == 1 || kOctets == kBand);
   const int g = lane / 4, c = lane % 4;
   uint4* codes = reinterpret_cast<uint4*>(stage);
   uint32_t* scales = reinterpret_cast<uint32_t*>(stage + kChunks * kOctets * 32 * 16);
   if (at.q + 4 * kChunks <= at.chunk_end) {
-    if constexpr (kBand > 1) {
-      static_assert(!kWideScaleCopies<kChunks>);
-      // Quad q / 4 of the band starts 32 kBand (q / 4) = 8 kBand q places on.
-      const uint4* from = at.codes[0] + 8 * kBand * at.q;
-      const uint16_t* pairs = at.scales[0] + 8 * kBand * at.q;
-      uint16_t* own_pairs = reinterpret_cast<uint16_t*>(scales);
-#pragma unroll
-      for (int j = 0; j < kChunks; ++j) {
-#pragma unroll
-        for (int i = 0; i < kOctets; ++i) {
-          CopyAsync16(codes + (i * kChunks + j) * 32 + lane, from + 32 * kBand * j + 32 * i, true);
-        }
-        uint16_t* to = own_pairs + (j * 32 + lane) * kOctets;
-        if constexpr (kOctets == 4) {
-          CopyAsync8(to, pairs + 32 * kBand * j, true);
-        } else {
-          static_assert(kOctets == 2);
-          CopyAsync4(to, pairs + 32 * kBand * j, true);
-        }
-      }
-      return;
-    }
-    const int place = 8 * at.q + lane;
-    const uint4* from[kOctets];
-#pragma unroll
-    for (int i = 0; i < kOctets; ++i) from[i] = at.codes[i] + place;
+    // Quad q / 4 of the band starts 32 kBand (q / 4) = 8 kBand q places on.
+    const uint4* from = at.code + 8 * kBand * at.q;
 #pragma unroll
     for (int j = 0; j < kChunks; ++j) {
 #pragma unroll
       for (int i = 0; i < kOctets; ++i) {
-        CopyAsync16(codes + (i * kChunks + j) * 32 + lane, from[i] + 32 * j, true);
+        CopyAsync16(codes + (i * kChunks + j) * 32 + lane, from + 32 * kBand * j + 32 * i, true);
       }
     }
-    if constexpr (kWideScaleCopies<kChunks>) {
-      static_assert(kOctets == 2);
-      // 16-byte pieces of the rows' pairs 8q ... 8q + 32 kChunks - 1: row g, then row g + 8.
-      constexpr int kPiecesPerRow = 4 * kChunks;
-      if (lane < 2 * kPiecesPerRow) {
-        const int piece = lane % kPiecesPerRow;
-        const uint16_t* from = (lane < kPiecesPerRow ? at.scales[0] : at.scales[1]) + 8 * at.q;
-        CopyAsync16(reinterpret_cast<uint4*>(scales) + lane, from + 8 * piece, true);
-      }
+    uint16_t* to = reinterpret_cast<uint16_t*>(scales) + lane * kChunks * kOctets;
+    const uint16_t* pairs = at.pairs + 8 * kBand * at.q;
+    if constexpr (kChunks * kOctets == 4) {
+      CopyAsync8(to, pairs, true);
     } else {
-      const uint16_t* from_scales[kOctets];
-#pragma unroll
-      for (int i = 0; i < kOctets; ++i) from_scales[i] = at.scales[i] + (place & ~1);
-#pragma unroll
-      for (int j = 0; j < kChunks; ++j) {
-#pragma unroll
-        for (int i = 0; i < kOctets; ++i) {
-          CopyAsync4(scales + (i * kChunks + j) * 32 + lane, from_scales[i] + 32 * j, true);
-        }
-      }
+      static_assert(kChunks * kOctets == 2);
+      CopyAsync4(to, pairs, true);
     }
     return;
   }
-  if constexpr (kBand > 1) {
-    // The band's start, and places as SelChunkIndex and SelScaleIndex give them: lane 4g + c of a
-    // full quad, rows closer together in a narrower last one.
-    const uint4* band_codes = at.codes[0] - (32 * at.octet + lane);
-    const uint16_t* band_pairs = at.scales[0] - (kBand * lane + at.octet);
+  // The band's start, and places as SelChunkIndex and SelScaleIndex give them: lane 4g + c of a
+  // full quad, rows closer together in a narrower last one; a pass's quads one group of pairs
+  // where all of them are full. Each pair comes in the 4-byte word holding it ([octet][j][lane]
+  // in the stage; the band starts a word), and ReadPass takes its half.
+  const uint4* band_codes = at.code - (32 * at.octet + lane);
+  const uint16_t* band_pairs = at.pairs - (kChunks * kBand * lane + at.octet);
+  const bool full_group = at.q + 4 * kChunks <= chunks;
 #pragma unroll
-    for (int j = 0; j < kChunks; ++j) {
-      const int quad = at.q + 4 * j;
-      const bool valid = quad + c < at.chunk_end;
-      const int width = min(4, chunks - quad);
-      const int in_block = !valid ? 0 : width == 4 ? lane : g * width + c;
+  for (int j = 0; j < kChunks; ++j) {
+    const int quad = at.q + 4 * j;
+    const bool valid = quad + c < at.chunk_end;
+    const int width = min(4, chunks - quad);
+    const int in_block = !valid ? 0 : width == 4 ? lane : g * width + c;
 #pragma unroll
-      for (int i = 0; i < kOctets; ++i) {
-        const int octet = at.octet + i;
-        CopyAsync16(codes + (i * kChunks + j) * 32 + lane,
-                    band_codes + 8 * kBand * quad + octet * 8 * width + in_block, valid);
-        // The 4-byte word holding the pair (the band starts a word): ReadPass takes its half.
-        const int pair = 8 * kBand * quad + in_block * kBand + octet;
-        CopyAsync4(scales + (i * kChunks + j) * 32 + lane, band_pairs + (pair & ~1), valid);
-      }
-    }
-  } else {
-#pragma unroll
-    for (int j = 0; j < kChunks; ++j) {
-      const int quad = at.q + 4 * j;
-      const bool valid = quad + c < at.chunk_end;
-      // SelChunkIndex: lane 4g + c of a full quad; rows closer together in a narrower last one.
-      const int place = !valid               ? 0
-                        : quad + 4 <= chunks ? 8 * quad + lane
-                                             : 8 * quad + g * (chunks - quad) + c;
-#pragma unroll
-      for (int i = 0; i < kOctets; ++i) {
-        CopyAsync16(codes + (i * kChunks + j) * 32 + lane, at.codes[i] + place, valid);
-      }
-#pragma unroll
-      for (int i = 0; i < kOctets; ++i) {
-        CopyAsync4(scales + (i * kChunks + j) * 32 + lane, at.scales[i] + (place & ~1), valid);
-      }
+    for (int i = 0; i < kOctets; ++i) {
+      const int octet = at.octet + i;
+      CopyAsync16(codes + (i * kChunks + j) * 32 + lane,
+                  band_codes + 8 * kBand * quad + octet * 8 * width + in_block, valid);
+      const int pair = full_group ? 8 * kBand * at.q + (in_block * kChunks + j) * kBand + octet
+                                  : 8 * kBand * quad + in_block * kBand + octet;
+      CopyAsync4(scales + (i * kChunks + j) * 32 + lane, band_pairs + (pair & ~1), valid);
     }
   }
 }
 
 // Reads one lane's pass back from its ring stage. kFull: every chunk of the pass lies in the
-// item and in a full quad (IssuePass's short path), so the lane's chunks are at `lane` (and with
-// WideScaleCopies its pairs at `lane` of each row's pairs; in wider bands its own pairs side by
-// side).
-template <int kChunks, int kOctets, int kBand, bool kFull>
-__device__ __forceinline__ PassData<kChunks, kOctets> ReadPass(const uint8_t* stage, int q,
-                                                               int chunks, int lane) {
-  const int g = lane / 4, c = lane % 4;
+// item and in a full quad (IssuePass's short path), so the lane's chunks are at `lane` and its
+// pairs side by side.
+template <int kChunks, int kOctets, bool kFull>
+__device__ __forceinline__ PassData<kChunks, kOctets> ReadPass(const uint8_t* stage, int lane) {
   const uint4* codes = reinterpret_cast<const uint4*>(stage);
   const uint16_t* pairs = reinterpret_cast<const uint16_t*>(stage + kChunks * kOctets * 32 * 16);
   PassData<kChunks, kOctets> data;
 #pragma unroll
   for (int j = 0; j < kChunks; ++j) {
-    const int quad = q + 4 * j;
-    const int place = kFull || quad + 4 <= chunks ? lane : g * max(1, chunks - quad) + c;
 #pragma unroll
     for (int i = 0; i < kOctets; ++i) data.code[i][j] = codes[(i * kChunks + j) * 32 + lane];
-    if constexpr (kFull && kBand > 1) {
-      // The lane's kOctets pairs, two to a word, in one load (ComputePass reads a pair's low 16
-      // bits).
-      const uint16_t* own = pairs + (j * 32 + lane) * kOctets;
-      uint32_t words[kOctets / 2];
-      if constexpr (kOctets == 4) {
-        const uint2 both = *reinterpret_cast<const uint2*>(own);
-        words[0] = both.x;
-        words[1] = both.y;
-      } else {
-        words[0] = *reinterpret_cast<const uint32_t*>(own);
-      }
-#pragma unroll
-      for (int w = 0; w < kOctets / 2; ++w) {
-        data.scale[2 * w][j] = words[w];
-        data.scale[2 * w + 1][j] = words[w] >> 16;
-      }
+  }
+  if constexpr (kFull) {
+    // The lane's pairs of the pass ([j][octet]), two to a word, in one load (ComputePass reads
+    // a pair's low 16 bits).
+    constexpr int kPairs = kChunks * kOctets;
+    const uint16_t* own = pairs + lane * kPairs;
+    uint32_t words[kPairs / 2];
+    if constexpr (kPairs == 4) {
+      const uint2 both = *reinterpret_cast<const uint2*>(own);
+      words[0] = both.x;
+      words[1] = both.y;
     } else {
+      words[0] = *reinterpret_cast<const uint32_t*>(own);
+    }
+#pragma unroll
+    for (int j = 0; j < kChunks; ++j) {
 #pragma unroll
       for (int i = 0; i < kOctets; ++i) {
-        if (kFull && kWideScaleCopies<kChunks>) {
-          data.scale[i][j] = pairs[(i * kChunks + j) * 32 + lane];
-        } else {
-          // The copied words as pairs: a lane's pair is the half of its word its place's parity
-          // names (in wider bands the octet's: the item's first octet is even).
-          const int parity = kBand == 1 ? place & 1 : i & 1;
-          data.scale[i][j] = pairs[2 * ((i * kChunks + j) * 32 + lane) + parity];
-        }
+        const int n = j * kOctets + i;
+        data.scale[i][j] = words[n / 2] >> (16 * (n % 2));
+      }
+    }
+  } else {
+    // The copied words as pairs: a lane's pair is the half of its word its octet's parity names
+    // (bands have an even number of octets, and an item's first octet is even).
+#pragma unroll
+    for (int j = 0; j < kChunks; ++j) {
+#pragma unroll
+      for (int i = 0; i < kOctets; ++i) {
+        data.scale[i][j] = pairs[2 * ((i * kChunks + j) * 32 + lane) + (i & 1)];
       }
     }
   }

@@ -36,6 +36,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   constexpr int kChunks = Tune::kChunksPerThread;
   constexpr int kChunksPerPass = Tune::kChunksPerPass;
   constexpr int kStages = Tune::kStages;
+  static_assert(kPassQuads<kGateUpSilu> == kChunks);  // the scale pairs' groups (SelBands)
   extern __shared__ uint4 smem[];
   const int warps = blockDim.x / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -116,30 +117,21 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
                                                                            zero, out_scale, g, c);
     if (kRefillAfterCompute) issue_next(kStages - 1);  // the ring's last stage, still free
     for (int stage = 0;; stage = stage + 1 == kStages ? 0 : stage + 1) {
-      if (!kRefillAfterCompute) {
-        // The ring stage before this one is free again (with WideScaleCopies: once every lane
-        // has read it): refill it.
-        if (kWideScaleCopies<kChunks>) __syncwarp();
-        issue_next(stage == 0 ? kStages - 1 : stage - 1);
-      }
+      // The ring stage before this one is free again (each lane reads only what it copied):
+      // refill it.
+      if (!kRefillAfterCompute) issue_next(stage == 0 ? kStages - 1 : stage - 1);
       WaitCopies<kStages - 1>();  // all but the newest kStages - 1 groups: this pass landed
-      if (kWideScaleCopies<kChunks>) __syncwarp();  // ... for every lane
       // Passes wholly inside the item (all but an item's last, where K is not a multiple of a
       // pass) take the path without clamps and selects.
       const uint8_t* from = ring + stage * StageBytes(kChunks, kOctets);
       if (at.q + kChunksPerPass <= at.chunk_end) {
-        ComputePass<kOneSlot, kChunks, kOctets, true>(
-            ReadPass<kChunks, kOctets, kBandOctets<kGateUpSilu>, true>(from, at.q, chunks, lane),
-            at.b, at.q, at.chunk_end, c, acc);
+        ComputePass<kOneSlot, kChunks, kOctets, true>(ReadPass<kChunks, kOctets, true>(from, lane),
+                                                      at.b, at.q, at.chunk_end, c, acc);
       } else {
         ComputePass<kOneSlot, kChunks, kOctets, false>(
-            ReadPass<kChunks, kOctets, kBandOctets<kGateUpSilu>, false>(from, at.q, chunks, lane),
-            at.b, at.q, at.chunk_end, c, acc);
+            ReadPass<kChunks, kOctets, false>(from, lane), at.b, at.q, at.chunk_end, c, acc);
       }
-      if (kRefillAfterCompute) {  // this stage is free again (WideScaleCopies: once all have read)
-        if (kWideScaleCopies<kChunks>) __syncwarp();
-        issue_next(stage);
-      }
+      if (kRefillAfterCompute) issue_next(stage);  // this stage is free again
       if (at.q + kChunksPerPass < at.chunk_end) {
         at.q += kChunksPerPass;
         continue;

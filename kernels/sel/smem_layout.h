@@ -12,9 +12,9 @@
 namespace gpuprobe::sel {
 
 // One ring stage of one warp, for rows g + 8i (octet i < octets) of each lane group: codes
-// [octet][j][lane] (16 bytes each), then the scales: with kWideScaleCopies on IssuePass's short
-// path each row's pairs in their global order ([octet][j][lane], 2 bytes each, the first half of
-// the space), otherwise [octet][j][lane] the 4-byte word holding the lane's pair.
+// [octet][j][lane] (16 bytes each), then the scales: on IssuePass's short path each lane's pairs
+// side by side ([lane][j][octet], 2 bytes each, the first half of the space), otherwise
+// [octet][j][lane] the 4-byte word holding the lane's pair.
 GPUPROBE_HD constexpr int StageBytes(int chunks_per_thread, int octets) {
   return chunks_per_thread * octets * 32 * (16 + 4);
 }

@@ -32,8 +32,8 @@ constexpr int kMaxDynamicSmemBytes = 227 * 1024;
 // is a gate octet and an up octet, a down tile one mma tile of 16 rows. The per-slot down takes
 // wide items, two mma tiles of its slot (kPerSlotDownOctets: 32 rows, one band of the down bank's
 // layout), wherever their plan splits no K (kernels/sel/launch_deals.h), so that each
-// staged-input read and each item's start and end serve twice the weights: 2.56 warp instructions
-// a weight against 3.16 before the bands (ncu, H200, 2026-12-04). Their ring stages are twice as
+// staged-input read and each item's start and end serve twice the weights: 2.43 warp instructions
+// a weight against the one-tile down's 3.16 (ncu, H200, 2026-12-04). Their ring stages are twice as
 // large, and 3 of them beat 4 (H200, 2026-12-04, same sitting: with 4 the wide down was 1-2% slower
 // at unions 10-50).
 template <bool kGateUpSilu, bool kOneSlot, int kOctetsPerItem = 2>

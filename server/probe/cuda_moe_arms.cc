@@ -13,7 +13,6 @@
 #include "kernels/cuda_status.h"
 #include "kernels/moe_banks.h"
 #include "kernels/moe_sel_kernels.h"
-#include "kernels/nvfp4_pack.h"
 #include "kernels/read_floor.h"
 #include "kernels/slot_groups.h"
 #include "server/device/device_buffer.h"
@@ -35,9 +34,7 @@ struct DeviceBank {
             (sel_layout ? sel_scales : scales).get<uint8_t>(), experts, rows, cols};
   }
 
-  // `band`: the octets per band of the bank's sel layout (kSelGateUpBandOctets or
-  // kSelDownBandOctets).
-  static absl::StatusOr<DeviceBank> Upload(const Nvfp4Bank& host, int experts, int band,
+  static absl::StatusOr<DeviceBank> Upload(const Nvfp4Bank& host, int experts, SelBank kind,
                                            cudaStream_t stream) {
     DeviceBank bank;
     bank.experts = experts;
@@ -47,7 +44,7 @@ struct DeviceBank {
     ASSIGN_OR_RETURN(bank.scales, DeviceBuffer::FromHost(host.scales));
     ASSIGN_OR_RETURN(bank.sel_codes, DeviceBuffer::Allocate(bank.codes.bytes()));
     ASSIGN_OR_RETURN(bank.sel_scales, DeviceBuffer::Allocate(bank.scales.bytes()));
-    RETURN_IF_ERROR(LaunchToSelLayout(bank.View(false), band, bank.sel_codes.get<uint8_t>(),
+    RETURN_IF_ERROR(LaunchToSelLayout(bank.View(false), kind, bank.sel_codes.get<uint8_t>(),
                                       bank.sel_scales.get<uint8_t>(), stream));
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
     return bank;
@@ -148,9 +145,9 @@ class CudaArms final : public MoeArms {
     banks->geometry = geometry;
     banks->seed = seed;
     ASSIGN_OR_RETURN(banks->gate_up, DeviceBank::Upload(host.gate_up, geometry.experts,
-                                                        kSelGateUpBandOctets, Stream()));
+                                                        SelBank::kGateUp, Stream()));
     ASSIGN_OR_RETURN(banks->down,
-                     DeviceBank::Upload(host.down, geometry.experts, kSelDownBandOctets, Stream()));
+                     DeviceBank::Upload(host.down, geometry.experts, SelBank::kDown, Stream()));
     ASSIGN_OR_RETURN(banks->gate_global, DeviceBuffer::FromHost(host.gate_global));
     ASSIGN_OR_RETURN(banks->up_global, DeviceBuffer::FromHost(host.up_global));
     ASSIGN_OR_RETURN(banks->down_global, DeviceBuffer::FromHost(host.down_global));

@@ -78,65 +78,101 @@ TEST(Nvfp4PackTest, RandomWordsRoundTripAndDecodeElementByElement) {
   }
 }
 
-TEST(Nvfp4PackTest, ChunkAndScalePlacesArePermutationsWithinEachBandOfRows) {
-  for (int band : {kSelGateUpBandOctets, kSelDownBandOctets}) {
-    for (int chunks : {1, 2, 3, 4, 5, 17, 20, 80}) {
-      const int rows = 3 * 8 * band;
-      const int band_places = 8 * band * chunks;
+// Where row `row` of a bank of `rows` rows lies: in band `band`, as octet `octet` of it.
+struct BandOfRow {
+  int band, octet;
+};
+
+BandOfRow ExpectedBand(bool gate_up, int rows, int row) {
+  if (gate_up) return {row % (rows / 2) / 8, row / (rows / 2)};  // gate octet b, then up octet b
+  return {row / 32, row / 8 % 4};
+}
+
+SelBands BandsOf(bool gate_up, int rows) { return gate_up ? SelGateUpBands(rows) : kSelDownBands; }
+
+TEST(Nvfp4PackTest, ChunkAndScalePlacesArePermutationsWithinEachBand) {
+  for (bool gate_up : {true, false}) {
+    const int rows = 96;  // gate+up: 6 bands of a gate and an up octet; down: 3 of 4 octets
+    const SelBands bands = BandsOf(gate_up, rows);
+    for (int chunks : {1, 2, 3, 4, 5, 8, 17, 18, 20, 30, 80}) {
+      const int band_places = 8 * bands.octets * chunks;
       std::vector<int> codes_seen(rows * chunks, 0), scales_seen(rows * chunks, 0);
       for (int row = 0; row < rows; ++row) {
+        const int64_t first = int64_t{ExpectedBand(gate_up, rows, row).band} * band_places;
         for (int q = 0; q < chunks; ++q) {
-          const int64_t first = row / (8 * band) * band_places;
           for (const int64_t at :
-               {SelChunkIndex(row, q, chunks, band), SelScaleIndex(row, q, chunks, band)}) {
-            ASSERT_GE(at, first) << "band " << band << " chunks " << chunks << " row " << row;
+               {SelChunkIndex(row, q, chunks, bands), SelScaleIndex(row, q, chunks, bands)}) {
+            ASSERT_GE(at, first) << "gate_up " << gate_up << " chunks " << chunks << " row " << row;
             ASSERT_LT(at, first + band_places)
-                << "band " << band << " chunks " << chunks << " row " << row;
+                << "gate_up " << gate_up << " chunks " << chunks << " row " << row;
           }
-          ++codes_seen[SelChunkIndex(row, q, chunks, band)];
-          ++scales_seen[SelScaleIndex(row, q, chunks, band)];
+          ++codes_seen[SelChunkIndex(row, q, chunks, bands)];
+          ++scales_seen[SelScaleIndex(row, q, chunks, bands)];
         }
       }
       for (int i = 0; i < rows * chunks; ++i) {
-        ASSERT_EQ(codes_seen[i], 1) << "band " << band << " chunks " << chunks << " place " << i;
-        ASSERT_EQ(scales_seen[i], 1) << "band " << band << " chunks " << chunks << " place " << i;
+        ASSERT_EQ(codes_seen[i], 1) << "gate_up " << gate_up << " chunks " << chunks << " " << i;
+        ASSERT_EQ(scales_seen[i], 1) << "gate_up " << gate_up << " chunks " << chunks << " " << i;
       }
     }
   }
 }
 
-TEST(Nvfp4PackTest, AWarpsLoadOfOneQuadOfAnOctetIs512ContiguousBytes) {
-  // Lane 4g + c reads row g's chunk 4u + c of a full quad: place 32u + lane in a one-octet band,
-  // and octet o of a band of 4 at 128u + 32o + lane, so a pass over the band's octets is one run.
-  for (int u = 0; u < 20; ++u) {
-    for (int lane = 0; lane < 32; ++lane) {
-      EXPECT_EQ(SelChunkIndex(8 + lane / 4, 4 * u + lane % 4, 80, 1), 8 * 80 + 32 * u + lane);
-      for (int o = 0; o < 4; ++o) {
-        EXPECT_EQ(SelChunkIndex(32 + 8 * o + lane / 4, 4 * u + lane % 4, 80, 4),
-                  32 * 80 + 128 * u + 32 * o + lane);
+TEST(Nvfp4PackTest, APassOverABandsOctetsIsOneRunOf512ByteBlocks) {
+  // Lane 4g + c reads row g's chunk 4u + c of a full quad: octet o of the band at
+  // 32 x octets x u + 32o + lane from the band's start.
+  for (bool gate_up : {true, false}) {
+    const int rows = 2560;
+    const SelBands bands = BandsOf(gate_up, rows);
+    for (int row = 0; row < rows; row += 8) {
+      const BandOfRow at = ExpectedBand(gate_up, rows, row);
+      for (int u = 0; u < 20; ++u) {
+        for (int lane = 0; lane < 32; ++lane) {
+          ASSERT_EQ(SelChunkIndex(row + lane / 4, 4 * u + lane % 4, 80, bands),
+                    int64_t{at.band} * 8 * bands.octets * 80 + 32 * bands.octets * u +
+                        32 * at.octet + lane)
+              << "gate_up " << gate_up << " row " << row << " quad " << u << " lane " << lane;
+        }
       }
     }
   }
 }
 
-TEST(Nvfp4PackTest, ALanesScalePairsOfABandsQuadLieSideBySide) {
-  // Full quads: lane 4g + c's pairs of the band's octets are the `band` pairs from
-  // band x (32u + lane), octet by octet; in a one-octet band, the codes' places.
-  for (int u = 0; u < 5; ++u) {
-    for (int lane = 0; lane < 32; ++lane) {
-      EXPECT_EQ(SelScaleIndex(8 + lane / 4, 4 * u + lane % 4, 20, 1), 8 * 20 + 32 * u + lane);
-      for (int o = 0; o < 4; ++o) {
-        EXPECT_EQ(SelScaleIndex(32 + 8 * o + lane / 4, 4 * u + lane % 4, 20, 4),
-                  32 * 20 + 4 * (32 * u + lane) + o);
+// Full quads: lane 4g + c's pairs of a pass (its pass_quads quads, the band's octets) lie side
+// by side from octets x (32 x first quad + pass_quads x lane); a last group with a narrower quad
+// or fewer quads goes quad by quad.
+TEST(Nvfp4PackTest, ALanesScalePairsOfAPassLieSideBySide) {
+  for (bool gate_up : {true, false}) {
+    const int rows = 64;
+    const SelBands bands = BandsOf(gate_up, rows);
+    const int quads_a_pass = gate_up ? 2 : 1;
+    for (int row = 0; row < rows; row += 8) {
+      const BandOfRow at = ExpectedBand(gate_up, rows, row);
+      const int64_t band_start = int64_t{at.band} * 8 * bands.octets * 20;
+      for (int u = 0; u < 4; ++u) {  // chunks 20: quads 0-3 in full groups either way
+        const int first = u - u % quads_a_pass;
+        for (int lane = 0; lane < 32; ++lane) {
+          EXPECT_EQ(SelScaleIndex(row + lane / 4, 4 * u + lane % 4, 20, bands),
+                    band_start + 32 * bands.octets * first +
+                        (quads_a_pass * lane + u - first) * bands.octets + at.octet)
+              << "gate_up " << gate_up << " row " << row << " quad " << u << " lane " << lane;
+        }
+      }
+      for (int lane = 0; lane < 32; ++lane) {  // quad 4: a group of its own
+        EXPECT_EQ(SelScaleIndex(row + lane / 4, 16 + lane % 4, 20, bands),
+                  band_start + 32 * bands.octets * 4 + bands.octets * lane + at.octet);
       }
     }
   }
-  // A narrower last quad (chunks 18: width 2): lane g x 2 + c's place, its pairs side by side.
+  // A narrower last quad (chunks 30: quad 7 has width 2): gate+up's group of quads 6 and 7 goes
+  // quad by quad, lane place g x width + c.
+  const SelBands gate_up = SelGateUpBands(16);
   for (int g = 0; g < 8; ++g) {
-    for (int c = 0; c < 2; ++c) {
-      for (int o = 0; o < 4; ++o) {
-        EXPECT_EQ(SelScaleIndex(8 * o + g, 16 + c, 18, 4), 128 * 4 + 4 * (2 * g + c) + o);
-        EXPECT_EQ(SelChunkIndex(8 * o + g, 16 + c, 18, 4), 128 * 4 + 16 * o + 2 * g + c);
+    for (int c = 0; c < 4; ++c) {
+      EXPECT_EQ(SelScaleIndex(8 + g, 24 + c, 30, gate_up), 2 * 32 * 6 + 2 * (4 * g + c) + 1);
+      if (c < 2) {
+        EXPECT_EQ(SelScaleIndex(g, 28 + c, 30, gate_up), 2 * 32 * 7 + 2 * (2 * g + c));
+        EXPECT_EQ(SelChunkIndex(8 + g, 28 + c, 30, gate_up), 2 * 32 * 7 + 16 + 2 * g + c);
       }
     }
   }
