@@ -26,9 +26,9 @@
 // kernels read exactly the checkpoint's bytes per expert.
 //
 //   uint32_t sel_word = ToSelLayout(checkpoint_word);   // ToCheckpointLayout undoes it
-//   const SelBands bands = SelGateUpBands(rows);  // or kSelDownBands
-//   int64_t at = SelChunkIndex(row, chunk, chunks_per_row, bands);  // where chunk (row, chunk)
-//   goes int64_t pair_at = SelScaleIndex(row, chunk, chunks_per_row, bands);  // and its scale pair
+//   const SelBands bands = SelGateUpBands(rows);          // or kSelDownBands
+//   int64_t at = SelChunkIndex(row, chunk, chunks_per_row, bands);       // chunk (row, chunk)
+//   int64_t pair_at = SelScaleIndex(row, chunk, chunks_per_row, bands);  // and its scale pair
 #pragma once
 
 #include <cstdint>
