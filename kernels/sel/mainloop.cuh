@@ -36,13 +36,14 @@ constexpr int kBandOctets = kGateUpSilu ? kSelGateUpBandOctets : kSelDownBands.o
 template <bool kGateUpSilu>
 constexpr int kPassQuads = kGateUpSilu ? kSelGateUpPassQuads : kSelDownBands.pass_quads;
 
-// Where a lane loads from: its place in the current pass at chunk 0 of its item's first octet
-// (`octet` within its band; the item's octets follow it in each quad): its chunk, and its pairs
-// of the pass (TileRows: row g of each of the item's octets).
+// Where a lane loads from: its place in the current pass (chunk q of its item's first octet,
+// `octet` within its band; the item's octets follow it in each quad): its chunk, and its pairs of
+// the pass (TileRows: row g of each of the item's octets). `code` and `pairs` move with q, so that
+// a pass is addressed from them with immediate offsets alone.
 template <int kOctets, int kBand>
 struct LoadCursor {
   static_assert(kBand % kOctets == 0);
-  int index;  // item index within the block
+  int index;  // item index within the block; at or past the block's items, nothing is loaded
   int q;      // first chunk of the current pass
   int chunk_end;
   const uint4* code;
@@ -63,16 +64,58 @@ __device__ __forceinline__ LoadCursor<kOctets, kBandOctets<kGateUpSilu>> StartLo
   const uint16_t* scales =
       reinterpret_cast<const uint16_t*>(p.scales + expert * p.expert_scale_bytes);
   // gate+up: band rows[0] / 8 holds the tile's gate octet and its up octet; down: the tile's
-  // octets are consecutive.
+  // octets are consecutive. Quad q / 4 of the band starts 32 kBand (q / 4) = 8 kBand q places on.
   const int octet = rows[0] / 8;
-  const int64_t band_start = (kGateUpSilu ? octet : octet / kBand) * kBand * octet_chunks;
-  const int lane = 4 * g + static_cast<int>(threadIdx.x % 4);
+  const int64_t pass_start =
+      (kGateUpSilu ? octet : octet / kBand) * kBand * octet_chunks + 8 * kBand * item.chunk_begin;
+  const int lane = static_cast<int>(threadIdx.x % 32);
   LoadCursor<kOctets, kBand> at{index, item.chunk_begin, item.chunk_end};
   at.octet = kGateUpSilu ? 0 : octet % kBand;
-  at.code = codes + band_start + 32 * at.octet + lane;
-  at.pairs = scales + band_start + kPassQuads<kGateUpSilu> * kBand * lane + at.octet;
+  at.code = codes + pass_start + 32 * at.octet + lane;
+  at.pairs = scales + pass_start + kPassQuads<kGateUpSilu> * kBand * lane + at.octet;
   return at;
 }
+
+// Moves a load cursor to its item's next pass of kChunksPerPass chunks.
+template <int kChunksPerPass, int kOctets, int kBand>
+__device__ __forceinline__ void NextPass(LoadCursor<kOctets, kBand>& at) {
+  at.q += kChunksPerPass;
+  at.code += 8 * kBand * kChunksPerPass;
+  at.pairs += 8 * kBand * kChunksPerPass;
+}
+
+// A lane's places in one stage of its warp's ring (StageBytes): its code chunks, [octet][j][lane]
+// 16 bytes each from `code` on, and on IssuePass's short path its scale pairs side by side
+// (Pairs). The kernel carries `code` from stage to stage, so that the refill and the read of a
+// pass form no address but the pairs'.
+template <int kChunks, int kOctets>
+struct StageLane {
+  static constexpr int kPairs = kChunks * kOctets;  // a lane's scale pairs in a pass
+  uint8_t* code;
+
+  __device__ __forceinline__ static StageLane At(uint8_t* stage, int lane) {
+    return {stage + 16 * lane};
+  }
+  __device__ __forceinline__ uint8_t* Pairs(int lane) const {
+    return code + kPairs * 32 * 16 - (16 - 2 * kPairs) * lane;
+  }
+  // The stage's scale words ([octet][j][lane], 4 bytes each) from the first on.
+  __device__ __forceinline__ uint32_t* ScaleWords(int lane) const {
+    return reinterpret_cast<uint32_t*>(code + kPairs * 32 * 16 - 16 * lane);
+  }
+};
+
+// The ring of kStages stages that a lane walks in order, stage kStages - 1 followed by stage 0.
+template <int kChunks, int kOctets, int kStages>
+struct RingWalk {
+  static constexpr int kStageBytes = StageBytes(kChunks, kOctets);
+  const uint8_t* last_code;  // the lane's code place in the last stage
+
+  __device__ __forceinline__ StageLane<kChunks, kOctets> Next(
+      const StageLane<kChunks, kOctets>& at) const {
+    return {at.code + (at.code == last_code ? -(kStages - 1) * kStageBytes : kStageBytes)};
+  }
+};
 
 // One pass of one lane: chunks q + 4j + c of its rows (row g of each octet).
 template <int kChunks, int kOctets>
@@ -96,30 +139,25 @@ struct PassData {
 // lanes.
 template <int kChunks, int kOctets, int kBand>
 __device__ __forceinline__ void IssuePass(const LoadCursor<kOctets, kBand>& at, int chunks,
-                                          int lane, uint8_t* stage) {
+                                          int lane, const StageLane<kChunks, kOctets>& to) {
   // The lane's pairs of the pass lie side by side where it reads all of the band's octets or
   // one quad.
   static_assert(kChunks == 1 || kOctets == kBand);
-  const int g = lane / 4, c = lane % 4;
-  uint4* codes = reinterpret_cast<uint4*>(stage);
-  uint32_t* scales = reinterpret_cast<uint32_t*>(stage + kChunks * kOctets * 32 * 16);
+  constexpr int kPairs = StageLane<kChunks, kOctets>::kPairs;
+  uint4* codes = reinterpret_cast<uint4*>(to.code);  // this lane's chunk of [0][0]
   if (at.q + 4 * kChunks <= at.chunk_end) {
-    // Quad q / 4 of the band starts 32 kBand (q / 4) = 8 kBand q places on.
-    const uint4* from = at.code + 8 * kBand * at.q;
 #pragma unroll
     for (int j = 0; j < kChunks; ++j) {
 #pragma unroll
       for (int i = 0; i < kOctets; ++i) {
-        CopyAsync16(codes + (i * kChunks + j) * 32 + lane, from + 32 * kBand * j + 32 * i, true);
+        CopyAsync16(codes + (i * kChunks + j) * 32, at.code + 32 * kBand * j + 32 * i, true);
       }
     }
-    uint16_t* to = reinterpret_cast<uint16_t*>(scales) + lane * kChunks * kOctets;
-    const uint16_t* pairs = at.pairs + 8 * kBand * at.q;
-    if constexpr (kChunks * kOctets == 4) {
-      CopyAsync8(to, pairs, true);
+    if constexpr (kPairs == 4) {
+      CopyAsync8(to.Pairs(lane), at.pairs, true);
     } else {
-      static_assert(kChunks * kOctets == 2);
-      CopyAsync4(to, pairs, true);
+      static_assert(kPairs == 2);
+      CopyAsync4(to.Pairs(lane), at.pairs, true);
     }
     return;
   }
@@ -127,8 +165,10 @@ __device__ __forceinline__ void IssuePass(const LoadCursor<kOctets, kBand>& at, 
   // full quad, rows closer together in a narrower last one; a pass's quads one group of pairs
   // where all of them are full. Each pair comes in the 4-byte word holding it ([octet][j][lane]
   // in the stage; the band starts a word), and ReadPass takes its half.
-  const uint4* band_codes = at.code - (32 * at.octet + lane);
-  const uint16_t* band_pairs = at.pairs - (kChunks * kBand * lane + at.octet);
+  const int g = lane / 4, c = lane % 4;
+  uint32_t* scales = to.ScaleWords(lane) + lane;
+  const uint4* band_codes = at.code - (8 * kBand * at.q + 32 * at.octet + lane);
+  const uint16_t* band_pairs = at.pairs - (8 * kBand * at.q + kChunks * kBand * lane + at.octet);
   const bool full_group = at.q + 4 * kChunks <= chunks;
 #pragma unroll
   for (int j = 0; j < kChunks; ++j) {
@@ -139,40 +179,38 @@ __device__ __forceinline__ void IssuePass(const LoadCursor<kOctets, kBand>& at, 
 #pragma unroll
     for (int i = 0; i < kOctets; ++i) {
       const int octet = at.octet + i;
-      CopyAsync16(codes + (i * kChunks + j) * 32 + lane,
+      CopyAsync16(codes + (i * kChunks + j) * 32,
                   band_codes + 8 * kBand * quad + octet * 8 * width + in_block, valid);
       const int pair = full_group ? 8 * kBand * at.q + (in_block * kChunks + j) * kBand + octet
                                   : 8 * kBand * quad + in_block * kBand + octet;
-      CopyAsync4(scales + (i * kChunks + j) * 32 + lane, band_pairs + (pair & ~1), valid);
+      CopyAsync4(scales + (i * kChunks + j) * 32, band_pairs + (pair & ~1), valid);
     }
   }
 }
 
 // Reads one lane's pass back from its ring stage. kFull: every chunk of the pass lies in the
-// item and in a full quad (IssuePass's short path), so the lane's chunks are at `lane` and its
-// pairs side by side.
+// item and in a full quad (IssuePass's short path), so the lane's pairs are side by side.
 template <int kChunks, int kOctets, bool kFull>
-__device__ __forceinline__ PassData<kChunks, kOctets> ReadPass(const uint8_t* stage, int lane) {
-  const uint4* codes = reinterpret_cast<const uint4*>(stage);
-  const uint16_t* pairs = reinterpret_cast<const uint16_t*>(stage + kChunks * kOctets * 32 * 16);
+__device__ __forceinline__ PassData<kChunks, kOctets> ReadPass(
+    const StageLane<kChunks, kOctets>& from, int lane) {
+  constexpr int kPairs = StageLane<kChunks, kOctets>::kPairs;
+  const uint4* codes = reinterpret_cast<const uint4*>(from.code);
   PassData<kChunks, kOctets> data;
 #pragma unroll
   for (int j = 0; j < kChunks; ++j) {
 #pragma unroll
-    for (int i = 0; i < kOctets; ++i) data.code[i][j] = codes[(i * kChunks + j) * 32 + lane];
+    for (int i = 0; i < kOctets; ++i) data.code[i][j] = codes[(i * kChunks + j) * 32];
   }
   if constexpr (kFull) {
     // The lane's pairs of the pass ([j][octet]), two to a word, in one load (ComputePass reads
     // a pair's low 16 bits).
-    constexpr int kPairs = kChunks * kOctets;
-    const uint16_t* own = pairs + lane * kPairs;
     uint32_t words[kPairs / 2];
     if constexpr (kPairs == 4) {
-      const uint2 both = *reinterpret_cast<const uint2*>(own);
+      const uint2 both = *reinterpret_cast<const uint2*>(from.Pairs(lane));
       words[0] = both.x;
       words[1] = both.y;
     } else {
-      words[0] = *reinterpret_cast<const uint32_t*>(own);
+      words[0] = *reinterpret_cast<const uint32_t*>(from.Pairs(lane));
     }
 #pragma unroll
     for (int j = 0; j < kChunks; ++j) {
@@ -185,6 +223,7 @@ __device__ __forceinline__ PassData<kChunks, kOctets> ReadPass(const uint8_t* st
   } else {
     // The copied words as pairs: a lane's pair is the half of its word its octet's parity names
     // (bands have an even number of octets, and an item's first octet is even).
+    const uint16_t* pairs = reinterpret_cast<const uint16_t*>(from.ScaleWords(lane));
 #pragma unroll
     for (int j = 0; j < kChunks; ++j) {
 #pragma unroll

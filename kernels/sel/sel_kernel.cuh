@@ -54,6 +54,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   uint4* staged = smem + carve.staged;
   uint8_t* ring = reinterpret_cast<uint8_t*>(smem + carve.rings) +
                   warp * kStages * StageBytes(kChunks, kOctets);
+  using Stage = StageLane<kChunks, kOctets>;
 
   // The blocks of a cluster arrive now and wait before rank 1 writes into rank 0's shared
   // memory, which therefore exists, its exchange barrier initialised, by then. (The barrier's
@@ -73,17 +74,16 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   // The load cursor runs kStages - 1 passes ahead of the compute cursor. Every step commits
   // one copy group, empty past the end, so that "all but the newest kStages - 1 groups are
   // done" always means "the pass about to be computed has landed".
-  LoadCursor<kOctets, kBandOctets<kGateUpSilu>> load{};
-  bool loading = warp < items;
-  auto issue_next = [&](int stage) {
-    if (loading) {
-      IssuePass<kChunks>(load, chunks, lane, ring + stage * StageBytes(kChunks, kOctets));
-      if (load.q + kChunksPerPass < load.chunk_end) {
-        load.q += kChunksPerPass;
-      } else if (load.index + warps < items) {
-        load = StartLoad<kGateUpSilu, kDeal, kOctets>(p, bt, bg.expert, load.index + warps, g);
-      } else {
-        loading = false;
+  LoadCursor<kOctets, kBandOctets<kGateUpSilu>> load{warp};
+  auto issue_next = [&](const Stage& to) {
+    if (load.index < items) {
+      IssuePass<kChunks>(load, chunks, lane, to);
+      NextPass<kChunksPerPass>(load);
+      if (load.q >= load.chunk_end) {
+        load.index += warps;
+        if (load.index < items) {
+          load = StartLoad<kGateUpSilu, kDeal, kOctets>(p, bt, bg.expert, load.index, g);
+        }
       }
     }
     CommitCopies();
@@ -96,14 +96,18 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   // Down stages with per-row barriers, gate+up with the block's (StageInputs says why).
   StageInputs<kOneSlot, kDeal, kEarly, !kGateUpSilu>(
       p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
-        if (loading) {  // kEarlyConsecutive: the first expert from global memory
+        if (warp < items) {  // kEarlyConsecutive: the first expert from global memory
           load = StartLoad<kGateUpSilu, kDeal, kOctets>(
               p, bt, kDeal == Deal::kEarlyConsecutive ? p.group_expert + bt.first_group : bg.expert,
               warp, g);
         }
-        for (int stage = 0; stage < kEarly; ++stage) issue_next(stage);
+        for (int stage = 0; stage < kEarly; ++stage) {
+          issue_next(Stage::At(ring + stage * StageBytes(kChunks, kOctets), lane));
+        }
       });
-  for (int stage = kEarly; stage < kStages - 1; ++stage) issue_next(stage);
+  for (int stage = kEarly; stage < kStages - 1; ++stage) {
+    issue_next(Stage::At(ring + stage * StageBytes(kChunks, kOctets), lane));
+  }
 
   // Where a computed stage is refilled: right after its compute, so that an item's end (its sums,
   // lookups and stores) does not hold the request back, or at the top of the next iteration. The
@@ -115,23 +119,27 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   if (warp < items) {
     ComputeCursor at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kOctets>(p, bt, bg, warp, staged,
                                                                            zero, out_scale, g, c);
-    if (kRefillAfterCompute) issue_next(kStages - 1);  // the ring's last stage, still free
-    for (int stage = 0;; stage = stage + 1 == kStages ? 0 : stage + 1) {
-      // The ring stage before this one is free again (each lane reads only what it copied):
-      // refill it.
-      if (!kRefillAfterCompute) issue_next(stage == 0 ? kStages - 1 : stage - 1);
+    // The lane's places in the stage computed last: at first the ring's last stage, still free.
+    const Stage last = Stage::At(ring + (kStages - 1) * StageBytes(kChunks, kOctets), lane);
+    const RingWalk<kChunks, kOctets, kStages> ring_walk{last.code};
+    Stage stage = last;
+    if (kRefillAfterCompute) issue_next(last);
+    for (;;) {
+      // The stage computed last is free again (each lane reads only what it copied): refilled
+      // here or right after its compute.
+      if (!kRefillAfterCompute) issue_next(stage);
+      stage = ring_walk.Next(stage);
       WaitCopies<kStages - 1>();  // all but the newest kStages - 1 groups: this pass landed
       // Passes wholly inside the item (all but an item's last, where K is not a multiple of a
       // pass) take the path without clamps and selects.
-      const uint8_t* from = ring + stage * StageBytes(kChunks, kOctets);
       if (at.q + kChunksPerPass <= at.chunk_end) {
-        ComputePass<kOneSlot, kChunks, kOctets, true>(ReadPass<kChunks, kOctets, true>(from, lane),
+        ComputePass<kOneSlot, kChunks, kOctets, true>(ReadPass<kChunks, kOctets, true>(stage, lane),
                                                       at.b, at.q, at.chunk_end, c, acc);
       } else {
         ComputePass<kOneSlot, kChunks, kOctets, false>(
-            ReadPass<kChunks, kOctets, false>(from, lane), at.b, at.q, at.chunk_end, c, acc);
+            ReadPass<kChunks, kOctets, false>(stage, lane), at.b, at.q, at.chunk_end, c, acc);
       }
-      if (kRefillAfterCompute) issue_next(stage);  // this stage is free again
+      if (kRefillAfterCompute) issue_next(stage);
       if (at.q + kChunksPerPass < at.chunk_end) {
         at.q += kChunksPerPass;
         continue;
