@@ -9,6 +9,7 @@
 
 #include "kernels/arch/cp_async.cuh"
 #include "kernels/arch/mma.cuh"
+#include "kernels/arch/shared_load.cuh"
 #include "kernels/nvfp4_pack.h"
 #include "kernels/sel/block_work.cuh"
 #include "kernels/sel/smem_layout.h"
@@ -18,9 +19,13 @@ namespace gpuprobe::sel {
 using arch::CopyAsync16;
 using arch::CopyAsync4;
 using arch::CopyAsync8;
+using arch::LoadShared128;
+using arch::LoadShared32;
+using arch::LoadShared64;
 using arch::Mma16816;
 using arch::MulHalf2;
 using arch::ScalePairHalf2;
+using arch::SharedAddress;
 
 // The two e4m3 block scales of one chunk row as f32.
 __device__ __forceinline__ float2 ChunkScales(uint32_t pair) {
@@ -84,24 +89,29 @@ __device__ __forceinline__ void NextPass(LoadCursor<kOctets, kBand>& at) {
   at.pairs += 8 * kBand * kChunksPerPass;
 }
 
-// A lane's places in one stage of its warp's ring (StageBytes): its code chunks, [octet][j][lane]
-// 16 bytes each from `code` on, and on IssuePass's short path its scale pairs side by side
-// (Pairs). The kernel carries `code` from stage to stage, so that the refill and the read of a
-// pass form no address but the pairs'.
+// A lane's places in one stage of its warp's ring (StageBytes), as 32-bit shared addresses: its
+// code chunks, [octet][j][lane] 16 bytes each from `code` on, and on IssuePass's short path its
+// scale pairs side by side (Pairs). The kernel carries `code` from stage to stage, so that the
+// refill and the read of a pass form no address but the pairs'.
 template <int kChunks, int kOctets>
 struct StageLane {
   static constexpr int kPairs = kChunks * kOctets;  // a lane's scale pairs in a pass
-  uint8_t* code;
+  static constexpr int kCodeBytes = kPairs * 32 * 16;
+  uint32_t code;
 
   __device__ __forceinline__ static StageLane At(uint8_t* stage, int lane) {
-    return {stage + 16 * lane};
+    return {SharedAddress(stage) + 16 * lane};
   }
-  __device__ __forceinline__ uint8_t* Pairs(int lane) const {
-    return code + kPairs * 32 * 16 - (16 - 2 * kPairs) * lane;
+  // The lane's chunk j of octet i.
+  __device__ __forceinline__ uint32_t Code(int i, int j) const {
+    return code + (i * kChunks + j) * 32 * 16;
   }
-  // The stage's scale words ([octet][j][lane], 4 bytes each) from the first on.
-  __device__ __forceinline__ uint32_t* ScaleWords(int lane) const {
-    return reinterpret_cast<uint32_t*>(code + kPairs * 32 * 16 - 16 * lane);
+  __device__ __forceinline__ uint32_t Pairs(int lane) const {
+    return code + kCodeBytes - (16 - 2 * kPairs) * lane;
+  }
+  // The lane's scale word ([octet][j][lane], 4 bytes each) of chunk j of octet i.
+  __device__ __forceinline__ uint32_t ScaleWord(int i, int j, int lane) const {
+    return code + kCodeBytes - 12 * lane + (i * kChunks + j) * 32 * 4;
   }
 };
 
@@ -109,7 +119,7 @@ struct StageLane {
 template <int kChunks, int kOctets, int kStages>
 struct RingWalk {
   static constexpr int kStageBytes = StageBytes(kChunks, kOctets);
-  const uint8_t* last_code;  // the lane's code place in the last stage
+  uint32_t last_code;  // the lane's code place in the last stage
 
   __device__ __forceinline__ StageLane<kChunks, kOctets> Next(
       const StageLane<kChunks, kOctets>& at) const {
@@ -144,13 +154,12 @@ __device__ __forceinline__ void IssuePass(const LoadCursor<kOctets, kBand>& at, 
   // one quad.
   static_assert(kChunks == 1 || kOctets == kBand);
   constexpr int kPairs = StageLane<kChunks, kOctets>::kPairs;
-  uint4* codes = reinterpret_cast<uint4*>(to.code);  // this lane's chunk of [0][0]
   if (at.q + 4 * kChunks <= at.chunk_end) {
 #pragma unroll
     for (int j = 0; j < kChunks; ++j) {
 #pragma unroll
       for (int i = 0; i < kOctets; ++i) {
-        CopyAsync16(codes + (i * kChunks + j) * 32, at.code + 32 * kBand * j + 32 * i, true);
+        CopyAsync16(to.Code(i, j), at.code + 32 * kBand * j + 32 * i, true);
       }
     }
     if constexpr (kPairs == 4) {
@@ -166,7 +175,6 @@ __device__ __forceinline__ void IssuePass(const LoadCursor<kOctets, kBand>& at, 
   // where all of them are full. Each pair comes in the 4-byte word holding it ([octet][j][lane]
   // in the stage; the band starts a word), and ReadPass takes its half.
   const int g = lane / 4, c = lane % 4;
-  uint32_t* scales = to.ScaleWords(lane) + lane;
   const uint4* band_codes = at.code - (8 * kBand * at.q + 32 * at.octet + lane);
   const uint16_t* band_pairs = at.pairs - (8 * kBand * at.q + kChunks * kBand * lane + at.octet);
   const bool full_group = at.q + 4 * kChunks <= chunks;
@@ -179,11 +187,11 @@ __device__ __forceinline__ void IssuePass(const LoadCursor<kOctets, kBand>& at, 
 #pragma unroll
     for (int i = 0; i < kOctets; ++i) {
       const int octet = at.octet + i;
-      CopyAsync16(codes + (i * kChunks + j) * 32,
-                  band_codes + 8 * kBand * quad + octet * 8 * width + in_block, valid);
+      CopyAsync16(to.Code(i, j), band_codes + 8 * kBand * quad + octet * 8 * width + in_block,
+                  valid);
       const int pair = full_group ? 8 * kBand * at.q + (in_block * kChunks + j) * kBand + octet
                                   : 8 * kBand * quad + in_block * kBand + octet;
-      CopyAsync4(scales + (i * kChunks + j) * 32, band_pairs + (pair & ~1), valid);
+      CopyAsync4(to.ScaleWord(i, j, lane), band_pairs + (pair & ~1), valid);
     }
   }
 }
@@ -194,23 +202,22 @@ template <int kChunks, int kOctets, bool kFull>
 __device__ __forceinline__ PassData<kChunks, kOctets> ReadPass(
     const StageLane<kChunks, kOctets>& from, int lane) {
   constexpr int kPairs = StageLane<kChunks, kOctets>::kPairs;
-  const uint4* codes = reinterpret_cast<const uint4*>(from.code);
   PassData<kChunks, kOctets> data;
 #pragma unroll
   for (int j = 0; j < kChunks; ++j) {
 #pragma unroll
-    for (int i = 0; i < kOctets; ++i) data.code[i][j] = codes[(i * kChunks + j) * 32];
+    for (int i = 0; i < kOctets; ++i) data.code[i][j] = LoadShared128(from.Code(i, j));
   }
   if constexpr (kFull) {
     // The lane's pairs of the pass ([j][octet]), two to a word, in one load (ComputePass reads
     // a pair's low 16 bits).
     uint32_t words[kPairs / 2];
     if constexpr (kPairs == 4) {
-      const uint2 both = *reinterpret_cast<const uint2*>(from.Pairs(lane));
+      const uint2 both = LoadShared64(from.Pairs(lane));
       words[0] = both.x;
       words[1] = both.y;
     } else {
-      words[0] = *reinterpret_cast<const uint32_t*>(from.Pairs(lane));
+      words[0] = LoadShared32(from.Pairs(lane));
     }
 #pragma unroll
     for (int j = 0; j < kChunks; ++j) {
@@ -221,18 +228,23 @@ __device__ __forceinline__ PassData<kChunks, kOctets> ReadPass(
       }
     }
   } else {
-    // The copied words as pairs: a lane's pair is the half of its word its octet's parity names
-    // (bands have an even number of octets, and an item's first octet is even).
-    const uint16_t* pairs = reinterpret_cast<const uint16_t*>(from.ScaleWords(lane));
+    // The copied words: a lane's pair is the half of its word its octet's parity names (bands
+    // have an even number of octets, and an item's first octet is even).
 #pragma unroll
     for (int j = 0; j < kChunks; ++j) {
 #pragma unroll
       for (int i = 0; i < kOctets; ++i) {
-        data.scale[i][j] = pairs[2 * ((i * kChunks + j) * 32 + lane) + (i & 1)];
+        data.scale[i][j] = LoadShared32(from.ScaleWord(i, j, lane)) >> (16 * (i & 1));
       }
     }
   }
   return data;
+}
+
+// Where chunk q of a staged row starts, in 16-byte vectors (StagedLayout).
+template <bool kOneSlot>
+__device__ __forceinline__ int StagedChunkOffset(int q) {
+  return kOneSlot ? OneSlotChunkOffset(q) : GroupChunkOffset(q);
 }
 
 // Multiplies one pass's chunks with the staged inputs and adds them into acc. Tensor-core f32
@@ -244,7 +256,8 @@ __device__ __forceinline__ PassData<kChunks, kOctets> ReadPass(
 // of column thread c and are zero elsewhere, so column c's two D values are the hi and lo sums
 // of c's own elements; the block scale is applied to them in f32 (acc[i]: row g of octet i,
 // summed across the four column threads at the end). Each pair of octets is one mma tile; the
-// tiles share each B read. `b` points at this lane's hi row, lo row or the zero row.
+// tiles share each B read. `b` points at chunk q0 + c of this lane's hi row, lo row or the zero
+// row.
 // Otherwise: B column n is slot n of the group, and one mma's K mixes the chunks (and block
 // scales) of all four column threads, so the weights are scaled before the mma: code * 2^-14 *
 // e4m3 scale is exact in f16 (the smallest product, 0.5 * 2^-9 * 2^-14, is f16's 2^-24).
@@ -258,6 +271,7 @@ __device__ __forceinline__ void ComputePass(const PassData<kChunks, kOctets>& da
   for (int j = 0; j < kChunks; ++j) {
     // Past the item's end (codes and scales zero) any staged chunk will do: the item's last.
     const int q = kFull ? q0 + 4 * j + c : min(q0 + 4 * j + c, chunk_end - 1);
+    const uint4* chunk_b = b + StagedChunkOffset<kOneSlot>(q - q0 - c);  // b: chunk q0 + c
     uint32_t words[kOctets][4];
 #pragma unroll
     for (int i = 0; i < kOctets; ++i) {
@@ -281,7 +295,7 @@ __device__ __forceinline__ void ComputePass(const PassData<kChunks, kOctets>& da
             uint32_t ag[4], ag8[4];
             DecodeSelWord(words[2 * t][w], ag);
             DecodeSelWord(words[2 * t + 1][w], ag8);
-            if (t == 0) bv = b[OneSlotChunkOffset(q) + w];
+            if (t == 0) bv = chunk_b[w];
             Mma16816(d[t], ag[0], ag8[0], ag[1], ag8[1], bv.x, bv.y);
             Mma16816(d[t], ag[2], ag8[2], ag[3], ag8[3], bv.z, bv.w);
           }
@@ -314,8 +328,8 @@ __device__ __forceinline__ void ComputePass(const PassData<kChunks, kOctets>& da
           ag[i] = MulHalf2(ag[i], sg);
           ag8[i] = MulHalf2(ag8[i], sg8);
         }
-        const uint4 even = b[GroupChunkOffset(q) + 2 * w];
-        const uint4 odd = b[GroupChunkOffset(q) + 2 * w + 1];
+        const uint4 even = chunk_b[2 * w];
+        const uint4 odd = chunk_b[2 * w + 1];
         Mma16816(hi, ag[0], ag8[0], ag[1], ag8[1], even.x, even.y);
         Mma16816(lo, ag[0], ag8[0], ag[1], ag8[1], even.z, even.w);
         Mma16816(hi, ag[2], ag8[2], ag[3], ag8[3], odd.x, odd.y);
@@ -327,7 +341,8 @@ __device__ __forceinline__ void ComputePass(const PassData<kChunks, kOctets>& da
   }
 }
 
-// Where a lane computes: its item, pass and staged B row.
+// Where a lane computes: its item, pass and staged B row (`b`: at chunk q + c, the lane's first
+// of the pass; it moves with q).
 struct ComputeCursor {
   int index;
   int q;
@@ -368,7 +383,8 @@ __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const 
   if (kOneSlot) {
     const int staged_row = StagedRow<kDeal>(p, bt, bg, group, 0);
     const uint4* row = staged + staged_row * layout.row_vectors;
-    b = g == 2 * c ? row : g == 2 * c + 1 ? row + layout.lo_offset : zero;
+    const uint4* own = g == 2 * c ? row : g == 2 * c + 1 ? row + layout.lo_offset : zero;
+    b = own + OneSlotChunkOffset(item.chunk_begin + c);
     if constexpr (kOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal>) {
       const int local = group - bt.first_group;
       const int slot = bg.slot[local * p.staged_cols];
@@ -384,9 +400,8 @@ __device__ __forceinline__ ComputeCursor StartCompute(const SelParams& p, const 
     const bool in_group =
         g < p.staged_cols && bg.slot[(group - bt.first_group) * p.staged_cols + g] >= 0;
     b = staged + StagedRow<kDeal>(p, bt, bg, group, in_group ? g : 0) * layout.row_vectors;
-    // kClusterKHalves: the staged rows start at the block's first chunk, ComputePass addresses
-    // them by chunk of K.
-    if (kDeal == Deal::kClusterKHalves) b -= GroupChunkOffset(item.chunk_begin);
+    // kClusterKHalves: the staged rows start at the block's first chunk (the item's).
+    b += GroupChunkOffset((kDeal == Deal::kClusterKHalves ? 0 : item.chunk_begin) + c);
     if constexpr (kGroupOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal>) {
       // WriteTile's lookups, both columns side by side; a column past the group's width takes
       // column 0's place and is not stored.

@@ -142,6 +142,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
       if (kRefillAfterCompute) issue_next(stage);
       if (at.q + kChunksPerPass < at.chunk_end) {
         at.q += kChunksPerPass;
+        at.b += StagedChunkOffset<kOneSlot>(kChunksPerPass);
         continue;
       }
       // The item is done: write its tile, or (split plans) leave its partial sums.
