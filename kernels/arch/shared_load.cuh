@@ -1,7 +1,8 @@
 // Loads from this block's shared memory by 32-bit shared address (the address cp.async writes
-// to), so that a pointer carried through a loop is one register, not one per use (a generic
-// pointer converted for cp.async and inferred for loads becomes two). Volatile: they keep their
-// order against the cp.async waits that make their bytes visible.
+// to), so that a place carried through a loop is one register: a generic pointer compared,
+// converted for cp.async and inferred for loads became one induction register per form (three
+// in the sel kernels' ring, kernel-decisions.md row 163). Volatile: they keep their order
+// against the cp.async waits that make their bytes visible.
 //
 //   const uint4 v = arch::LoadShared128(arch::SharedAddress(smem) + 16 * lane);
 #pragma once
