@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # A kernel change against a base build in one sitting on a GPU host, alternating so that drift of
 # the card shows: the whole benchmark of the new build (gpu-bench.sh), then the base, the new and
-# the base again (gpu-bench.sh --compare), then the new build's ncu evidence (gpu-profile.sh).
-# Writes into OUT_DIR final/, base/, new2/, base2/, profile/ and summary.txt (the exactness
-# lines, and every run's targets and per-slot geometry rows one after another).
+# the base again (gpu-bench.sh --compare), then the new build's ncu evidence (gpu-profile.sh), then
+# both builds across weight placements (gpu-placements.sh).
+# Writes into OUT_DIR final/, base/, new2/, base2/, profile/, placements/ and summary.txt (the
+# exactness lines, every run's targets and per-slot geometry rows one after another, and the
+# placements' arms).
 # BASE_BIN_DIR holds the base build's gpuprobed and gpuprobe (make-bundle.sh's bin/ of another
 # commit); they run with BUNDLE_DIR's libraries.
 # usage: bench/gpu-ab.sh BUNDLE_DIR BASE_BIN_DIR OUT_DIR
@@ -34,6 +36,7 @@ ln -s "$bundle/lib" "$base/lib"
 "$here/gpu-bench.sh" "$base" "$out/base2" --compare
 "$here/gpu-profile.sh" "$bundle" "$out/profile" >"$out/profile-run.txt" 2>&1
 echo "gpu-profile exit $?" >>"$out/profile-run.txt"
+"$here/gpu-placements.sh" "$bundle" "$base_bin" "$out/placements" >/dev/null
 
 runs=(final base new2 base2)
 {
@@ -60,5 +63,7 @@ for key in sorted(arms):
     print("%d %s t=%d u=%d: " % key + " | ".join("%s %s" % (r, arms[key][r]) for r in runs if r in arms[key]))
 EOF_PY
   tail -n 4 "$out/profile-run.txt"
+  echo "== placements (gpu-placements.sh)"
+  cat "$out/placements/placements.txt"
 } >"$out/summary.txt"
 cat "$out/summary.txt"
