@@ -165,9 +165,14 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "owns this host's GPUs and serves probe jobs over gRPC (README: \"Using it\").\n"
       "  gpuprobed --listen HOST:PORT --backend auto|cuda|cpu --data-dir DIR [flags]");
-  // --help lists the daemon's flags (they live in server/options/), --version its commit.
+  // --help lists the daemon's flags (they live in server/options/) under their source file's
+  // path in the repository, not the build machine's; --version prints the commit.
   const auto daemon_flags = [](absl::string_view file) {
     return absl::StrContains(file, "server/options/");
+  };
+  const auto repository_path = [](absl::string_view file) {
+    const size_t at = file.rfind("server/options/");
+    return std::string(at == absl::string_view::npos ? file : file.substr(at));
   };
   absl::SetFlagsUsageConfig({.contains_helpshort_flags = daemon_flags,
                              .contains_help_flags = daemon_flags,
@@ -177,7 +182,7 @@ int main(int argc, char** argv) {
                                    return absl::StrCat("gpuprobed ", GPUPROBE_VERSION, " (commit ",
                                                        GPUPROBE_COMMIT, ")\n");
                                  },
-                             .normalize_filename = nullptr});
+                             .normalize_filename = repository_path});
   absl::StatusOr<gpuprobe::DaemonOptions> parsed = gpuprobe::ParseDaemonOptions(argc, argv);
   if (!parsed.ok()) {
     spdlog::error("{}", parsed.status().ToString());

@@ -291,6 +291,9 @@ TEST_F(SweepEndToEndTest, TheCommandLineKeepsTheConventions) {
   ASSERT_TRUE(daemon_help.ok());
   EXPECT_THAT(daemon_help->out + daemon_help->err, HasSubstr("--max_queued_jobs"));
   EXPECT_THAT(daemon_help->out + daemon_help->err, Not(HasSubstr("No flags matched")));
+  // Under the flags' file as the repository names it, not the path it was built at.
+  EXPECT_THAT(daemon_help->out + daemon_help->err,
+              HasSubstr("Flags from server/options/daemon_options.cc:"));
   // A page directory the operator names must hold the page, checked before the daemon starts.
   absl::StatusOr<CommandResult> no_page =
       RunCommand({GPUPROBED_PATH, "--backend", "cpu", "--listen", "127.0.0.1:0", "--http",
