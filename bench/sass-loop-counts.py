@@ -10,6 +10,12 @@ sel_gu_silu and the wide per-slot sel_down, 64 for the other sel_down). The pass
 that runs on every pass shares it; instructions run on 70-99% of the passes are the ring refill
 and the cursor. Prints the opcode counts of both groups and the warp instructions per weight: of the
 body, with the refill (weighted by how often each runs), and of the whole launch.
+
+Then the launch by phase, in address order: before the loop (start-up and staging: everything
+below the first instruction of the body or the refill), the loop (from there to the last of
+them), and after it (item ends, split sums, tile writes). For each: warp instructions per launched
+warp (the first instruction's executions), its share of the warp stall samples, and, where the
+page has ncu's `stall_*` columns, its most sampled stall reasons. A start-bound launch shows here.
 """
 import collections
 import csv
@@ -17,8 +23,12 @@ import re
 import sys
 
 
+Row = collections.namedtuple("Row", "sass executed samples stalls")
+
+
 def launch_rows(path):
-    """The first launch's kernel name and instruction rows: (SASS text, warp-level executions)."""
+    """The first launch's kernel name and instruction rows (Row: SASS text, warp-level executions,
+    warp stall samples, and samples by stall reason)."""
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
     starts = [i for i, r in enumerate(rows) if r and r[0] == "Kernel Name"]
@@ -30,9 +40,17 @@ def launch_rows(path):
     try:
         source = header.index("Source")
         executed = header.index("Instructions Executed")
+        samples = header.index("Warp Stall Sampling (All Samples)")
     except ValueError:
-        sys.exit(f"{path}: no Source / Instructions Executed columns")
-    return name, [(r[source].strip(), int(r[executed] or 0))
+        sys.exit(f"{path}: no Source / Instructions Executed / Warp Stall Sampling columns")
+    reasons = {i: h[len("stall_"):] for i, h in enumerate(header)
+               if h.startswith("stall_") and not h.endswith("(Not Issued)")}
+
+    def number(text):
+        return int(float(text or 0))
+
+    return name, [Row(r[source].strip(), number(r[executed]), number(r[samples]),
+                      collections.Counter({reason: number(r[i]) for i, reason in reasons.items()}))
                   for r in rows[starts[0] + 2:end] if r and r[0].startswith("0x")]
 
 
@@ -58,14 +76,14 @@ def main():
     name, rows = launch_rows(sys.argv[1])
     weights = weights_per_pass(name)
     title = sys.argv[2] if len(sys.argv) == 3 else sys.argv[1]
-    mma = [e for s, e in rows if opcode(s) == "HMMA" and e > 0]
+    mma = [r.executed for r in rows if opcode(r.sass) == "HMMA" and r.executed > 0]
     if not mma:
         sys.exit(f"{sys.argv[1]}: no executed HMMA; not a sel kernel's launch")
     passes = max(mma)
-    body = collections.Counter(opcode(s) for s, e in rows if e == passes)
-    refill = [(s, e) for s, e in rows if 0.7 * passes <= e < passes]
+    body = collections.Counter(opcode(r.sass) for r in rows if r.executed == passes)
+    refill = [(r.sass, r.executed) for r in rows if 0.7 * passes <= r.executed < passes]
     refill_ops = collections.Counter(opcode(s) for s, _ in refill)
-    total = sum(e for _, e in rows)
+    total = sum(r.executed for r in rows)
     with_refill = (sum(body.values()) * passes + sum(e for _, e in refill)) / passes
     print(f"# {title}: warp instructions per pass of {weights} weights per lane "
           f"({passes:,} passes)")
@@ -76,6 +94,25 @@ def main():
     print(f"per weight: {sum(body.values()) / weights:.2f} on every pass, "
           f"{with_refill / weights:.2f} with the refill (weighted by executions); whole kernel "
           f"{total} warp instructions = {total / (passes * weights):.2f} per weight")
+    print(phases(rows, passes))
+
+
+def phases(rows, passes):
+    """The launch before, in and after its loop: instructions a warp, stall samples, reasons."""
+    warps = rows[0].executed
+    in_loop = [i for i, r in enumerate(rows) if r.executed >= 0.7 * passes]
+    bounds = [("before the loop", 0, in_loop[0]), ("the loop", in_loop[0], in_loop[-1] + 1),
+              ("after it", in_loop[-1] + 1, len(rows))]
+    all_samples = sum(r.samples for r in rows) or 1
+    parts = []
+    for label, first, end in bounds:
+        part = rows[first:end]
+        stalls = sum((r.stalls for r in part), collections.Counter())
+        top = ", ".join(f"{reason} {n}" for reason, n in stalls.most_common(4) if n > 0)
+        parts.append(f"{label} {sum(r.executed for r in part) / warps:.0f} "
+                     f"({100 * sum(r.samples for r in part) / all_samples:.0f}% of samples"
+                     + (f": {top})" if top else ")"))
+    return f"phases, warp instructions a warp ({warps:,} warps): " + "; ".join(parts)
 
 
 if __name__ == "__main__":
