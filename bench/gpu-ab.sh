@@ -15,15 +15,10 @@ if [[ $# -ne 3 ]]; then
   exit 2
 fi
 here=$(dirname "$0")
-bundle=$(cd "$1" 2>/dev/null && pwd) || { echo "gpu-ab: $1: no such directory" >&2; exit 2; }
-base_bin=$(cd "$2" 2>/dev/null && pwd) || { echo "gpu-ab: $2: no such directory" >&2; exit 2; }
+source "$here/ab-builds.sh"
+ab_builds gpu-ab "$1" "$2"
 out=$3
-for binary in "$bundle/bin/gpuprobed" "$bundle/bin/gpuprobe" "$base_bin/gpuprobed" \
-  "$base_bin/gpuprobe"; do
-  [[ -x "$binary" ]] || { echo "gpu-ab: $binary is not an executable" >&2; exit 2; }
-done
 mkdir -p "$out" || exit 2
-export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # gpu-bench.sh takes a bundle: the base's is its bin/ beside the new build's lib/.
 base=$(mktemp -d)
 trap 'rm -rf "$base"' EXIT

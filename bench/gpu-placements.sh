@@ -15,14 +15,9 @@ if [[ $# -ne 3 ]]; then
   exit 2
 fi
 source "$(dirname "$0")/../deploy/await-daemon.sh"
-bundle=$(cd "$1" 2>/dev/null && pwd) || { echo "gpu-placements: $1: no such directory" >&2; exit 2; }
-base_bin=$(cd "$2" 2>/dev/null && pwd) || { echo "gpu-placements: $2: no such directory" >&2; exit 2; }
+source "$(dirname "$0")/ab-builds.sh"
+ab_builds gpu-placements "$1" "$2"
 out=$3
-for binary in "$bundle/bin/gpuprobed" "$bundle/bin/gpuprobe" "$base_bin/gpuprobed" \
-  "$base_bin/gpuprobe"; do
-  [[ -x "$binary" ]] || { echo "gpu-placements: $binary is not an executable" >&2; exit 2; }
-done
-export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 # placement_job BIN_DIR CACHE OUT_PREFIX: one job on a daemon of BIN_DIR's build, its rows in
 # OUT_PREFIX.csv and the daemon's log in OUT_PREFIX.log.
