@@ -24,6 +24,8 @@ import sys
 
 
 Row = collections.namedtuple("Row", "sass executed samples stalls")
+# Instructions run on at least this share of the passes (and on fewer than all) are the refill.
+REFILL_SHARE = 0.7
 
 
 def launch_rows(path):
@@ -81,7 +83,7 @@ def main():
         sys.exit(f"{sys.argv[1]}: no executed HMMA; not a sel kernel's launch")
     passes = max(mma)
     body = collections.Counter(opcode(r.sass) for r in rows if r.executed == passes)
-    refill = [(r.sass, r.executed) for r in rows if 0.7 * passes <= r.executed < passes]
+    refill = [(r.sass, r.executed) for r in rows if REFILL_SHARE * passes <= r.executed < passes]
     refill_ops = collections.Counter(opcode(s) for s, _ in refill)
     total = sum(r.executed for r in rows)
     with_refill = (sum(body.values()) * passes + sum(e for _, e in refill)) / passes
@@ -100,7 +102,7 @@ def main():
 def phases(rows, passes):
     """The launch before, in and after its loop: instructions a warp, stall samples, reasons."""
     warps = rows[0].executed
-    in_loop = [i for i, r in enumerate(rows) if r.executed >= 0.7 * passes]
+    in_loop = [i for i, r in enumerate(rows) if r.executed >= REFILL_SHARE * passes]
     bounds = [("before the loop", 0, in_loop[0]), ("the loop", in_loop[0], in_loop[-1] + 1),
               ("after it", in_loop[-1] + 1, len(rows))]
     all_samples = sum(r.samples for r in rows) or 1

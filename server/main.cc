@@ -167,11 +167,12 @@ int main(int argc, char** argv) {
       "  gpuprobed --listen HOST:PORT --backend auto|cuda|cpu --data-dir DIR [flags]");
   // --help lists the daemon's flags (they live in server/options/) under their source file's
   // path in the repository, not the build machine's; --version prints the commit.
+  static constexpr absl::string_view kOptionsDir = "server/options/";
   const auto daemon_flags = [](absl::string_view file) {
-    return absl::StrContains(file, "server/options/");
+    return absl::StrContains(file, kOptionsDir);
   };
   const auto repository_path = [](absl::string_view file) {
-    const size_t at = file.rfind("server/options/");
+    const size_t at = file.rfind(kOptionsDir);
     return std::string(at == absl::string_view::npos ? file : file.substr(at));
   };
   absl::SetFlagsUsageConfig({.contains_helpshort_flags = daemon_flags,
