@@ -93,8 +93,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   // (H200, 2026-12-01: the union-10 gate+up 0.3-0.4 us faster with one, 0.25 with none).
   constexpr int kEarly =
       kDeal == Deal::kClusterKHalves && kGateUpSilu ? 1 : Tune::kPassesBeforeStaging;
-  // Down stages with per-row barriers, gate+up with the block's (StageInputs says why).
-  StageInputs<kOneSlot, kDeal, kEarly, !kGateUpSilu>(
+  // Down stages with per-row barriers, gate+up with the block's (StageInputs says why). The
+  // consecutive deal's narrow kernels issue their first passes before the rows' set-up where the
+  // block stages every input row (t = 1, small unions); the wide down keeps one order: with the
+  // choice it spills at its register cap.
+  constexpr bool kMayIssueFirst = kDeal == Deal::kConsecutive && kOctets == 2;
+  StageInputs<kOneSlot, kDeal, kEarly, !kGateUpSilu, kMayIssueFirst>(
       p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
         if (warp < items) {  // kEarlyConsecutive: the first expert from global memory
           load = StartLoad<kGateUpSilu, kDeal, kOctets>(

@@ -155,7 +155,8 @@ __device__ __forceinline__ void ReadBlockGroups(const SelParams& p, const BlockT
   }
 }
 
-template <bool kOneSlot, Deal kDeal, int kPrologueGroups, bool kRowBarriers, typename Prologue>
+template <bool kOneSlot, Deal kDeal, int kPrologueGroups, bool kRowBarriers, bool kMayIssueFirst,
+          typename Prologue>
 __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
                             uint4* staged, uint4* zero, float* out_scale, float* row_max,
                             int* row_input, Prologue&& issue_prologue) {
@@ -238,23 +239,25 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
       if (p.global_b != nullptr) global_b = p.global_b[expert];
     }
   }
-  for (int r = threadIdx.x; r < rows; r += blockDim.x) {
-    // The input row of staged row r (StagedRow), or -1 where a group is narrower than
-    // staged_cols; where every input row is staged, staged row r is input row r.
-    if (kDeal == Deal::kTokenWindows) {
-      row_input[r] = bt.first_window + r;
-    } else if (p.all_input_rows == 0) {
-      row_input[r] = bg.slot[r] < 0 ? -1 : p.in_row_divisor.Div(bg.slot[r]);
+  auto set_up_rows = [&] {
+    for (int r = threadIdx.x; r < rows; r += blockDim.x) {
+      // The input row of staged row r (StagedRow), or -1 where a group is narrower than
+      // staged_cols; where every input row is staged, staged row r is input row r.
+      if (kDeal == Deal::kTokenWindows) {
+        row_input[r] = bt.first_window + r;
+      } else if (p.all_input_rows == 0) {
+        row_input[r] = bg.slot[r] < 0 ? -1 : p.in_row_divisor.Div(bg.slot[r]);
+      }
+      row_max[r] = 0.0f;
     }
-    row_max[r] = 0.0f;
-  }
-  if (kOneSlot) {
-    for (int v = threadIdx.x; v < layout.row_vectors; v += blockDim.x) {
-      zero[v] = make_uint4(0, 0, 0, 0);
+    if (kOneSlot) {
+      for (int v = threadIdx.x; v < layout.row_vectors; v += blockDim.x) {
+        zero[v] = make_uint4(0, 0, 0, 0);
+      }
     }
-  }
-  __syncthreads();
-  if constexpr (kDeal != Deal::kEarlyConsecutive) {
+    __syncthreads();
+  };
+  auto copy_inputs_and_issue = [&] {
     if (p.all_input_rows == 0) {
       if (register_walk) {
         load_units(row_input);
@@ -263,6 +266,29 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
       }
     }
     issue_prologue();
+  };
+  // Where every input row is staged, the inputs went out before the first barrier and the codes'
+  // first passes need nothing of the rows' set-up: they go out before it and its barrier, after
+  // every warp's inputs still. Kernels that may take either order walk one loop of the two steps
+  // (two call sites of each would add 4-9 KB of machine code).
+  if constexpr (kDeal == Deal::kEarlyConsecutive) {
+    set_up_rows();  // its inputs and prologue went out with the group data
+  } else if constexpr (kDeal == Deal::kClusterKHalves) {
+    copy_inputs_and_issue();  // stages every input row
+    set_up_rows();
+  } else if constexpr (!kMayIssueFirst) {
+    set_up_rows();
+    copy_inputs_and_issue();
+  } else {
+    const bool issue_first = p.all_input_rows > 0;
+#pragma unroll 1
+    for (int step = 0; step < 2; ++step) {
+      if ((step == 0) == issue_first) {
+        copy_inputs_and_issue();
+      } else {
+        set_up_rows();
+      }
+    }
   }
   if (loads_scales) {
     bg.global_a[scale_group] = global_a;
