@@ -268,14 +268,11 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     issue_prologue();
   };
   // Where every input row is staged, the inputs went out before the first barrier and the codes'
-  // first passes need nothing of the rows' set-up: they go out before it and its barrier, after
-  // every warp's inputs still. Kernels that may take either order walk one loop of the two steps
-  // (two call sites of each would add 4-9 KB of machine code).
+  // first passes need nothing of the rows' set-up: kMayIssueFirst sends them before it and its
+  // barrier, after every warp's inputs still, walking one loop of the two steps (two call sites
+  // of each would add 4-9 KB of machine code).
   if constexpr (kDeal == Deal::kEarlyConsecutive) {
     set_up_rows();  // its inputs and prologue went out with the group data
-  } else if constexpr (kDeal == Deal::kClusterKHalves) {
-    copy_inputs_and_issue();  // stages every input row
-    set_up_rows();
   } else if constexpr (!kMayIssueFirst) {
     set_up_rows();
     copy_inputs_and_issue();
