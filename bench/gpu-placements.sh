@@ -7,17 +7,22 @@
 # Writes into OUT_DIR warm/ and cold/ (base-1, final-1, base-2, final-2: each job's csv and its
 # daemon's log) and placements.txt (every arm's gate+up / down medians, job by job).
 # BASE_BIN_DIR holds the base build's gpuprobed and gpuprobe (make-bundle.sh's bin/ of another
-# commit); they run with BUNDLE_DIR's libraries.
-# usage: bench/gpu-placements.sh BUNDLE_DIR BASE_BIN_DIR OUT_DIR
+# commit); they run with BUNDLE_DIR's libraries. SWEEP_FLAGS, where given, name the arms in place
+# of `--t-values 1,6,8 --variant per-slot,union,floor` at the serving geometry (for instance
+# `--experts 256 --hidden 4096 --ff 1024 --selected 8 --t-values 4 --variant per-slot,floor`).
+# usage: bench/gpu-placements.sh BUNDLE_DIR BASE_BIN_DIR OUT_DIR [SWEEP_FLAGS...]
 set -uo pipefail
-if [[ $# -ne 3 ]]; then
-  echo "usage: $0 BUNDLE_DIR BASE_BIN_DIR OUT_DIR" >&2
+if [[ $# -lt 3 ]]; then
+  echo "usage: $0 BUNDLE_DIR BASE_BIN_DIR OUT_DIR [SWEEP_FLAGS...]" >&2
   exit 2
 fi
 source "$(dirname "$0")/../deploy/await-daemon.sh"
 source "$(dirname "$0")/ab-builds.sh"
 ab_builds gpu-placements "$1" "$2"
 out=$3
+shift 3
+arms=("$@")
+[[ ${#arms[@]} -gt 0 ]] || arms=(--t-values 1,6,8 --variant per-slot,union,floor)
 
 # placement_job BIN_DIR CACHE OUT_PREFIX: one job on a daemon of BIN_DIR's build, its rows in
 # OUT_PREFIX.csv and the daemon's log in OUT_PREFIX.log.
@@ -28,9 +33,8 @@ placement_job() {
     >"$prefix.log" 2>&1 &
   daemon=$!
   if address=$(await_gpuprobed "$prefix.log" $daemon); then
-    GPUPROBE_SERVER=$address "$bin/gpuprobe" --format csv sweep --t-values 1,6,8 \
-      --variant per-slot,union,floor --blocks 4 --reps 10 --timing graph --cache "$cache" \
-      >"$prefix.csv"
+    GPUPROBE_SERVER=$address "$bin/gpuprobe" --format csv sweep "${arms[@]}" --blocks 4 \
+      --reps 10 --timing graph --cache "$cache" >"$prefix.csv"
     status=$?
   else
     status=1
