@@ -22,11 +22,11 @@ missing=$(sort "$dir/source.tsv" | comm -23 - <(sort "$dir/binary.tsv"))
 [[ -z "$missing" ]] || fail "compiled from source but not in $daemon: $missing"
 
 if "$script" --binary "$client" >"$dir/out" 2>"$dir/err"; then fail "$client was not refused"; fi
-grep -q "$client embeds no uncompressed CUDA machine code" "$dir/err" ||
+grep -qF "$client embeds no uncompressed CUDA machine code" "$dir/err" ||
   fail "no message for $client: $(cat "$dir/err")"
 printf 'not an ELF file\n' >"$dir/text"
 if "$script" --binary "$dir/text" >"$dir/out" 2>"$dir/err"; then fail "a text file was not refused"; fi
-grep -q "$dir/text is not a 64-bit little-endian ELF file" "$dir/err" ||
+grep -qF "$dir/text is not a 64-bit little-endian ELF file" "$dir/err" ||
   fail "no message for a text file: $(cat "$dir/err")"
 [[ ! -s "$dir/out" ]] || fail "a refused file printed rows"
 echo "kernel_text_hashes_test: $(wc -l <"$dir/source.tsv") kernels match"
