@@ -64,8 +64,9 @@ ParamField FindParam(Message& message, const std::string& name) {
   return {};
 }
 
-// What one value of the field must be (each item, for a list).
-std::string ValueType(const FieldDescriptor& f) {
+}  // namespace
+
+std::string ParamValueType(const FieldDescriptor& f) {
   std::string type;
   switch (f.cpp_type()) {
     case FieldDescriptor::CPPTYPE_ENUM: {
@@ -97,9 +98,11 @@ std::string ValueType(const FieldDescriptor& f) {
   return type;
 }
 
+namespace {
+
 absl::Status Bad(const FieldDescriptor& f, absl::string_view text) {
   return absl::InvalidArgumentError(
-      absl::StrCat("param ", f.name(), ": \"", Abbreviated(text), "\" is not ", ValueType(f),
+      absl::StrCat("param ", f.name(), ": \"", Abbreviated(text), "\" is not ", ParamValueType(f),
                    f.is_repeated() ? " (it takes a comma-separated list of them)" : ""));
 }
 
@@ -171,8 +174,9 @@ absl::Status SetOne(const FieldDescriptor& f, Message& m, absl::string_view text
   return absl::OkStatus();
 }
 
-// One value of the field (item `index` of a list) as SetOne reads it.
-std::string OneAsText(const FieldDescriptor& f, const Message& m, int index) {
+}  // namespace
+
+std::string ParamValueText(const FieldDescriptor& f, const Message& m, int index) {
   const Reflection& r = *m.GetReflection();
   const bool rep = f.is_repeated();
   switch (f.cpp_type()) {
@@ -200,6 +204,8 @@ std::string OneAsText(const FieldDescriptor& f, const Message& m, int index) {
   return "";
 }
 
+namespace {
+
 void AppendParamsAsText(const Message& m,
                         std::vector<std::pair<std::string, std::string>>& params) {
   const Descriptor& d = *m.GetDescriptor();
@@ -209,9 +215,9 @@ void AppendParamsAsText(const Message& m,
     if (IsParameter(f)) {
       std::vector<std::string> items;
       if (f.is_repeated()) {
-        for (int k = 0; k < r.FieldSize(m, &f); ++k) items.push_back(OneAsText(f, m, k));
+        for (int k = 0; k < r.FieldSize(m, &f); ++k) items.push_back(ParamValueText(f, m, k));
       } else if (!f.has_presence() || r.HasField(m, &f)) {
-        items.push_back(OneAsText(f, m, 0));
+        items.push_back(ParamValueText(f, m, 0));
       }
       params.emplace_back(f.name(), absl::StrJoin(items, ","));
     } else if (f.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && !f.is_repeated()) {

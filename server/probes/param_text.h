@@ -40,6 +40,14 @@ std::vector<std::string> ParamNames(const google::protobuf::Descriptor& descript
 std::vector<std::pair<std::string, std::string>> ParamsAsText(
     const google::protobuf::Message& message);
 
+// What one value of the field must be (each item, for a list), for people: "an integer",
+// "one of events|graph", "true or false".
+std::string ParamValueType(const google::protobuf::FieldDescriptor& field);
+
+// One value of the field (item `index` of a list) as SetParamsFromText reads it back.
+std::string ParamValueText(const google::protobuf::FieldDescriptor& field,
+                           const google::protobuf::Message& message, int index);
+
 // An enum value's text form: its name without the enum's common prefix, lower case, '-' for '_'
 // (TIMING_MODE_GRAPH: "graph", KERNEL_VARIANT_PER_SLOT: "per-slot").
 std::string EnumValueText(const google::protobuf::EnumValueDescriptor& value);

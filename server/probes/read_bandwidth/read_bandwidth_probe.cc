@@ -12,6 +12,7 @@
 #include "server/measure/interleaved.h"
 #include "server/measure/launch_timer.h"
 #include "server/probes/job_events.h"
+#include "server/probes/param_spec.h"
 #include "server/probes/param_text.h"
 #include "server/probes/read_bandwidth/read_bandwidth.pb.h"
 #include "server/probes/results.h"
@@ -19,12 +20,9 @@
 namespace gpuprobe {
 namespace {
 
-constexpr int64_t kMinBytes = 4096;
-constexpr int64_t kMaxBytes = int64_t{64} << 30;
+// The sizes asked for and the default ladder together.
 constexpr int kMaxSizes = 256;
-constexpr int kMaxReps = 10000;
-constexpr int kDefaultReps = 20;
-constexpr uint64_t kDefaultSeed = 1;
+constexpr int kMaxReps = 10000;  // as the reps field declares
 constexpr double kMaxSeconds = 86400;
 constexpr int64_t kMaxArmReps = 1'000'000;
 // The default ladder: 1 MiB to 4 GiB in powers of two.
@@ -41,26 +39,8 @@ v1::ProbeInfo MakeInfo() {
       "the calibrated read");
   info.set_params_type(v1::ReadBandwidthParams::descriptor()->full_name());
   info.set_has_check(true);
-  for (v1::ProbeParam p : {
-           Param("sizes_bytes", "a comma-separated list of integers", "",
-                 "each a multiple of 16 in 4096..68719476736", "buffer sizes besides the default"),
-           Param("default_sizes", "true or false", "true", "",
-                 "also read 1 MiB, 2 MiB, ..., 4 GiB"),
-           Param("caches", "a comma-separated list of warm|cold", "warm,cold", "",
-                 "cache states, each size read in each"),
-           Param("reps", "an integer", "20", "2..10000", "reps per arm, rep 0 discarded"),
-           Param("timing", "one of events|graph", "graph", "", "how reads are timed"),
-           Param("order", "one of fixed|rotate|shuffle", "fixed", "", "arm order within a rep"),
-           Param("seed", "an integer", "1", "", "seed of the buffers' words"),
-           Param("require_clean", "true or false", "false", "",
-                 "fail at the first disturbed telemetry reading"),
-           Param("precision", "a fraction", "", "0.0001..0.5",
-                 "sample until every arm's median is known within this share of it; reps is "
-                 "then the least number of reps"),
-           Param("max_seconds", "a number", "60", "(0, 86400]",
-                 "with precision: the most seconds of measuring"),
-       }) {
-    *info.add_params() = p;
+  for (v1::ProbeParam& p : DeclaredParams(*v1::ReadBandwidthParams::descriptor())) {
+    *info.add_params() = std::move(p);
   }
   *info.add_axes() = Quantity("size_bytes", "bytes", "bytes read by one read");
   *info.add_axes() = Quantity("cache", "", "warm or cold (L2 flushed before each read)");
@@ -80,17 +60,12 @@ absl::StatusOr<SamplingRule> SamplingRuleOf(const v1::ReadBandwidthParams& p) {
       p.has_max_seconds() ? std::optional<double>(p.max_seconds()) : std::nullopt, kMaxSeconds);
 }
 
-// The params completed: every default filled in, every field checked.
+// The params completed: every default filled in, every field checked, the default ladder
+// merged into the sizes (sorted, without repeats).
 absl::StatusOr<v1::ReadBandwidthParams> Complete(v1::ReadBandwidthParams p) {
+  RETURN_IF_ERROR(CompleteParams(p));
   std::set<uint64_t> sizes(p.sizes_bytes().begin(), p.sizes_bytes().end());
-  for (const uint64_t bytes : sizes) {
-    if (bytes % 16 != 0 || bytes < kMinBytes || bytes > static_cast<uint64_t>(kMaxBytes)) {
-      return Invalid(
-          absl::StrFormat("sizes_bytes: %d is not a multiple of 16 in [%d, %d] (4 KiB to 64 GiB)",
-                          bytes, kMinBytes, kMaxBytes));
-    }
-  }
-  if (!p.has_default_sizes() || p.default_sizes()) {
+  if (p.default_sizes()) {
     for (int log2 = kDefaultFirstLog2; log2 <= kDefaultLastLog2; ++log2) {
       sizes.insert(uint64_t{1} << log2);
     }
@@ -104,27 +79,10 @@ absl::StatusOr<v1::ReadBandwidthParams> Complete(v1::ReadBandwidthParams p) {
   p.set_default_sizes(false);
   std::vector<int> caches;
   for (const int c : p.caches()) {
-    if (c != v1::CACHE_MODE_WARM && c != v1::CACHE_MODE_COLD) {
-      return Invalid(absl::StrFormat("caches: %d is neither warm nor cold", c));
-    }
     if (std::find(caches.begin(), caches.end(), c) == caches.end()) caches.push_back(c);
   }
-  if (caches.empty()) caches = {v1::CACHE_MODE_WARM, v1::CACHE_MODE_COLD};
   p.clear_caches();
   for (const int c : caches) p.add_caches(static_cast<v1::CacheMode>(c));
-  if (!p.has_reps()) p.set_reps(kDefaultReps);
-  if (p.reps() < 2 || p.reps() > static_cast<uint32_t>(kMaxReps)) {
-    return Invalid(absl::StrFormat("reps: %d is outside [2, %d]", p.reps(), kMaxReps));
-  }
-  if (p.timing() == v1::TIMING_MODE_UNSPECIFIED) p.set_timing(v1::TIMING_MODE_GRAPH);
-  if (!v1::TimingMode_IsValid(p.timing())) {
-    return Invalid(absl::StrFormat("timing: unknown value %d", p.timing()));
-  }
-  if (p.order() == v1::ARM_ORDER_UNSPECIFIED) p.set_order(v1::ARM_ORDER_FIXED);
-  if (!v1::ArmOrder_IsValid(p.order())) {
-    return Invalid(absl::StrFormat("order: unknown value %d", p.order()));
-  }
-  if (!p.has_seed()) p.set_seed(kDefaultSeed);
   ASSIGN_OR_RETURN(const SamplingRule rule, SamplingRuleOf(p));
   if (rule.precision > 0.0) p.set_max_seconds(rule.max_seconds);
   return p;
