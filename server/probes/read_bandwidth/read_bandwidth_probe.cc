@@ -5,13 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "kernels/read_buffer.h"
-#include "server/measure/bandwidth.h"
 #include "server/measure/interleaved.h"
-#include "server/measure/launch_timer.h"
 #include "server/probes/job_events.h"
+#include "server/probes/measure_arms.h"
 #include "server/probes/param_spec.h"
 #include "server/probes/param_text.h"
 #include "server/probes/read_bandwidth/read_bandwidth.pb.h"
@@ -117,20 +115,6 @@ int64_t TotalBytes(const v1::ReadBandwidthParams& p) {
   for (const uint64_t bytes : p.sizes_bytes()) total += static_cast<int64_t>(bytes);
   return total;
 }
-
-class PublishingObserver final : public RepObserver {
- public:
-  PublishingObserver(const EventPublisher& publish, absl::Time start)
-      : publish_(publish), start_(start) {}
-  void OnRepDone(int reps_done, int reps_total) override {
-    publish_(ProgressEvent(reps_done, reps_total, absl::ToDoubleSeconds(absl::Now() - start_)));
-  }
-  void OnTelemetry(const TelemetrySample& sample) override { publish_(TelemetryEvent(sample)); }
-
- private:
-  const EventPublisher& publish_;
-  absl::Time start_;
-};
 
 v1::PlannedArm Planned(const ReadArm& arm) {
   v1::PlannedArm planned;
@@ -247,60 +231,33 @@ JobOutcome ReadBandwidthProbe::Run(const ProbeRun& run, Backend& device,
 
   absl::StatusOr<std::unique_ptr<ReadBuffers>> reads = buffers_(device);
   if (!reads.ok()) return JobOutcome{.status = reads.status()};
-  std::vector<int> buffers;  // by size, in sizes_bytes order
+  std::vector<std::vector<DeviceLaunch*>> launches;  // by arm, in Arms order
+  const TimingMode timing = TimingFromProto(p.timing());
+  MeasurementSpec spec{.reps = static_cast<int>(p.reps()),
+                       .order = OrderFromProto(p.order()),
+                       .seed = p.seed(),
+                       .require_clean = p.require_clean()};
   for (const uint64_t bytes : p.sizes_bytes()) {
     absl::StatusOr<int> buffer = (*reads)->Allocate(static_cast<int64_t>(bytes), p.seed());
     if (!buffer.ok()) return JobOutcome{.status = buffer.status()};
-    buffers.push_back(*buffer);
+    for (const int cache : p.caches()) {
+      const ReadArm arm{static_cast<int64_t>(bytes), static_cast<v1::CacheMode>(cache)};
+      const v1::PlannedArm planned = Planned(arm);
+      spec.arms.push_back({.axes = {planned.axes().begin(), planned.axes().end()},
+                           .timing = {.timing = timing,
+                                      .cache = CacheFromProto(arm.cache),
+                                      .graph_launches = kGraphLaunchesPerSample},
+                           .launches = {{.metric = "read_us", .bytes_read = arm.bytes}}});
+      launches.push_back({&(*reads)->Read(*buffer)});
+    }
   }
-  const TimingMode timing = TimingFromProto(p.timing());
-  const int caches = p.caches_size();
-  LaunchTimer timer(device);
-  const TimeLaunchFn time = [&](int arm, int) {
-    return timer.Time((*reads)->Read(buffers[arm / caches]),
-                      {.timing = timing,
-                       .cache = CacheFromProto(arms[arm].cache),
-                       .graph_launches = kGraphLaunchesPerSample});
-  };
-  PublishingObserver observer(publish, absl::Now());
   absl::StatusOr<SamplingRule> sampling = SamplingRuleOf(p);
   if (!sampling.ok()) return JobOutcome{.status = sampling.status()};
-  sampling->max_reps = static_cast<int>(
+  spec.sampling = *sampling;
+  spec.sampling.max_reps = static_cast<int>(
       std::max<int64_t>(p.reps(), std::min<int64_t>(kMaxReps, kMaxArmReps / arms.size())));
-  Interleaved partial;
-  absl::StatusOr<Interleaved> timed = RunInterleaved({.arms = static_cast<int>(arms.size()),
-                                                      .reps = static_cast<int>(p.reps()),
-                                                      .order = OrderFromProto(p.order()),
-                                                      .seed = p.seed(),
-                                                      .require_clean = p.require_clean(),
-                                                      .sampling = *sampling},
-                                                     time, device, observer, cancelled, &partial);
-  reads->reset();  // the buffers go before the results are derived
-  const Interleaved& measured = timed.ok() ? *timed : partial;
-  JobOutcome outcome{.status = timed.status()};
-  if (!timed.ok() && !(absl::IsCancelled(timed.status()) && partial.kept_reps > 0)) {
-    return outcome;
-  }
-  const double calibrated = device.Details().calibrated_read_tbps;
-  for (size_t i = 0; i < arms.size(); ++i) {
-    const std::vector<double>& samples = measured.samples[i][0];
-    v1::JobEvent event;
-    v1::Result* r = event.mutable_result();
-    r->set_arm_index(static_cast<uint32_t>(i));
-    *r->mutable_axes() = Planned(arms[i]).axes();
-    *r->add_metrics() = MetricOf("read_us", "us", samples);
-    const double tbps = Tbps(static_cast<double>(arms[i].bytes), r->metrics(0).median());
-    *r->add_derived() = Derived("tbps", "TB/s", tbps);
-    if (std::optional<double> pct = PercentOfRead(tbps, calibrated)) {
-      *r->add_derived() = Derived("pct_of_read", "%", *pct);
-    }
-    r->set_disturbance(measured.disturbance);
-    r->set_device(device.Description());
-    r->set_sampling_end(SamplingEndToProto(measured.ended_by));
-    publish(std::move(event));
-    ++outcome.results;
-  }
-  return outcome;
+  return MeasureArms(
+      spec, [&](int) { return launches; }, device, publish, cancelled);
 }
 
 }  // namespace gpuprobe
