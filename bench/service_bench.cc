@@ -116,7 +116,7 @@ absl::StatusOr<Daemon> StartDaemon(const std::string& store_flag, const std::str
   ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store, OpenStore(url, 0));
   QueueLimits limits;
   limits.max_queued_jobs = 2000;
-  auto probes = std::make_shared<const ProbeRegistry>(ProbeRegistry::Builtin({}));
+  auto probes = std::make_shared<const ProbeRegistry>(ProbeRegistry::Builtin({}).value());
   std::vector<std::unique_ptr<DeviceExecutor>> executors;
   executors.push_back(std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), probes));
   FleetOptions fleet;

@@ -98,8 +98,9 @@ absl::StatusOr<std::shared_ptr<const gpuprobe::ProbeRegistry>> Probes(
   ASSIGN_OR_RETURN(
       std::vector<gpuprobe::v1::CommandRegistration> commands,
       gpuprobe::LoadCommandRegistrations(options.probe_commands, options.probe_commands_file));
-  return std::make_shared<const gpuprobe::ProbeRegistry>(
-      gpuprobe::ProbeRegistry::Builtin({.commands = std::move(commands)}));
+  ASSIGN_OR_RETURN(gpuprobe::ProbeRegistry probes,
+                   gpuprobe::ProbeRegistry::Builtin({.commands = std::move(commands)}));
+  return std::make_shared<const gpuprobe::ProbeRegistry>(std::move(probes));
 }
 
 // A device that runs jobs, with its cold-cache flush memory taken before any probe's buffers:
@@ -107,10 +108,9 @@ absl::StatusOr<std::shared_ptr<const gpuprobe::ProbeRegistry>> Probes(
 absl::StatusOr<std::unique_ptr<gpuprobe::Backend>> MakeDevice(
     const gpuprobe::DaemonOptions& options, int device) {
   ASSIGN_OR_RETURN(std::unique_ptr<gpuprobe::Backend> backend,
-                   gpuprobe::MakeBackend(
-                       options.backend, device,
-                       {.cpu_repeat = options.cpu_repeat,
-                        .wait_ns_per_sample = options.inject_delay_ns}));
+                   gpuprobe::MakeBackend(options.backend, device,
+                                         {.cpu_repeat = options.cpu_repeat,
+                                          .wait_ns_per_sample = options.inject_delay_ns}));
   RETURN_IF_ERROR(gpuprobe::ColdCache::Of(*backend).status());
   return backend;
 }
@@ -266,9 +266,10 @@ int main(int argc, char** argv) {
     spdlog::info("device {}: backend {}: {}", i, info.Name(), info.Description());
   }
   if (options.inject_delay_ns > 0) {
-    spdlog::warn("--inject-delay-ns {}: every timed sample holds an injected wait; for testing "
-                 "gates, never for figures",
-                 options.inject_delay_ns);
+    spdlog::warn(
+        "--inject-delay-ns {}: every timed sample holds an injected wait; for testing "
+        "gates, never for figures",
+        options.inject_delay_ns);
   }
   absl::StatusOr<std::unique_ptr<gpuprobe::JobStore>> store =
       gpuprobe::OpenStore(*store_url, options.max_store_bytes);

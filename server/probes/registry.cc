@@ -5,17 +5,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/abbreviated.h"
+#include "common/status_macros.h"
 #include "server/probes/command/command_probe.h"
 #include "server/probes/moe_union/moe_union_probe.h"
 #include "server/probes/read_bandwidth/read_bandwidth_probe.h"
 
 namespace gpuprobe {
 
-ProbeRegistry ProbeRegistry::Builtin(const ProbeOptions& options) {
+absl::StatusOr<ProbeRegistry> ProbeRegistry::Builtin(const ProbeOptions& options) {
   ProbeRegistry registry;
-  (void)registry.Add(std::make_unique<MoeUnionProbe>(options.sweep));
-  (void)registry.Add(std::make_unique<ReadBandwidthProbe>());
-  (void)registry.Add(std::make_unique<CommandProbe>(options.commands));
+  RETURN_IF_ERROR(registry.Add(std::make_unique<MoeUnionProbe>(options.sweep)));
+  RETURN_IF_ERROR(registry.Add(std::make_unique<ReadBandwidthProbe>()));
+  RETURN_IF_ERROR(registry.Add(std::make_unique<CommandProbe>(options.commands)));
   return registry;
 }
 

@@ -1,8 +1,8 @@
 // The one place that lists the daemon's probes. A probe lives in its own folder under
-// server/probes/ and is added here by two lines (its include and its Add in ProbeRegistry::Builtin)
-// and one line of build.
+// server/probes/ (whose CMakeLists.txt the build finds) and is added here by two lines: its
+// include and its Add in ProbeRegistry::Builtin.
 //
-//   ProbeRegistry registry = ProbeRegistry::Builtin({.sweep = limits});
+//   ASSIGN_OR_RETURN(ProbeRegistry registry, ProbeRegistry::Builtin({.sweep = limits}));
 //   const Probe* probe = registry.Find("moe-union");
 #pragma once
 
@@ -27,8 +27,8 @@ struct ProbeOptions {
 
 class ProbeRegistry {
  public:
-  // Every probe this build serves.
-  static ProbeRegistry Builtin(const ProbeOptions& options);
+  // Every probe this build serves; INVALID_ARGUMENT when two of them share a name.
+  static absl::StatusOr<ProbeRegistry> Builtin(const ProbeOptions& options);
 
   // INVALID_ARGUMENT when a probe of that name is already there.
   absl::Status Add(std::unique_ptr<Probe> probe);

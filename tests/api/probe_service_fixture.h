@@ -41,7 +41,7 @@ class ProbeServiceTest : public testing::Test {
     absl::StatusOr<std::unique_ptr<JobStore>> store =
         SqliteJobStore::Open(data_dir_ + "/gpuprobe.sqlite", max_store_bytes);
     ASSERT_TRUE(store.ok()) << store.status();
-    auto probes = std::make_shared<const ProbeRegistry>(ProbeRegistry::Builtin({}));
+    auto probes = std::make_shared<const ProbeRegistry>(ProbeRegistry::Builtin({}).value());
     std::vector<std::unique_ptr<DeviceExecutor>> executors;
     for (int i = 0; i < devices; ++i) {
       executors.push_back(std::make_unique<InProcessExecutor>(

@@ -50,7 +50,7 @@ class AdmissionTest : public testing::Test {
 
   std::string path_;
   std::unique_ptr<JobStore> store_;
-  const ProbeRegistry probes_ = ProbeRegistry::Builtin({});
+  const ProbeRegistry probes_ = ProbeRegistry::Builtin({}).value();
   absl::Status writable_ = absl::OkStatus();
   absl::Status failed_ = absl::OkStatus();
 };

@@ -86,7 +86,7 @@ class StoredJobMigrationTest : public ::testing::Test {
     db_ = nullptr;
     absl::StatusOr<std::unique_ptr<JobStore>> store = SqliteJobStore::Open(dir_ + "/jobs.db");
     EXPECT_TRUE(store.ok()) << store.status();
-    auto probes = std::make_shared<const ProbeRegistry>(ProbeRegistry::Builtin({}));
+    auto probes = std::make_shared<const ProbeRegistry>(ProbeRegistry::Builtin({}).value());
     std::vector<std::unique_ptr<DeviceExecutor>> executors;
     executors.push_back(
         std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), probes));

@@ -119,7 +119,7 @@ TEST(MoeUnionProbeTest, PlanRefusesWhatTheDeviceLacksAndEstimatesTheRest) {
 }
 
 TEST(ProbeRegistryTest, AnUnknownProbeIsRefusedNamingTheServedOnes) {
-  const ProbeRegistry registry = ProbeRegistry::Builtin({});
+  const ProbeRegistry registry = ProbeRegistry::Builtin({}).value();
   const absl::StatusOr<const Probe*> missing = registry.Get("dense-gemv");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(missing.status().message(), HasSubstr("no probe \"dense-gemv\""));
