@@ -49,8 +49,9 @@ void CheckPrinter::Started(const v1::JobStarted& started) {
         started.device(), s.seed(), s.experts(), s.hidden(), s.ff(), s.selected());
   }
   if (format_ == "csv") {
-    Cells({"job_id", "probe", "labels", "experts", "hidden", "ff", "selected", "seed", "variant", "kernel", "t", "union_size", "max_rel_error",
-           "mean_rel_error", "norm_rel_error", "unwritten", "passed", "detail"});
+    Cells({"job_id", "probe", "labels", "experts", "hidden", "ff", "selected", "seed", "variant",
+           "kernel", "t", "union_size", "max_rel_error", "mean_rel_error", "norm_rel_error",
+           "unwritten", "passed", "detail"});
     return;
   }
   Cells({"variant", "kernel", "t", "union", "max_rel", "mean_rel", "norm_rel", "unwritten",
@@ -100,10 +101,11 @@ void CheckPrinter::Check(const v1::KernelCheck& c) {
   if (format_ == "csv") {
     Cells({job_.job_id, job_.probe, job_.labels, absl::StrCat(sweep_.experts()),
            absl::StrCat(sweep_.hidden()), absl::StrCat(sweep_.ff()),
-           absl::StrCat(sweep_.selected()), absl::StrCat(sweep_.seed()), VariantName(c.variant()), c.kernel(), absl::StrCat(c.t()),
-           absl::StrCat(c.union_size()), CsvNumber(c.max_rel_error()),
-           CsvNumber(c.mean_rel_error()), CsvNumber(c.norm_rel_error()),
-           absl::StrCat(c.unwritten()), c.passed() ? "true" : "false", c.detail()});
+           absl::StrCat(sweep_.selected()), absl::StrCat(sweep_.seed()), VariantName(c.variant()),
+           c.kernel(), absl::StrCat(c.t()), absl::StrCat(c.union_size()),
+           CsvNumber(c.max_rel_error()), CsvNumber(c.mean_rel_error()),
+           CsvNumber(c.norm_rel_error()), absl::StrCat(c.unwritten()),
+           c.passed() ? "true" : "false", c.detail()});
     return;
   }
   Cells({VariantName(c.variant()), c.kernel(), absl::StrCat(c.t()), absl::StrCat(c.union_size()),

@@ -56,20 +56,19 @@ int CheckCommand(const ClientContext& context) {
   CancelOnInterrupt cancel(context, rpc);
   CheckPrinter& p = **printer;
   std::string job_id;
-  const int exit_code =
-      StreamJob(context, *stream,
-                {.accepted =
-                     [&](const v1::JobAccepted& e) {
-                       job_id = e.job_id();
-                       TellAccepted(e);
-                       cancel.Known(job_id);
-                       p.Identify({.job_id = job_id,
-                                   .probe = "moe-union",
-                                   .labels = LabelsText(request->labels())});
-                     },
-                 .started = [&](const v1::JobStarted& e) { p.Started(e); },
-                 .check = [&](const v1::KernelCheck& e) { p.Check(e); },
-                 .finished = [&](const v1::JobFinished& e) { p.Finished(e); }});
+  const int exit_code = StreamJob(
+      context, *stream,
+      {.accepted =
+           [&](const v1::JobAccepted& e) {
+             job_id = e.job_id();
+             TellAccepted(e);
+             cancel.Known(job_id);
+             p.Identify(
+                 {.job_id = job_id, .probe = "moe-union", .labels = LabelsText(request->labels())});
+           },
+       .started = [&](const v1::JobStarted& e) { p.Started(e); },
+       .check = [&](const v1::KernelCheck& e) { p.Check(e); },
+       .finished = [&](const v1::JobFinished& e) { p.Finished(e); }});
   // A failed check's dump is the evidence: fetch it whenever the job ran.
   if (dump.empty() || job_id.empty()) return exit_code;
   const int fetched = DownloadArtifacts(context, job_id, dump);

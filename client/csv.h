@@ -22,10 +22,10 @@ inline std::string CsvField(const std::string& text) {
 
 // Every field through CsvField, joined by commas, ending the line.
 inline std::string CsvLine(const std::vector<std::string>& fields) {
-  return absl::StrCat(absl::StrJoin(fields, ",", [](std::string* out, const std::string& f) {
-                        out->append(CsvField(f));
-                      }),
-                      "\n");
+  return absl::StrCat(
+      absl::StrJoin(fields, ",",
+                    [](std::string* out, const std::string& f) { out->append(CsvField(f)); }),
+      "\n");
 }
 
 inline std::string CsvNumber(double value) { return ShortestDouble(value); }

@@ -66,7 +66,8 @@ void PrintJobState(const std::string& format, const v1::Job& job) {
     std::cout << CsvLine({"job_id", "state", "error_message"})
               << CsvLine({job.id(), StateName(job.state()), job.error_message()}) << std::flush;
   } else if (format == "tsv") {
-    std::cout << "job_id\tstate\n" << job.id() << "\t" << StateName(job.state()) << "\n"
+    std::cout << "job_id\tstate\n"
+              << job.id() << "\t" << StateName(job.state()) << "\n"
               << std::flush;
   } else {
     std::cout << job.id() << "\n" << std::flush;
@@ -108,8 +109,8 @@ int SubmitCommand(const ClientContext& context) {
   v1::Job job;
   const grpc::Status status = stub->Submit(&rpc, request, &job);
   if (!status.ok()) return ReportRpcError(context, status);
-  std::cerr << absl::StrFormat("gpuprobe: job %s %s, %d ahead\n", job.id(),
-                               StateName(job.state()), job.queue_position());
+  std::cerr << absl::StrFormat("gpuprobe: job %s %s, %d ahead\n", job.id(), StateName(job.state()),
+                               job.queue_position());
   if (!job.waiting_reason().empty()) std::cerr << "note: " << job.waiting_reason() << "\n";
   // With --wait, a script reads one record: the ended job's (the table keeps the id here).
   if (!context.flags->wait) {
@@ -127,8 +128,8 @@ int WaitCommand(const ClientContext& context, const std::string& job_id) {
   absl::Duration timeout = absl::InfiniteDuration();
   if (const std::string& text = context.flags->timeout;
       !text.empty() && !absl::ParseDuration(text, &timeout)) {
-    return UsageError(absl::InvalidArgumentError(absl::StrCat(
-        "--timeout: \"", text, "\" is not a duration (e.g. 90s, 30m, 2h)")));
+    return UsageError(absl::InvalidArgumentError(
+        absl::StrCat("--timeout: \"", text, "\" is not a duration (e.g. 90s, 30m, 2h)")));
   }
   if (timeout <= absl::ZeroDuration()) {
     return UsageError(absl::InvalidArgumentError(
@@ -270,7 +271,8 @@ int JobsCommand(const ClientContext& context) {
     }
     request.add_states(state);
   }
-  if (absl::Status s = LabelsFromFlags(*context.flags, *request.mutable_labels()); !s.ok()) return UsageError(s);
+  if (absl::Status s = LabelsFromFlags(*context.flags, *request.mutable_labels()); !s.ok())
+    return UsageError(s);
   const int limit = context.flags->limit;
   if (limit < 1 || limit > 1000) {
     return UsageError(
@@ -292,13 +294,13 @@ int JobsCommand(const ClientContext& context) {
     auto line = [&](const std::vector<std::string>& cells) {
       return context.format == "csv" ? CsvLine(cells) : absl::StrJoin(cells, "\t") + "\n";
     };
-    std::cout << line({"job_id", "state", "submitted", "results", "attempts", "labels", "host",
-                       "probe"});
+    std::cout << line(
+        {"job_id", "state", "submitted", "results", "attempts", "labels", "host", "probe"});
     for (const v1::Job& job : response.jobs()) {
       const JobIdentity identity = IdentityOf(job);
       std::cout << line({job.id(), StateName(job.state()), When(job.created_at()),
-                         absl::StrCat(job.results()), absl::StrCat(job.attempts()),
-                         identity.labels, job.host(), identity.probe});
+                         absl::StrCat(job.results()), absl::StrCat(job.attempts()), identity.labels,
+                         job.host(), identity.probe});
     }
     return kExitOk;
   }

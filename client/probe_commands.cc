@@ -102,8 +102,8 @@ int RunCommand(const ClientContext& context, const std::string& probe) {
       return ReportRpcError(context, s);
     }
   }
-  std::cerr << absl::StrFormat("gpuprobe: job %s (%s%s) queued, %d ahead\n", job.id(),
-                               job.probe(), job.check() ? " check" : "", job.queue_position());
+  std::cerr << absl::StrFormat("gpuprobe: job %s (%s%s) queued, %d ahead\n", job.id(), job.probe(),
+                               job.check() ? " check" : "", job.queue_position());
   absl::StatusOr<JobPrinter> printer =
       JobPrinter::For(context.format, std::cout, IdentityOf(job), job.check());
   if (!printer.ok()) return UsageError(printer.status());

@@ -66,7 +66,8 @@ std::vector<std::string> Cells(const JobIdentity& job, const std::vector<v1::Par
     // One sample (a command's table cell) has no spread and no interval.
     const bool spread = m.kept() >= 2;
     const std::string none = csv ? "" : "-";
-    cells.push_back(spread ? (csv ? CsvNumber(m.spread()) : absl::StrFormat("%.4f", m.spread())) : none);
+    cells.push_back(spread ? (csv ? CsvNumber(m.spread()) : absl::StrFormat("%.4f", m.spread()))
+                           : none);
     if (csv) {
       cells.push_back(spread ? Number(m.low(), csv) : none);
       cells.push_back(spread ? Number(m.high(), csv) : none);

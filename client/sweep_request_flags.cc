@@ -131,8 +131,7 @@ absl::StatusOr<double> ParseFraction(std::string_view flag, std::string_view tex
   return percent ? value / 100.0 : value;
 }
 
-absl::StatusOr<v1::CheckRequest> CheckRequestFromFlags(const ClientFlags& f,
-                                                       const EnvLookup& env) {
+absl::StatusOr<v1::CheckRequest> CheckRequestFromFlags(const ClientFlags& f, const EnvLookup& env) {
   v1::CheckRequest request;
   RETURN_IF_ERROR(SetGeometry(f, request.mutable_geometry(), env));
   RETURN_IF_ERROR(
@@ -148,8 +147,7 @@ absl::StatusOr<v1::CheckRequest> CheckRequestFromFlags(const ClientFlags& f,
   return request;
 }
 
-absl::StatusOr<v1::SweepRequest> SweepRequestFromFlags(const ClientFlags& f,
-                                                       const EnvLookup& env) {
+absl::StatusOr<v1::SweepRequest> SweepRequestFromFlags(const ClientFlags& f, const EnvLookup& env) {
   v1::SweepRequest request;
   RETURN_IF_ERROR(SetGeometry(f, request.mutable_geometry(), env));
   RETURN_IF_ERROR(SetFields(

@@ -17,6 +17,7 @@ build=(
 )
 test=(
   libgtest-dev libgmock-dev
+  clang-format    # deploy/check-format.sh: the sources as .clang-format lays them out
   chromium        # the dashboard's browser tests
   postgresql-15   # the fleet's store
   systemd         # systemd-analyze verify of the unit

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's test command: set everything up, build, and run every test. Tests labelled `gpu`
+# The README's test command: set everything up, build, check that the sources are as
+# clang-format lays them out (deploy/check-format.sh), and run every test. Tests labelled `gpu`
 # skip themselves where no CUDA device is visible.
 #
 # The tests keep their temporary files (data directories, PostgreSQL clusters, logs) under a
@@ -9,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/build.sh
+deploy/check-format.sh
 TEST_TMPDIR=$(mktemp -d /tmp/gpuprobe-tests.XXXXXX)
 chmod 0711 "$TEST_TMPDIR"  # the postgres user must reach the clusters the tests start in it
 export TEST_TMPDIR

@@ -96,7 +96,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   // Down stages with per-row barriers, gate+up with the block's (StageInputs says why). The
   // per-slot gate+up issues its first passes before the rows' set-up where the block stages every
   // input row (t = 1); the other kernels keep one order (kernel-decisions.md row 164: H100,
-  // 2026-12-05, the per-slot down at t = 1 and the union kernels at union 10 0.7-6% slower with it).
+  // 2026-12-05, the per-slot down at t = 1 and the union kernels at union 10 were 0.7-6% slower
+  // with it).
   constexpr bool kMayIssueFirst = kGateUpSilu && kOneSlot && kDeal == Deal::kConsecutive;
   StageInputs<kOneSlot, kDeal, kEarly, !kGateUpSilu, kMayIssueFirst>(
       p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {

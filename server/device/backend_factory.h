@@ -15,7 +15,7 @@ namespace gpuprobe {
 
 // Known slowdowns for testing what judges rows; each is stamped on the device's description.
 struct InjectedSlowdown {
-  int cpu_repeat = 1;             // > 1: the cpu runs each timed kernel this many times a launch
+  int cpu_repeat = 1;              // > 1: the cpu runs each timed kernel this many times a launch
   int64_t wait_ns_per_sample = 0;  // > 0: Backend::injected_wait_ns(), either backend
 };
 

@@ -51,7 +51,7 @@ class CudaBackend final : public Backend {
   absl::Status Calibrate();
 
   int device_ = 0;
-  std::string description_notes_;  // "cuda:N, sm_XY, ...": the description's notes
+  std::string description_notes_;             // "cuda:N, sm_XY, ...": the description's notes
   std::unique_ptr<NvmlTelemetry> telemetry_;  // null: no NVML here
   int own_group_ = 0;                         // SetOwnProcessGroup
   DeviceDetails details_;

@@ -574,10 +574,9 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   if (!job.check()) telemetry = SummarizeTelemetry(readings, backend_name);
   if (RecordEnd(device, id, finished, end, telemetry ? &*telemetry : nullptr)) {
     DaemonMetrics().Add(
-        kJobsFinished,
-        {{"probe", probe},
-         {"state", absl::AsciiStrToLower(
-                       v1::JobState_Name(finished.finished().state()).substr(10))}});
+        kJobsFinished, {{"probe", probe},
+                        {"state", absl::AsciiStrToLower(
+                                      v1::JobState_Name(finished.finished().state()).substr(10))}});
   }
   if (outcome.status.ok()) {
     spdlog::info("job {} succeeded: {} results in {:.2f} s", id, outcome.results,

@@ -221,7 +221,8 @@ absl::StatusOr<DaemonOptions> FromFlags(std::vector<std::string> probe_commands)
 }  // namespace
 
 std::vector<std::string> DaemonOptions::WorkerArguments(int worker_device) const {
-  std::vector<std::string> args = {"--backend=" + backend, absl::StrCat("--device=", worker_device),
+  std::vector<std::string> args = {"--backend=" + backend,
+                                   absl::StrCat("--device=", worker_device),
                                    absl::StrCat("--cpu_repeat=", cpu_repeat),
                                    absl::StrCat("--inject_delay_ns=", inject_delay_ns),
                                    "--log_level=" + log_level,

@@ -35,7 +35,7 @@ struct DaemonOptions {
   std::string isolation;                    // "process" or "none"
   std::optional<std::vector<int>> devices;  // nullopt: every visible device
   int cpu_repeat = 1;
-  int64_t inject_delay_ns = 0;  // testing only: a wait inside every timed sample
+  int64_t inject_delay_ns = 0;              // testing only: a wait inside every timed sample
   std::vector<std::string> probe_commands;  // --probe-command NAME=PATH, in order
   std::string probe_commands_file;          // --probe-commands
   QueueLimits limits;

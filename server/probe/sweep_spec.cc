@@ -130,8 +130,8 @@ absl::Status CheckLabels(const std::map<std::string, std::string>& labels, const
 int MostReps(const SweepSpec& spec, const SweepLimits& l) {
   const int64_t arms =
       std::max<int64_t>(1, static_cast<int64_t>(ExpandArms(spec).size())) * spec.blocks;
-  return static_cast<int>(std::max<int64_t>(
-      spec.reps, std::min<int64_t>(l.max_reps, l.max_arm_reps / arms)));
+  return static_cast<int>(
+      std::max<int64_t>(spec.reps, std::min<int64_t>(l.max_reps, l.max_arm_reps / arms)));
 }
 
 absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& o, const SweepLimits& l) {

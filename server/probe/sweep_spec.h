@@ -67,8 +67,9 @@ struct SweepOptions {
 struct SweepSpec {
   MoeGeometry geometry;
   std::vector<int> t_values;  // ascending, distinct
-  std::vector<int> unions;    // explicit union sizes, each at every t where it fits; empty: the default ladder
-  int reps = 0;               // per block, including the block's throwaway rep 0
+  std::vector<int>
+      unions;    // explicit union sizes, each at every t where it fits; empty: the default ladder
+  int reps = 0;  // per block, including the block's throwaway rep 0
   // Independent blocks of reps: before each, the banks move to fresh memory (MoeArms::
   // PlaceBanks) and, with a shuffled order, the order is drawn again; rows keep each block's
   // section, from which one job estimates the noise between placements.

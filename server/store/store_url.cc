@@ -37,8 +37,8 @@ ConnectionOptions ParseConnectionUrl(const std::string& url) {
     // password reaches a log.
     out.error = error != nullptr ? error : "out of memory";
     out.error = out.error.substr(0, out.error.rfind(": \""));
-    while (!out.error.empty() && (out.error.back() == '\n' || out.error.back() == ' ' ||
-                                  out.error.back() == ':')) {
+    while (!out.error.empty() &&
+           (out.error.back() == '\n' || out.error.back() == ' ' || out.error.back() == ':')) {
       out.error.pop_back();
     }
     PQfreemem(error);

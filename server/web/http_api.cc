@@ -69,8 +69,9 @@ void Fail(httplib::Response& res, const absl::Status& status) {
 }
 
 absl::Status NotFound(const std::string& path) {
-  return absl::NotFoundError(absl::StrCat(path, ": no such path; the API is under /api/v1/ "
-                                                "(info, jobs, probes, compare) and /metrics"));
+  return absl::NotFoundError(absl::StrCat(path,
+                                          ": no such path; the API is under /api/v1/ "
+                                          "(info, jobs, probes, compare) and /metrics"));
 }
 
 absl::Status ParseTime(const std::string& name, const std::string& text,
@@ -218,26 +219,26 @@ void HttpApi::Route() {
   });
 
   Get(R"(/api/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-                 if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
-                 absl::StatusOr<v1::Job> job = manager_.Get(req.matches[1]);
-                 if (!job.ok()) return Fail(res, job.status());
-                 Reply(res, ApiJson(*job));
-               });
+    if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
+    absl::StatusOr<v1::Job> job = manager_.Get(req.matches[1]);
+    if (!job.ok()) return Fail(res, job.status());
+    Reply(res, ApiJson(*job));
+  });
 
   Get(R"(/api/v1/jobs/([^/]+)/rows)", [this](const httplib::Request& req, httplib::Response& res) {
-        if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
-        absl::StatusOr<std::vector<v1::JobEvent>> results = manager_.Results(req.matches[1]);
-        if (!results.ok()) return Fail(res, results.status());
-        std::vector<std::string> rows, checks, generic;
-        for (const v1::JobEvent& e : *results) {
-          if (e.has_row()) rows.push_back(ApiJson(e.row()));
-          if (e.has_check()) checks.push_back(ApiJson(e.check()));
-          if (e.has_result()) generic.push_back(ApiJson(e.result()));
-        }
-        Reply(res, absl::StrCat("{\"rows\":[", absl::StrJoin(rows, ","), "],\"checks\":[",
-                                absl::StrJoin(checks, ","), "],\"results\":[",
-                                absl::StrJoin(generic, ","), "]}"));
-      });
+    if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
+    absl::StatusOr<std::vector<v1::JobEvent>> results = manager_.Results(req.matches[1]);
+    if (!results.ok()) return Fail(res, results.status());
+    std::vector<std::string> rows, checks, generic;
+    for (const v1::JobEvent& e : *results) {
+      if (e.has_row()) rows.push_back(ApiJson(e.row()));
+      if (e.has_check()) checks.push_back(ApiJson(e.check()));
+      if (e.has_result()) generic.push_back(ApiJson(e.result()));
+    }
+    Reply(res, absl::StrCat("{\"rows\":[", absl::StrJoin(rows, ","), "],\"checks\":[",
+                            absl::StrJoin(checks, ","), "],\"results\":[",
+                            absl::StrJoin(generic, ","), "]}"));
+  });
 
   Get("/api/v1/probes", [this](const httplib::Request& req, httplib::Response& res) {
     if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
@@ -258,28 +259,27 @@ void HttpApi::Route() {
 
   // The artifact's bytes, streamed from the file a chunk at a time.
   Get(R"(/api/v1/jobs/([^/]+)/artifacts/([^/]+))",
-               [this](const httplib::Request& req, httplib::Response& res) {
-                 if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
-                 absl::StatusOr<std::unique_ptr<ArtifactReader>> opened =
-                     manager_.OpenArtifact(req.matches[1], req.matches[2]);
-                 if (!opened.ok()) return Fail(res, opened.status());
-                 std::shared_ptr<ArtifactReader> reader = *std::move(opened);
-                 res.set_chunked_content_provider(
-                     "application/octet-stream", [reader](size_t, httplib::DataSink& sink) {
-                       absl::StatusOr<std::string> bytes = reader->Next(size_t{1} << 20);
-                       if (!bytes.ok()) return false;
-                       if (bytes->empty()) {
-                         sink.done();
-                         return true;
-                       }
-                       return sink.write(bytes->data(), bytes->size());
-                     });
-               });
+      [this](const httplib::Request& req, httplib::Response& res) {
+        if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
+        absl::StatusOr<std::unique_ptr<ArtifactReader>> opened =
+            manager_.OpenArtifact(req.matches[1], req.matches[2]);
+        if (!opened.ok()) return Fail(res, opened.status());
+        std::shared_ptr<ArtifactReader> reader = *std::move(opened);
+        res.set_chunked_content_provider(
+            "application/octet-stream", [reader](size_t, httplib::DataSink& sink) {
+              absl::StatusOr<std::string> bytes = reader->Next(size_t{1} << 20);
+              if (!bytes.ok()) return false;
+              if (bytes->empty()) {
+                sink.done();
+                return true;
+              }
+              return sink.write(bytes->data(), bytes->size());
+            });
+      });
 
   // CompareJobs for dashboards (CompareRequest: its parameters).
   Get("/api/v1/compare", [this](const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<v1::CompareJobsRequest> request =
-        CompareRequest(QueryParams::Parse(req.target));
+    absl::StatusOr<v1::CompareJobsRequest> request = CompareRequest(QueryParams::Parse(req.target));
     if (!request.ok()) return Fail(res, request.status());
     absl::StatusOr<v1::CompareJobsResponse> compared = CompareJobs(manager_, *request);
     if (!compared.ok()) return Fail(res, compared.status());
@@ -313,8 +313,8 @@ void HttpApi::Route() {
   server_->Delete(".*", other_method);
   server_->Options(".*", other_method);
   // A path no route takes: a JSON 404 too (a handler's own error keeps its body).
-  server_->set_error_handler(httplib::Server::HandlerWithResponse(
-      [](const httplib::Request& req, httplib::Response& res) {
+  server_->set_error_handler(
+      httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
         if (res.status != 404 || !res.body.empty()) {
           return httplib::Server::HandlerResponse::Unhandled;
         }

@@ -17,8 +17,8 @@ void Family(std::string& out, const char* name, const char* type, const char* he
 std::string PrometheusMetrics(const v1::ServerInfo& info, const JobStore::Totals& totals) {
   std::string out;
   Family(out, "gpuprobe_build_info", "gauge", "gpuprobed's version and backend; always 1.");
-  absl::StrAppend(&out, "gpuprobe_build_info{version=\"", PrometheusLabelValue(info.version()), "\",backend=\"",
-                  PrometheusLabelValue(info.backend()), "\"} 1\n");
+  absl::StrAppend(&out, "gpuprobe_build_info{version=\"", PrometheusLabelValue(info.version()),
+                  "\",backend=\"", PrometheusLabelValue(info.backend()), "\"} 1\n");
 
   // The whole and the parts are families of their own, so that sum() over one counts once.
   Family(out, "gpuprobe_queue_depth", "gauge",
@@ -72,16 +72,17 @@ std::string PrometheusMetrics(const v1::ServerInfo& info, const JobStore::Totals
          "Each device of every daemon sharing the job store: 1 serving, 0 lost (its daemon "
          "stopped heartbeating).");
   for (const v1::FleetDevice& f : info.fleet()) {
-    absl::StrAppend(&out, "gpuprobe_fleet_device_up{host=\"", PrometheusLabelValue(f.host()), "\",daemon=\"",
-                    PrometheusLabelValue(f.daemon_id()), "\",device=\"", f.index(), "\",model=\"",
-                    PrometheusLabelValue(f.model()), "\"} ", f.state() == "serving" ? 1 : 0, "\n");
+    absl::StrAppend(&out, "gpuprobe_fleet_device_up{host=\"", PrometheusLabelValue(f.host()),
+                    "\",daemon=\"", PrometheusLabelValue(f.daemon_id()), "\",device=\"", f.index(),
+                    "\",model=\"", PrometheusLabelValue(f.model()), "\"} ",
+                    f.state() == "serving" ? 1 : 0, "\n");
   }
   Family(out, "gpuprobe_fleet_device_busy", "gauge",
          "Each device of every daemon sharing the job store: 1 while it runs a job.");
   for (const v1::FleetDevice& f : info.fleet()) {
-    absl::StrAppend(&out, "gpuprobe_fleet_device_busy{host=\"", PrometheusLabelValue(f.host()), "\",daemon=\"",
-                    PrometheusLabelValue(f.daemon_id()), "\",device=\"", f.index(), "\"} ",
-                    f.running_job_id().empty() ? 0 : 1, "\n");
+    absl::StrAppend(&out, "gpuprobe_fleet_device_busy{host=\"", PrometheusLabelValue(f.host()),
+                    "\",daemon=\"", PrometheusLabelValue(f.daemon_id()), "\",device=\"", f.index(),
+                    "\"} ", f.running_job_id().empty() ? 0 : 1, "\n");
   }
 
   // The latest telemetry reading of each device that has one (NVML, after each rep).

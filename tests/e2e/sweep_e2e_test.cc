@@ -264,11 +264,13 @@ TEST_F(SweepEndToEndTest, TheCommandLineKeepsTheConventions) {
               testing::AllOf(HasSubstr("sweep"), HasSubstr("compare"), HasSubstr("probes")));
   const CommandResult version = Cli({"--version"});
   EXPECT_EQ(version.exit_code, 0);
-  EXPECT_THAT(version.out, testing::MatchesRegex("gpuprobe [0-9.]+ \\(commit [0-9a-f]+(-dirty)?\\)\n"));
+  EXPECT_THAT(version.out,
+              testing::MatchesRegex("gpuprobe [0-9.]+ \\(commit [0-9a-f]+(-dirty)?\\)\n"));
   // A flag of another command is refused, saying whose it is; misspellings get their nearest.
   const CommandResult foreign = Cli({"jobs", "--experts", "64"});
   EXPECT_EQ(foreign.exit_code, 2);
-  EXPECT_THAT(foreign.err, HasSubstr("--experts is not a flag of jobs; it belongs to sweep, check, submit"));
+  EXPECT_THAT(foreign.err,
+              HasSubstr("--experts is not a flag of jobs; it belongs to sweep, check, submit"));
   const CommandResult flag = Cli({"sweep", "--expert", "64"});
   EXPECT_EQ(flag.exit_code, 2);
   EXPECT_THAT(flag.err, HasSubstr("unknown flag --expert; did you mean --experts?"));
@@ -773,13 +775,15 @@ TEST_F(SweepEndToEndTest, DashboardShowsAnExactnessJobsChecksAndSaysAnUnknownPag
                                    "--ff", "64", "--selected", "4", "--t", "2", "--seed", "7"});
   ASSERT_EQ(check.exit_code, 0) << check.err;
   const int checks =
-      static_cast<int>(std::vector<std::string>(absl::StrSplit(check.out, '\n', absl::SkipEmpty())).size()) - 1;
+      static_cast<int>(
+          std::vector<std::string>(absl::StrSplit(check.out, '\n', absl::SkipEmpty())).size()) -
+      1;
   ASSERT_GT(checks, 0);
   const CommandResult dom =
       Chromium(*dir_, {"--dump-dom"}, "http://" + *http_ + "/#/jobs/" + JobNamedIn(check.err));
   ASSERT_EQ(dom.exit_code, 0) << dom.err;
-  EXPECT_THAT(dom.out, HasSubstr(absl::StrCat(checks, " of ", checks,
-                                              " kernel checks passed · seed 7")))
+  EXPECT_THAT(dom.out,
+              HasSubstr(absl::StrCat(checks, " of ", checks, " kernel checks passed · seed 7")))
       << dom.out;
   int rows = 0;
   for (size_t at = dom.out.find("<tr class=\"check pass\">"); at != std::string::npos;
@@ -817,7 +821,8 @@ TEST_F(SweepEndToEndTest, DashboardTrendsAnArmAcrossJobs) {
   EXPECT_THAT(plot, HasSubstr("<rect class=\"band\""));
   EXPECT_THAT(plot, HasSubstr("hours since the first job"));
   EXPECT_THAT(dom.out, HasSubstr("the band of the newest 3 jobs with branch=main (compare's "
-                                 "history interval), newest " + jobs[3]));
+                                 "history interval), newest " +
+                                 jobs[3]));
   EXPECT_THAT(plot, HasSubstr(">" + jobs[0] + "</text>"));  // the first tick
   // It says which spec it shows, and offers the others.
   EXPECT_THAT(dom.out, HasSubstr("<span id=\"trend-spec\">moe-union: experts=32 hidden=256 ff=64 "

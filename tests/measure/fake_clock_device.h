@@ -1,7 +1,7 @@
 // A device for tests whose clock only its work moves: each launch enqueued takes LaunchUs(launch)
-// of fake time, each overwrite (a cold flush) kFlushUs and each wait its own length; marks read that clock, so a sample
-// is exactly what its timed region held. Work runs as it is enqueued (as on the cpu), and a
-// replay runs the captured work again. Every primitive called is logged.
+// of fake time, each overwrite (a cold flush) kFlushUs and each wait its own length; marks read
+// that clock, so a sample is exactly what its timed region held. Work runs as it is enqueued (as on
+// the cpu), and a replay runs the captured work again. Every primitive called is logged.
 #pragma once
 
 #include <cstdint>

@@ -20,7 +20,8 @@ TEST(MetricsRegistryTest, CountersSumPerSeriesAndEscapeTheirLabelValues) {
   registry.Add(kRequests, {{"route", "say \"x\"\\\n"}, {"code", "404"}});
   const std::string text = registry.Render();
   EXPECT_THAT(text, HasSubstr("test_requests_total{route=\"/a\",code=\"200\"} 3\n"));
-  EXPECT_THAT(text, HasSubstr("test_requests_total{route=\"say \\\"x\\\"\\\\\\n\",code=\"404\"} 1\n"));
+  EXPECT_THAT(text,
+              HasSubstr("test_requests_total{route=\"say \\\"x\\\"\\\\\\n\",code=\"404\"} 1\n"));
 }
 
 TEST(MetricsRegistryTest, HistogramBucketsAreCumulativeWithInfSumAndCount) {

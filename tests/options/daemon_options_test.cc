@@ -84,17 +84,15 @@ TEST_F(DaemonOptionsTest, AnEmptyStoreGivenOnTheCommandLineIsRefusedNotTakenForS
 }
 
 TEST_F(DaemonOptionsTest, ProbeCommandsRepeatInOrderAndReachTheWorker) {
-  absl::StatusOr<DaemonOptions> o = Parse({"--probe-command", "a=/bin/a,with,commas", "--backend",
-                                           "cpu", "--probe-command=b=/bin/b", "--probe-commands",
-                                           "/etc/cmds.json", "--cpu-repeat", "3",
-                                           "--inject-delay-ns", "2500"});
+  absl::StatusOr<DaemonOptions> o = Parse(
+      {"--probe-command", "a=/bin/a,with,commas", "--backend", "cpu", "--probe-command=b=/bin/b",
+       "--probe-commands", "/etc/cmds.json", "--cpu-repeat", "3", "--inject-delay-ns", "2500"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_THAT(o->probe_commands, ElementsAre("a=/bin/a,with,commas", "b=/bin/b"));
   EXPECT_THAT(o->WorkerArguments(1),
-              ElementsAre("--backend=cpu", "--device=1", "--cpu_repeat=3",
-                          "--inject_delay_ns=2500", "--log_level=info",
-                          "--probe_commands=/etc/cmds.json", "--probe_command=a=/bin/a,with,commas",
-                          "--probe_command=b=/bin/b"));
+              ElementsAre("--backend=cpu", "--device=1", "--cpu_repeat=3", "--inject_delay_ns=2500",
+                          "--log_level=info", "--probe_commands=/etc/cmds.json",
+                          "--probe_command=a=/bin/a,with,commas", "--probe_command=b=/bin/b"));
 }
 
 TEST_F(DaemonOptionsTest, EveryBadValueIsRefusedNamingItsFlag) {

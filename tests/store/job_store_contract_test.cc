@@ -552,7 +552,8 @@ TEST(StoreUrlTest, LibpqReadsTheUrlItsPasswordIsNeverShownAndAnUnreadableOneIsRe
             "postgresql://me:***@db.example:5433/fleet?connect_timeout=2");
   EXPECT_EQ(MaskedUrl("postgres:///postgres?host=/run/pg&user=gp&password=secret"),
             "postgresql://gp:***@/postgres?host=/run/pg");
-  EXPECT_EQ(MaskedUrl("sqlite:///var/lib/gpuprobed/jobs.db"), "sqlite:///var/lib/gpuprobed/jobs.db");
+  EXPECT_EQ(MaskedUrl("sqlite:///var/lib/gpuprobed/jobs.db"),
+            "sqlite:///var/lib/gpuprobed/jobs.db");
   // An unreadable URL is refused before anything connects, with libpq's reason and no secret.
   for (const std::string bad : {"postgresql://me:secret@[::1/db", "postgresql://h/db?nosuch=1"}) {
     absl::StatusOr<StoreUrl> refused = ParseStoreUrl(bad, "/d");
