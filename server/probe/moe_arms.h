@@ -1,15 +1,15 @@
 // The moe-union probe's device code: the weight banks of one geometry, kept on the device
-// across jobs, and each arm's launches of the gate+up and down kernels, which Backend::Time
-// times. One implementation per backend: the float64 reference kernels on the cpu
-// (cpu_moe_arms.cc), the NVFP4 sel kernels with their union-gather plans and the pure-read floor
-// on cuda (cuda_moe_arms.cc).
+// across jobs, and each arm's launches of the gate+up and down kernels, which the measurement
+// module's LaunchTimer times. One implementation per backend: the float64 reference kernels on
+// the cpu (cpu_moe_arms.cc), the NVFP4 sel kernels with their union-gather plans and the
+// pure-read floor on cuda (cuda_moe_arms.cc).
 //
 //   ASSIGN_OR_RETURN(MoeArms * arms, MoeArmsOn(device));
 //   RETURN_IF_ERROR(arms->LoadBanks(geometry, seed));
 //   RETURN_IF_ERROR(arms->PlaceBanks());  // each block of a sweep: the banks at new addresses
 //   ASSIGN_OR_RETURN(ArmHandle arm, arms->PrepareArm(inputs));
 //   ASSIGN_OR_RETURN(DeviceLaunch * gate_up, arms->Launch(arm, MoeKernel::kGateUpSilu));
-//   ASSIGN_OR_RETURN(double us, device.Time(*gate_up, timing));
+//   ASSIGN_OR_RETURN(double us, LaunchTimer(device).Time(*gate_up, timing));
 #pragma once
 
 #include <cstdint>

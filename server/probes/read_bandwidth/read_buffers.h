@@ -1,10 +1,11 @@
 // The read-bandwidth probe's device code: buffers of seeded words (ReadBufferWord,
-// kernels/read_buffer.h) and the streaming read of each, a launch that Backend::Time times.
-// One implementation per backend: a host loop on the cpu, the floor kernel on cuda.
+// kernels/read_buffer.h) and the streaming read of each, a launch that the measurement module's
+// LaunchTimer times. One implementation per backend: a host loop on the cpu, the floor kernel on
+// cuda.
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<ReadBuffers> buffers, ReadBuffersOn(device));
 //   ASSIGN_OR_RETURN(int buffer, buffers->Allocate(bytes, seed));
-//   ASSIGN_OR_RETURN(double us, device.Time(buffers->Read(buffer), timing));
+//   ASSIGN_OR_RETURN(double us, LaunchTimer(device).Time(buffers->Read(buffer), timing));
 #pragma once
 
 #include <cstdint>
