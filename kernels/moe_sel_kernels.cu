@@ -1,6 +1,7 @@
-// The host launchers of kernels/moe_sel_kernels.h: each checks its arguments, plans the launch for
-// the card (kernels/sel/launch_plan.h), picks the kernel's deal (kernels/sel/launch_deals.h) and
-// launches the SelNvfp4Kernel instantiation that serves it (kernels/sel/sel_kernel.cuh).
+// The host launches of kernels/moe_sel_kernels.h: SelLaunch::Initialize checks its arguments,
+// plans the launch for the card (kernels/sel/launch_plan.h), picks the kernel's deal
+// (kernels/sel/launch_deals.h) and the SelNvfp4Kernel instantiation that serves it
+// (kernels/sel/sel_kernel.cuh); SelLaunch::Run launches that instantiation.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -73,9 +74,41 @@ absl::StatusOr<DeviceLimits> PrepareDevice() {
   return limits;
 }
 
-// Fills in p's plan-dependent fields and launches.
+}  // namespace
+}  // namespace sel
+
+// A planned launch: the kernel instantiation's enqueue, its complete parameters and its grid.
+struct SelLaunch::Prepared {
+  sel::SelParams params;
+  int blocks = 0;
+  int threads = 0;
+  size_t smem_bytes = 0;
+  absl::Status (*enqueue)(const Prepared&, cudaStream_t) = nullptr;
+};
+
+namespace sel {
+namespace {
+
+// Launches the instantiation a Prepared was planned for.
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kOctets>
+absl::Status Enqueue(const SelLaunch::Prepared& launch, cudaStream_t stream) {
+  if constexpr (kDeal == Deal::kClusterKHalves) {
+    cudaLaunchAttribute cluster;
+    const cudaLaunchConfig_t config =
+        ClusterOfTwoConfig(launch.blocks, launch.threads, launch.smem_bytes, stream, cluster);
+    CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(
+        &config, SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal, kOctets>, launch.params));
+  } else {
+    SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal, kOctets>
+        <<<launch.blocks, launch.threads, launch.smem_bytes, stream>>>(launch.params);
+  }
+  CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
+
+// Fills in p's plan-dependent fields: the launch of this instantiation, ready to enqueue.
 template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kOctets = 2>
-absl::Status Launch(SelParams p, const LaunchPlan& plan, int input_rows, cudaStream_t stream) {
+absl::StatusOr<SelLaunch::Prepared> Prepare(SelParams p, const LaunchPlan& plan, int input_rows) {
   RETURN_IF_ERROR((PrepareDevice<kGateUpSilu, kOneSlot, kDeal, kOctets>().status()));
   const int ranges = kDeal == Deal::kClusterKHalves ? plan.blocks / 2 : plan.blocks;
   p.tile_quotient = p.tiles / ranges;
@@ -94,18 +127,11 @@ absl::Status Launch(SelParams p, const LaunchPlan& plan, int input_rows, cudaStr
   p.walk_warps_per_row = std::max(1, plan.warps / plan.staged_rows);
   p.walk_row_step = plan.warps / p.walk_warps_per_row;
   p.walk_divisor = FastDivisor::Of(p.walk_warps_per_row);
-  if constexpr (kDeal == Deal::kClusterKHalves) {
-    cudaLaunchAttribute cluster;
-    const cudaLaunchConfig_t config =
-        ClusterOfTwoConfig(plan.blocks, plan.warps * 32, plan.smem_bytes, stream, cluster);
-    CUDA_RETURN_IF_ERROR(
-        cudaLaunchKernelEx(&config, SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal, kOctets>, p));
-  } else {
-    SelNvfp4Kernel<kGateUpSilu, kOneSlot, kDeal, kOctets>
-        <<<plan.blocks, plan.warps * 32, plan.smem_bytes, stream>>>(p);
-  }
-  CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  return absl::OkStatus();
+  return SelLaunch::Prepared{.params = p,
+                             .blocks = plan.blocks,
+                             .threads = plan.warps * 32,
+                             .smem_bytes = static_cast<size_t>(plan.smem_bytes),
+                             .enqueue = &Enqueue<kGateUpSilu, kOneSlot, kDeal, kOctets>};
 }
 
 // The launch's work for the planner, with items of `octets` octets of rows (Tuning::kOctets).
@@ -132,8 +158,8 @@ SelWork WorkOf(const SelParams& p, int groups, int input_rows) {
 // (group plans), consecutive tiles otherwise; the per-slot down takes wide items (two tiles an
 // item) wherever their plan splits no tile's K (kernels/sel/launch_deals.h says why).
 template <bool kGateUpSilu>
-absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input_rows,
-                          cudaStream_t stream) {
+absl::StatusOr<SelLaunch::Prepared> PrepareEither(SelParams p, const DeviceSlotGroups& groups,
+                                                  int input_rows) {
   const bool one_slot = groups.max_group_slots == 1;
   const SelWork work = one_slot ? WorkOf<kGateUpSilu, true>(p, groups.groups, input_rows)
                                 : WorkOf<kGateUpSilu, false>(p, groups.groups, input_rows);
@@ -159,7 +185,7 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
       ASSIGN_OR_RETURN(const DeviceLimits cluster_limits,
                        (PrepareDevice<kGateUpSilu, false, Deal::kClusterKHalves, 2>()));
       if (2 * cluster_limits.clusters_of_two >= halves->blocks) {
-        return Launch<kGateUpSilu, false, Deal::kClusterKHalves>(p, *halves, input_rows, stream);
+        return Prepare<kGateUpSilu, false, Deal::kClusterKHalves>(p, *halves, input_rows);
       }
     }
   }
@@ -170,8 +196,8 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
       if (wide_plan.ok() && wide_plan->splits == 1) {
         p.tiles_per_group = wide.tiles_per_group;
         p.tiles = wide.tiles;
-        return Launch<false, true, Deal::kConsecutive, kPerSlotDownOctets>(p, *wide_plan,
-                                                                           input_rows, stream);
+        return Prepare<false, true, Deal::kConsecutive, kPerSlotDownOctets>(p, *wide_plan,
+                                                                            input_rows);
       }
     }
   }
@@ -179,15 +205,15 @@ absl::Status LaunchEither(SelParams p, const DeviceSlotGroups& groups, int input
                    PlanLaunch(work, limits.device, windows ? p.in_row_div : 0));
   if (one_slot) {
     if constexpr (kGateUpSilu) {
-      if (windows) return Launch<true, true, Deal::kTokenWindows>(p, plan, input_rows, stream);
+      if (windows) return Prepare<true, true, Deal::kTokenWindows>(p, plan, input_rows);
       if (EarlyStartPays(groups.slots_are_groups, plan.all_input_rows, distinct_expert_bytes,
                          limits.device.l2_bytes)) {
-        return Launch<true, true, Deal::kEarlyConsecutive>(p, plan, input_rows, stream);
+        return Prepare<true, true, Deal::kEarlyConsecutive>(p, plan, input_rows);
       }
     }
-    return Launch<kGateUpSilu, true, Deal::kConsecutive>(p, plan, input_rows, stream);
+    return Prepare<kGateUpSilu, true, Deal::kConsecutive>(p, plan, input_rows);
   }
-  return Launch<kGateUpSilu, false, Deal::kConsecutive>(p, plan, input_rows, stream);
+  return Prepare<kGateUpSilu, false, Deal::kConsecutive>(p, plan, input_rows);
 }
 
 }  // namespace sel
@@ -212,7 +238,20 @@ absl::Status CanImplementSelKernels(const MoeGeometry& g, int max_group_slots) {
   return absl::OkStatus();
 }
 
-absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
+SelLaunch::SelLaunch() = default;
+SelLaunch::~SelLaunch() = default;
+SelLaunch::SelLaunch(SelLaunch&&) noexcept = default;
+SelLaunch& SelLaunch::operator=(SelLaunch&&) noexcept = default;
+
+absl::Status SelLaunch::Run(cudaStream_t stream) const {
+  if (prepared_ == nullptr) {
+    return absl::FailedPreconditionError("sel launch: Run before a successful Initialize");
+  }
+  return prepared_->enqueue(*prepared_, stream);
+}
+
+absl::Status SelLaunch::Initialize(const SelGuSiluArgs& a) {
+  prepared_.reset();
   RETURN_IF_ERROR(sel::CheckBank("gate_up", a.gate_up));
   RETURN_IF_ERROR(sel::CheckGroups(a.groups));
   if (a.gate_up.rows % 16 != 0 || a.selected < 1 || a.x == nullptr || a.h == nullptr ||
@@ -236,11 +275,15 @@ absl::Status LaunchSelGuSilu(const SelGuSiluArgs& a, cudaStream_t stream) {
                          .group_expert = a.groups.expert,
                          .group_slot_table = a.groups.slot_table,
                          .out = a.h};
-  return sel::LaunchEither<true>(p, a.groups, (a.groups.slots_total + a.selected - 1) / a.selected,
-                                 stream);
+  ASSIGN_OR_RETURN(
+      Prepared launch,
+      sel::PrepareEither<true>(p, a.groups, (a.groups.slots_total + a.selected - 1) / a.selected));
+  prepared_ = std::make_unique<const Prepared>(launch);
+  return absl::OkStatus();
 }
 
-absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
+absl::Status SelLaunch::Initialize(const SelDownArgs& a) {
+  prepared_.reset();
   RETURN_IF_ERROR(sel::CheckBank("down", a.down));
   RETURN_IF_ERROR(sel::CheckGroups(a.groups));
   // The per-slot down's wide items are 32 rows (kPerSlotDownOctets).
@@ -262,7 +305,9 @@ absl::Status LaunchSelDown(const SelDownArgs& a, cudaStream_t stream) {
                          .group_expert = a.groups.expert,
                          .group_slot_table = a.groups.slot_table,
                          .out = a.y};
-  return sel::LaunchEither<false>(p, a.groups, a.groups.slots_total, stream);
+  ASSIGN_OR_RETURN(Prepared launch, sel::PrepareEither<false>(p, a.groups, a.groups.slots_total));
+  prepared_ = std::make_unique<const Prepared>(launch);
+  return absl::OkStatus();
 }
 
 }  // namespace gpuprobe

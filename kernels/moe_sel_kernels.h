@@ -13,12 +13,15 @@
 // and the union kernels' blocks split K in clusters of two.
 //
 //   RETURN_IF_ERROR(CanImplementSelKernels(geometry, plan.max_group_slots));
-//   RETURN_IF_ERROR(LaunchSelGuSilu(args, stream));
+//   SelLaunch gate_up;
+//   RETURN_IF_ERROR(gate_up.Initialize(args));  // once, outside anything timed
+//   RETURN_IF_ERROR(gate_up.Run(stream));       // the launch alone
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "kernels/moe_geometry.h"
@@ -82,8 +85,29 @@ enum class SelBank { kGateUp, kDown };
 absl::Status LaunchToSelLayout(const DeviceNvfp4Bank& checkpoint, SelBank bank, uint8_t* sel_codes,
                                uint8_t* sel_scales, cudaStream_t stream);
 
-// Enqueue on `stream` (capturable in a CUDA graph); check the launch, not completion.
-absl::Status LaunchSelGuSilu(const SelGuSiluArgs& args, cudaStream_t stream);
-absl::Status LaunchSelDown(const SelDownArgs& args, cudaStream_t stream);
+// One launch of a sel kernel, CUTLASS's way: Initialize checks the arguments, plans the launch
+// for the calling thread's current device (kernels/sel/launch_plan.h), picks its deal
+// (kernels/sel/launch_deals.h), computes its divisors and raises the kernel's shared-memory
+// limit; Run enqueues the launch alone, so a timed region holds no host planning, lock or
+// device query. Re-initialize after any argument (a pointer, the groups) changes.
+class SelLaunch {
+ public:
+  SelLaunch();
+  ~SelLaunch();
+  SelLaunch(SelLaunch&&) noexcept;
+  SelLaunch& operator=(SelLaunch&&) noexcept;
+
+  // INVALID_ARGUMENT names what the kernels cannot take; a device query's error as it came.
+  absl::Status Initialize(const SelGuSiluArgs& args);
+  absl::Status Initialize(const SelDownArgs& args);
+  // Enqueues the launch on `stream` (capturable in a CUDA graph) and checks the launch, not its
+  // completion. FAILED_PRECONDITION before a successful Initialize.
+  absl::Status Run(cudaStream_t stream) const;
+
+  struct Prepared;  // the planned launch (moe_sel_kernels.cu)
+
+ private:
+  std::unique_ptr<const Prepared> prepared_;
+};
 
 }  // namespace gpuprobe

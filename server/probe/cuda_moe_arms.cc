@@ -77,7 +77,8 @@ struct KernelLaunch final : DeviceLaunch {
   absl::Status Enqueue(DeviceStream stream) override;
 };
 
-// An arm's device buffers, its launch plan and its two launches.
+// An arm's device buffers, its launch plan and its two launches (the sel kernels' initialized
+// once, in PrepareArm, so that a timed launch is the launch alone).
 struct Arm {
   KernelVariant variant = KernelVariant::kPerSlot;
   int slots = 0;
@@ -86,6 +87,7 @@ struct Arm {
   DeviceSlotGroups groups;
   DeviceBuffer floor_experts;  // FloorExperts(variant, sel): what a floor variant reads
   int floor_blocks = 0;
+  SelLaunch sel_gate_up, sel_down;  // initialized for the per-slot and union variants
   KernelLaunch gate_up, down;
 };
 
@@ -111,24 +113,27 @@ absl::Status KernelLaunch::Enqueue(DeviceStream device_stream) {
   if (IsFloor(arm->variant)) {
     return LaunchReadFloor(FloorArgs(*banks, *arm, kernel), stream);
   }
-  if (kernel == MoeKernel::kGateUpSilu) {
-    SelGuSiluArgs args;
-    args.gate_up = banks->gate_up.View(true);
-    args.gate_global = banks->gate_global.get<float>();
-    args.up_global = banks->up_global.get<float>();
-    args.x = arm->x.get<float>();
-    args.selected = banks->geometry.selected;
-    args.groups = arm->groups;
-    args.h = arm->h_out.get<float>();
-    return LaunchSelGuSilu(args, stream);
-  }
-  SelDownArgs args;
-  args.down = banks->down.View(true);
-  args.down_global = banks->down_global.get<float>();
-  args.h = arm->h_in.get<float>();
-  args.groups = arm->groups;
-  args.y = arm->y.get<float>();
-  return LaunchSelDown(args, stream);
+  return (kernel == MoeKernel::kGateUpSilu ? arm->sel_gate_up : arm->sel_down).Run(stream);
+}
+
+// Plans an arm's two sel launches on the banks as they lie now (PlaceBanks frees every arm).
+absl::Status InitializeSelLaunches(const Banks& banks, Arm& arm) {
+  SelGuSiluArgs gate_up;
+  gate_up.gate_up = banks.gate_up.View(true);
+  gate_up.gate_global = banks.gate_global.get<float>();
+  gate_up.up_global = banks.up_global.get<float>();
+  gate_up.x = arm.x.get<float>();
+  gate_up.selected = banks.geometry.selected;
+  gate_up.groups = arm.groups;
+  gate_up.h = arm.h_out.get<float>();
+  RETURN_IF_ERROR(arm.sel_gate_up.Initialize(gate_up));
+  SelDownArgs down;
+  down.down = banks.down.View(true);
+  down.down_global = banks.down_global.get<float>();
+  down.h = arm.h_in.get<float>();
+  down.groups = arm.groups;
+  down.y = arm.y.get<float>();
+  return arm.sel_down.Initialize(down);
 }
 
 class CudaArms final : public MoeArms {
@@ -177,7 +182,7 @@ class CudaArms final : public MoeArms {
     auto arm = std::make_unique<Arm>();
     arm->variant = inputs.variant;
     arm->slots = static_cast<int>(inputs.sel.size());
-    // The launch plan is built here, once per arm: outside every timed region.
+    // The launch plan and the launches are built here, once per arm: outside every timed region.
     const SlotGroups plan = inputs.variant == KernelVariant::kUnion ? UnionGroups(inputs.sel)
                                                                     : PerSlotGroups(inputs.sel);
     RETURN_IF_ERROR(CanImplementSelKernels(g, plan.max_group_slots));
@@ -198,6 +203,7 @@ class CudaArms final : public MoeArms {
                      DeviceBuffer::FromHost(FloorExperts(inputs.variant, inputs.sel)));
     arm->floor_blocks = kFloorBlocksPerSm * device_.Details().multiprocessors;
     ASSIGN_OR_RETURN(arm->partials, DeviceBuffer::Allocate(arm->floor_blocks * sizeof(uint32_t)));
+    if (!IsFloor(inputs.variant)) RETURN_IF_ERROR(InitializeSelLaunches(*banks_, *arm));
     return arms_.Add(std::move(arm), banks_.get());
   }
 
