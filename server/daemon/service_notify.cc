@@ -1,4 +1,4 @@
-#include "server/service_notify.h"
+#include "server/daemon/service_notify.h"
 
 #include <systemd/sd-daemon.h>
 

@@ -1,5 +1,4 @@
-#ifndef GPUPROBE_SERVER_SERVICE_NOTIFY_H_
-#define GPUPROBE_SERVER_SERVICE_NOTIFY_H_
+#pragma once
 
 #include <string_view>
 
@@ -11,5 +10,3 @@ namespace gpuprobe {
 void NotifyServiceManager(std::string_view state);
 
 }  // namespace gpuprobe
-
-#endif  // GPUPROBE_SERVER_SERVICE_NOTIFY_H_
