@@ -5,9 +5,9 @@
 # 10 and 60, every variant) in events and in graph timing, warm. Then the new build's
 # launch-latency (grids of 1, 132 and 1056 blocks) and a short read-bandwidth. The device code
 # of the two builds is compared apart from this (bench/kernel_text_hashes.py --binary).
-# Writes into OUT_DIR: info.txt (card, driver), tests.txt (the GPU tests), check.txt (the new
+# Writes into OUT_DIR: tests.txt (the card and driver, then the GPU tests), check.txt (the new
 # build's exactness check), base1.tsv, new1.tsv, base2.tsv, new2.tsv (the sweeps' TSV, one
-# "# ==== NAME" line before each) and probes.tsv.
+# "# ==== NAME" line before each), probes.tsv and summary.txt (bench/launch-ab-summary.py).
 # usage: bench/gpu-launch-ab.sh BUNDLE_DIR BASE_BIN_DIR OUT_DIR
 set -uo pipefail
 if [[ $# -ne 3 ]]; then
@@ -22,8 +22,8 @@ out=$3
 mkdir -p "$out" || exit 2
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv \
-  >"$out/info.txt" 2>&1
-"$bundle/tests/cuda_backend_test" >"$out/tests.txt" 2>&1
+  >"$out/tests.txt" 2>&1
+"$bundle/tests/cuda_backend_test" >>"$out/tests.txt" 2>&1
 echo "cuda_backend_test exit $?" >>"$out/tests.txt"
 
 # run NAME BIN_DIR COMMANDS: a daemon of BIN_DIR's build, COMMANDS run against it (the CLI as
@@ -63,3 +63,4 @@ run probes.tsv "$bundle/bin" '
   echo "# ==== read-bandwidth"
   "$cli" --format tsv run read-bandwidth --param default_sizes=false \
     --param sizes_bytes=1048576,134217728,4294967296'
+"$here/launch-ab-summary.py" "$out" >"$out/summary.txt"
