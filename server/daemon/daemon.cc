@@ -73,17 +73,15 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
         "gates, never for figures",
         options.inject_delay_ns);
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store,
-                   OpenStore(store_url, options.max_store_bytes));
-  spdlog::info("data in {}; jobs in {}", data_dir,
-               store_url.kind == StoreUrl::Kind::kSqlite ? store_url.target
-                                                         : MaskedUrl(store_url.target));
-  ASSIGN_OR_RETURN(d->manager_,
-                   JobManager::Start(std::move(store), std::move(executors), options.limits,
-                                     probes,
-                                     std::make_unique<ArtifactStore>(
-                                         data_dir + "/artifacts", options.limits.max_artifact_bytes),
-                                     options.fleet));
+  ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store, OpenStore(store_url, options.max_store_bytes));
+  spdlog::info(
+      "data in {}; jobs in {}", data_dir,
+      store_url.kind == StoreUrl::Kind::kSqlite ? store_url.target : MaskedUrl(store_url.target));
+  ASSIGN_OR_RETURN(d->manager_, JobManager::Start(
+                                    std::move(store), std::move(executors), options.limits, probes,
+                                    std::make_unique<ArtifactStore>(
+                                        data_dir + "/artifacts", options.limits.max_artifact_bytes),
+                                    options.fleet));
   AccessControl access;
   if (!options.tokens_file.empty()) {
     ASSIGN_OR_RETURN(access, AccessControl::FromFile(options.tokens_file));

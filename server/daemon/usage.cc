@@ -22,16 +22,15 @@ void ConfigureDaemonUsage() {
     const size_t at = file.rfind(kOptionsDir);
     return std::string(at == absl::string_view::npos ? file : file.substr(at));
   };
-  absl::SetFlagsUsageConfig(
-      {.contains_helpshort_flags = daemon_flags,
-       .contains_help_flags = daemon_flags,
-       .contains_helppackage_flags = daemon_flags,
-       .version_string =
-           [] {
-             return absl::StrCat("gpuprobed ", GPUPROBE_VERSION, " (commit ", GPUPROBE_COMMIT,
-                                 ")\n");
-           },
-       .normalize_filename = repository_path});
+  absl::SetFlagsUsageConfig({.contains_helpshort_flags = daemon_flags,
+                             .contains_help_flags = daemon_flags,
+                             .contains_helppackage_flags = daemon_flags,
+                             .version_string =
+                                 [] {
+                                   return absl::StrCat("gpuprobed ", GPUPROBE_VERSION, " (commit ",
+                                                       GPUPROBE_COMMIT, ")\n");
+                                 },
+                             .normalize_filename = repository_path});
 }
 
 }  // namespace gpuprobe

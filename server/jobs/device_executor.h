@@ -16,9 +16,11 @@ namespace gpuprobe {
 
 // One job as the daemon hands it to a device.
 struct JobRun {
-  gpuprobe::v1::SubmitRequest request;  // as submitted (its labels: the worker's test faults)
-  std::string probe;                    // the probe that runs it
-  ProbeRun run;                         // the resolved spec; artifact_dir made by the daemon
+  std::string probe;  // the probe that runs it
+  ProbeRun run;       // the resolved spec; artifact_dir made by the daemon
+  // The label gpuprobe.fault's value (a test's fault for the worker: "abort", "hang"); empty:
+  // none.
+  std::string fault;
   // The longest a worker process may stay silent (no event) before it is declared stuck,
   // killed and the job failed; derived from the job's estimated device time (JobManager).
   absl::Duration watchdog = absl::InfiniteDuration();

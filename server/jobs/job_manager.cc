@@ -487,9 +487,11 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
     runs_[device].progress.Clear();
     d.cancel = stopping_;
   }
-  JobRun run{.request = job.request(),
-             .probe = job.probe(),
-             .run = {.job_id = id, .resolved = job.resolved(), .check = job.check()}};
+  const auto& labels = LabelsOf(job.request());
+  const auto fault = labels.find("gpuprobe.fault");
+  JobRun run{.probe = job.probe(),
+             .run = {.job_id = id, .resolved = job.resolved(), .check = job.check()},
+             .fault = fault == labels.end() ? "" : fault->second};
   absl::Status failure;  // why the daemon ended the job itself (artifacts, the store)
   absl::StatusOr<ProbePlan> plan = absl::DataLossError(
       "resolved: the job has no resolved spec (stored before there was one, and it could not "

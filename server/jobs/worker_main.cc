@@ -11,7 +11,6 @@
 #include "server/jobs/framing.h"
 #include "server/jobs/job_execution.h"
 #include "server/probes/job_events.h"
-#include "server/probes/moe_union/moe_union_mapping.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuprobe {
@@ -27,15 +26,12 @@ v1::WorkerHello Hello(const Backend& backend, int visible_devices) {
   return hello;
 }
 
-// The fault a test asked for with the label gpuprobe.fault (abort, hang), honoured only where
-// GPUPROBE_ALLOW_FAULTS=1; empty otherwise.
-std::string FaultRequested(const v1::SubmitRequest& request) {
+// The fault a test asked for (WorkerRunJob.fault), honoured only where GPUPROBE_ALLOW_FAULTS=1;
+// empty otherwise.
+std::string FaultRequested(const v1::WorkerRunJob& run) {
   const char* allow = std::getenv("GPUPROBE_ALLOW_FAULTS");
   if (allow == nullptr || std::string(allow) != "1") return "";
-  absl::StatusOr<v1::ProbeRequest> probe = ProbeRequestOf(request);
-  if (!probe.ok()) return "";
-  auto it = probe->labels().find("gpuprobe.fault");
-  return it == probe->labels().end() ? "" : it->second;
+  return run.fault();
 }
 
 // Commands arrive on a reader thread, so that a cancel reaches a running job.
@@ -90,7 +86,7 @@ int RunWorker(int fd, std::unique_ptr<Backend> backend, int visible_devices,
     v1::WorkerReport took;
     took.mutable_took();
     if (!WriteFramed(fd, took).ok()) break;
-    const std::string fault = FaultRequested(run->request());
+    const std::string fault = FaultRequested(*run);
     if (fault == "abort") {
       spdlog::warn("worker: aborting on request (gpuprobe.fault=abort)");
       std::abort();

@@ -18,7 +18,6 @@
 #include "server/device/backend_factory.h"
 #include "server/jobs/framing.h"
 #include "server/probes/job_events.h"
-#include "server/probes/moe_union/moe_union_mapping.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuprobe {
@@ -169,11 +168,11 @@ JobOutcome WorkerProcessExecutor::Run(const JobRun& run, const EventPublisher& p
   }
   v1::WorkerCommand command;
   command.mutable_run()->set_job_id(run.run.job_id);
-  *command.mutable_run()->mutable_request() = run.request;
   command.mutable_run()->set_artifact_dir(run.run.artifact_dir);
   command.mutable_run()->set_probe(run.probe);
   *command.mutable_run()->mutable_resolved() = run.run.resolved;
   command.mutable_run()->set_check(run.run.check);
+  command.mutable_run()->set_fault(run.fault);
   absl::Status sent = Hand(command);
   if (absl::IsDeadlineExceeded(sent)) return Failed(sent);
   bool cancel_sent = false;

@@ -15,7 +15,7 @@ namespace gpuprobe {
 
 absl::StatusOr<ProbeRegistry> ProbeRegistry::Builtin(const ProbeOptions& options) {
   ProbeRegistry registry;
-  RETURN_IF_ERROR(registry.Add(std::make_unique<MoeUnionProbe>(options.sweep)));
+  RETURN_IF_ERROR(registry.Add(std::make_unique<MoeUnionProbe>(SweepLimits{})));
   RETURN_IF_ERROR(registry.Add(std::make_unique<ReadBandwidthProbe>()));
   RETURN_IF_ERROR(registry.Add(std::make_unique<CommandProbe>(options.commands)));
   RETURN_IF_ERROR(registry.Add(std::make_unique<LaunchLatencyProbe>()));

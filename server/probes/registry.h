@@ -2,7 +2,7 @@
 // server/probes/ (whose CMakeLists.txt the build finds) and is added here by two lines: its
 // include and its Add in ProbeRegistry::Builtin.
 //
-//   ASSIGN_OR_RETURN(ProbeRegistry registry, ProbeRegistry::Builtin({.sweep = limits}));
+//   ASSIGN_OR_RETURN(ProbeRegistry registry, ProbeRegistry::Builtin({.commands = commands}));
 //   const Probe* probe = registry.Find("moe-union");
 #pragma once
 
@@ -13,7 +13,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "gpuprobe/v1/probe.pb.h"
-#include "server/probe/sweep_spec.h"
 #include "server/probes/command/command_probe.pb.h"
 #include "server/probes/probe.h"
 
@@ -21,7 +20,6 @@ namespace gpuprobe {
 
 // What the daemon's options say about its probes.
 struct ProbeOptions {
-  SweepLimits sweep;                              // moe-union's bounds
   std::vector<v1::CommandRegistration> commands;  // the command probe's (its registrations)
 };
 
