@@ -1,5 +1,7 @@
 #include "server/api/probe_service.h"
 
+#include <atomic>
+
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "server/api/grpc_status.h"
@@ -34,44 +36,62 @@ grpc::ServerUnaryReactor* AnswerLater(grpc::CallbackServerContext* context, Bloc
   return reactor;
 }
 
-// Streams one artifact in chunks of at most 1 MiB, one write in flight at a time.
+// Streams one artifact in chunks of at most 1 MiB, one write in flight at a time. Every read of
+// the file runs on the blocking-call pool, never on a gRPC callback thread; a cancelled call
+// stops at the next read, and Finish is called exactly once, whichever way the stream ends.
 class ArtifactReactor final : public grpc::ServerWriteReactor<v1::ArtifactChunk> {
  public:
-  // Streams what `reader` reads once it is open (its error ends the stream).
+  explicit ArtifactReactor(BlockingCalls& calls) : calls_(calls) {}
+
+  // Streams what `reader` reads once it is open (its error ends the stream); on a pool thread,
+  // or on any thread with an error.
   void Start(absl::StatusOr<std::unique_ptr<ArtifactReader>> reader) {
     if (!reader.ok()) {
-      Finish(ToGrpcStatus(reader.status()));
+      FinishOnce(ToGrpcStatus(reader.status()));
       return;
     }
     reader_ = *std::move(reader);
-    WriteNext();
+    ReadNext();
   }
   void OnWriteDone(bool ok) override {
     if (!ok) {
-      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "stream closed by the client"));
+      FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "stream closed by the client"));
       return;
     }
-    WriteNext();
+    if (!calls_.Schedule([this] { ReadNext(); })) FinishOnce(ToGrpcStatus(calls_.Busy()));
   }
+  void OnCancel() override { cancelled_ = true; }
   void OnDone() override { delete this; }
 
  private:
-  void WriteNext() {
+  // On a pool thread.
+  void ReadNext() {
+    if (cancelled_) {
+      FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client"));
+      return;
+    }
     absl::StatusOr<std::string> bytes = reader_->Next(size_t{1} << 20);
     if (!bytes.ok()) {
-      Finish(ToGrpcStatus(bytes.status()));
+      FinishOnce(ToGrpcStatus(bytes.status()));
       return;
     }
     if (bytes->empty()) {
-      Finish(grpc::Status::OK);
+      FinishOnce(grpc::Status::OK);
       return;
     }
     chunk_.set_data(*std::move(bytes));
     StartWrite(&chunk_);
   }
 
+  void FinishOnce(const grpc::Status& status) {
+    if (!finished_.exchange(true)) Finish(status);
+  }
+
+  BlockingCalls& calls_;
   std::unique_ptr<ArtifactReader> reader_;
   v1::ArtifactChunk chunk_;
+  std::atomic<bool> cancelled_{false};
+  std::atomic<bool> finished_{false};
 };
 
 // The job to stream: known at once.
@@ -219,7 +239,7 @@ grpc::ServerUnaryReactor* ProbeService::ListArtifacts(grpc::CallbackServerContex
 grpc::ServerWriteReactor<v1::ArtifactChunk>* ProbeService::GetArtifact(
     grpc::CallbackServerContext* context, const v1::GetArtifactRequest* request) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "GetArtifact");
-  auto* reactor = new ArtifactReactor();
+  auto* reactor = new ArtifactReactor(calls_);
   if (!caller.ok()) {
     reactor->Start(caller.status());
     return reactor;

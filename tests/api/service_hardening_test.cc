@@ -70,6 +70,27 @@ TEST_F(ServiceHardeningTest, ADumpIsKeptAsArtifactsUnderTheDataDirAndServedByNam
   EXPECT_EQ(bytes.substr(0, 6), "\x93NUMPY");
 }
 
+TEST_F(ServiceHardeningTest, ACancelledDownloadEndsCancelledAndTheNextOneIsServed) {
+  std::vector<v1::JobEvent> events;
+  ASSERT_TRUE(CheckWithDump(&events).ok());
+  const std::string job = events[0].accepted().job_id();
+  for (int i = 0; i < 20; ++i) {
+    grpc::ClientContext context;
+    v1::GetArtifactRequest request;
+    request.set_job_id(job);
+    request.set_name("gate_up_codes.npy");
+    auto reader = stub_->GetArtifact(&context, request);
+    context.TryCancel();
+    v1::ArtifactChunk chunk;
+    while (reader->Read(&chunk)) {
+    }
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  }
+  std::string bytes;
+  ASSERT_TRUE(Artifact(job, "gate_up_codes.npy", &bytes).ok());
+  EXPECT_EQ(bytes.substr(0, 6), "\x93NUMPY");
+}
+
 TEST_F(ServiceHardeningTest, NoArtifactNameOrJobIdReachesOutsideTheJobsDirectory) {
   std::vector<v1::JobEvent> events;
   ASSERT_TRUE(CheckWithDump(&events).ok());
