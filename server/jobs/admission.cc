@@ -8,8 +8,8 @@
 #include "absl/time/clock.h"
 #include "common/abbreviated.h"
 #include "common/status_macros.h"
-#include "server/probe/sweep_spec.h"
 #include "server/probes/job_events.h"
+#include "server/probes/moe_union/sweep_spec.h"
 
 namespace gpuprobe {
 namespace {

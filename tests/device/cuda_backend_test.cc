@@ -15,8 +15,8 @@
 #include "kernels/read_buffer.h"
 #include "kernels/sel/launch_deals.h"
 #include "server/measure/launch_timer.h"
-#include "server/probe/exactness.h"
-#include "server/probe/sweep_runner.h"
+#include "server/probes/moe_union/exactness.h"
+#include "server/probes/moe_union/sweep_runner.h"
 #include "server/probes/read_bandwidth/read_buffers.h"
 
 namespace gpuprobe {

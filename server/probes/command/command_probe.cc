@@ -11,7 +11,7 @@
 #include "absl/time/time.h"
 #include "common/abbreviated.h"
 #include "common/status_macros.h"
-#include "server/probe/new_file.h"
+#include "server/artifacts/new_file.h"
 #include "server/probes/command/command_runner.h"
 #include "server/probes/command/result_table.h"
 #include "server/probes/job_events.h"

@@ -1,4 +1,4 @@
-// The moe-union probe's protos and its engine's types (server/probe), both ways: requests in
+// The moe-union probe's protos and its engine's types, both ways: requests in
 // (SweepRequest, CheckRequest), resolved specs (the same messages with every field set) and
 // events out (started, rows, checks).
 //
@@ -12,9 +12,9 @@
 
 #include "absl/status/statusor.h"
 #include "gpuprobe/v1/probe.pb.h"
-#include "server/probe/arm_rows.h"
-#include "server/probe/exactness.h"
-#include "server/probe/sweep_spec.h"
+#include "server/probes/moe_union/arm_rows.h"
+#include "server/probes/moe_union/exactness.h"
+#include "server/probes/moe_union/sweep_spec.h"
 
 namespace gpuprobe {
 

@@ -8,10 +8,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
-#include "server/probe/exactness.h"
-#include "server/probe/sweep_runner.h"
 #include "server/probes/job_events.h"
+#include "server/probes/moe_union/exactness.h"
 #include "server/probes/moe_union/moe_union_mapping.h"
+#include "server/probes/moe_union/sweep_runner.h"
 #include "server/probes/param_text.h"
 #include "server/probes/results.h"
 

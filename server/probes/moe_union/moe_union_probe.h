@@ -5,7 +5,7 @@
 // its exactness check), the messages its clients knew before the probe envelope existed.
 #pragma once
 
-#include "server/probe/sweep_spec.h"
+#include "server/probes/moe_union/sweep_spec.h"
 #include "server/probes/probe.h"
 
 namespace gpuprobe {

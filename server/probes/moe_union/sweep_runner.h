@@ -12,9 +12,9 @@
 #include "absl/status/statusor.h"
 #include "server/device/backend.h"
 #include "server/measure/interleaved.h"
-#include "server/probe/arm_rows.h"
-#include "server/probe/moe_arms.h"
-#include "server/probe/sweep_spec.h"
+#include "server/probes/moe_union/arm_rows.h"
+#include "server/probes/moe_union/moe_arms.h"
+#include "server/probes/moe_union/sweep_spec.h"
 
 namespace gpuprobe {
 

@@ -2,7 +2,7 @@
 // t = 1..3 (6 arms), 3 reps.
 #pragma once
 
-#include "server/probe/sweep_spec.h"
+#include "server/probes/moe_union/sweep_spec.h"
 
 namespace gpuprobe {
 

@@ -1,4 +1,4 @@
-#include "server/probe/sweep_runner.h"
+#include "server/probes/moe_union/sweep_runner.h"
 
 #include <algorithm>
 #include <deque>
@@ -7,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/measure/fake_clock_device.h"
-#include "tests/probe/small_sweep.h"
+#include "tests/probes/moe_union/small_sweep.h"
 
 namespace gpuprobe {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/probe/arm_rows.h"
+#include "server/probes/moe_union/arm_rows.h"
 
 #include <algorithm>
 

@@ -12,7 +12,7 @@
 #include "server/measure/comparison.h"
 #include "server/measure/interleaved.h"
 #include "server/measure/statistics.h"
-#include "server/probe/sweep_spec.h"
+#include "server/probes/moe_union/sweep_spec.h"
 
 namespace gpuprobe {
 

@@ -1,4 +1,4 @@
-#include "server/probe/exactness.h"
+#include "server/probes/moe_union/exactness.h"
 
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 #include "common/status_macros.h"
 #include "kernels/moe_banks.h"
 #include "kernels/moe_reference.h"
-#include "server/probe/moe_arms.h"
+#include "server/probes/moe_union/moe_arms.h"
 
 namespace gpuprobe {
 namespace {

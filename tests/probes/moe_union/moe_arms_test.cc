@@ -1,4 +1,4 @@
-#include "server/probe/moe_arms.h"
+#include "server/probes/moe_union/moe_arms.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

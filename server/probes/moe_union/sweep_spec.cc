@@ -1,4 +1,4 @@
-#include "server/probe/sweep_spec.h"
+#include "server/probes/moe_union/sweep_spec.h"
 
 #include <algorithm>
 #include <set>

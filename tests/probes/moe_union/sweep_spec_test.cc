@@ -1,8 +1,8 @@
-#include "server/probe/sweep_spec.h"
+#include "server/probes/moe_union/sweep_spec.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/probe/small_sweep.h"
+#include "tests/probes/moe_union/small_sweep.h"
 
 namespace gpuprobe {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/probe/routing.h"
+#include "server/probes/moe_union/routing.h"
 
 #include <numeric>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "server/probe/exactness.h"
+#include "server/probes/moe_union/exactness.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 #include "kernels/expert_checksum.h"
 #include "kernels/moe_banks.h"
 #include "kernels/moe_reference.h"
-#include "server/probe/npy_writer.h"
-#include "server/probe/sweep_runner.h"
+#include "server/artifacts/npy_writer.h"
+#include "server/probes/moe_union/sweep_runner.h"
 
 namespace gpuprobe {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/probe/new_file.h"
+#include "server/artifacts/new_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -16,7 +16,7 @@
 #include "kernels/read_floor.h"
 #include "kernels/slot_groups.h"
 #include "server/device/device_buffer.h"
-#include "server/probe/moe_arms.h"
+#include "server/probes/moe_union/moe_arms.h"
 
 namespace gpuprobe {
 namespace {

@@ -1,8 +1,8 @@
-#include "server/probe/npy_writer.h"
+#include "server/artifacts/npy_writer.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/probe/new_file.h"
+#include "server/artifacts/new_file.h"
 
 namespace gpuprobe {
 namespace {

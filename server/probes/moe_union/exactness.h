@@ -14,8 +14,8 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "server/device/backend.h"
-#include "server/probe/moe_arms.h"
-#include "server/probe/sweep_spec.h"
+#include "server/probes/moe_union/moe_arms.h"
+#include "server/probes/moe_union/sweep_spec.h"
 
 namespace gpuprobe {
 

@@ -18,7 +18,7 @@
 #include "server/device/backend.h"
 #include "server/measure/arm_order.h"
 #include "server/measure/interleaved.h"
-#include "server/probe/moe_arms.h"
+#include "server/probes/moe_union/moe_arms.h"
 
 namespace gpuprobe {
 

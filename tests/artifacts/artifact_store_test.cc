@@ -1,4 +1,4 @@
-#include "server/jobs/artifact_store.h"
+#include "server/artifacts/artifact_store.h"
 
 #include <stdlib.h>
 #include <unistd.h>

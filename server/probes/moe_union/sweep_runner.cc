@@ -1,4 +1,4 @@
-#include "server/probe/sweep_runner.h"
+#include "server/probes/moe_union/sweep_runner.h"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@
 #include "kernels/moe_banks.h"
 #include "kernels/slot_groups.h"
 #include "server/measure/launch_timer.h"
-#include "server/probe/routing.h"
+#include "server/probes/moe_union/routing.h"
 
 namespace gpuprobe {
 namespace {
