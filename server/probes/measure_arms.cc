@@ -40,24 +40,35 @@ absl::Status CheckSpec(const MeasurementSpec& spec) {
   return absl::OkStatus();
 }
 
-// Progress over all blocks (block b's rep r is rep b * (a block's reps) + r of the job), and
-// telemetry, as job events.
-class PublishingObserver final : public RepObserver {
+// Progress over all blocks: block b's rep r is rep b * (a block's reps) + r of the job.
+class BlockObserver final : public RepObserver {
  public:
-  PublishingObserver(const EventPublisher& publish, int blocks)
-      : publish_(publish), blocks_(blocks), start_(absl::Now()) {}
+  BlockObserver(RepObserver& job, int blocks) : job_(job), blocks_(blocks) {}
   void StartBlock(int block) { block_ = block; }
   void OnRepDone(int reps_done, int reps_total) override {
-    publish_(ProgressEvent(block_ * reps_total + reps_done, blocks_ * reps_total,
-                           absl::ToDoubleSeconds(absl::Now() - start_)));
+    job_.OnRepDone(block_ * reps_total + reps_done, blocks_ * reps_total);
+  }
+  void OnTelemetry(const TelemetrySample& sample) override { job_.OnTelemetry(sample); }
+
+ private:
+  RepObserver& job_;
+  const int blocks_;
+  int block_ = 0;
+};
+
+// Progress and telemetry as job events.
+class PublishingObserver final : public RepObserver {
+ public:
+  explicit PublishingObserver(const EventPublisher& publish)
+      : publish_(publish), start_(absl::Now()) {}
+  void OnRepDone(int reps_done, int reps_total) override {
+    publish_(ProgressEvent(reps_done, reps_total, absl::ToDoubleSeconds(absl::Now() - start_)));
   }
   void OnTelemetry(const TelemetrySample& sample) override { publish_(TelemetryEvent(sample)); }
 
  private:
   const EventPublisher& publish_;
-  const int blocks_;
   const absl::Time start_;
-  int block_ = 0;
 };
 
 // What ended the job: the first block that ran out of time or reps, else how the last ended.
@@ -68,35 +79,29 @@ SamplingEnd JobEnd(SamplingEnd job, SamplingEnd block) {
   return bound(job) ? job : block;
 }
 
-// The job so far: every block's kept samples, medians and disturbance.
-struct JobSamples {
-  Measurement measured;
-  SamplingEnd ended_by = SamplingEnd::kReps;
-  std::string disturbance;
-
-  void Add(int index, int blocks, const Interleaved& block) {
-    if (block.kept_reps == 0) return;
-    for (size_t arm = 0; arm < block.samples.size(); ++arm) {
-      for (size_t launch = 0; launch < block.samples[arm].size(); ++launch) {
-        const std::vector<double>& samples = block.samples[arm][launch];
-        std::vector<double>& all = measured.samples[arm][launch];
-        all.insert(all.end(), samples.begin(), samples.end());
-        measured.block_medians[arm][launch].push_back(Summarize(samples).median);
-      }
-    }
-    ended_by = measured.kept_reps == 0 ? block.ended_by : JobEnd(ended_by, block.ended_by);
-    measured.kept_reps += block.kept_reps;
-    if (disturbance.empty() && !block.disturbance.empty()) {
-      disturbance =
-          blocks == 1 ? block.disturbance : absl::StrCat("block ", index, ", ", block.disturbance);
+// Adds block `index`'s kept samples, medians and disturbance to the job's.
+void AddBlock(int index, int blocks, const Interleaved& block, Measurement& job) {
+  if (block.kept_reps == 0) return;
+  for (size_t arm = 0; arm < block.samples.size(); ++arm) {
+    for (size_t launch = 0; launch < block.samples[arm].size(); ++launch) {
+      const std::vector<double>& samples = block.samples[arm][launch];
+      std::vector<double>& all = job.samples[arm][launch];
+      all.insert(all.end(), samples.begin(), samples.end());
+      job.block_medians[arm][launch].push_back(Summarize(samples).median);
     }
   }
-};
+  job.ended_by = job.kept_reps == 0 ? block.ended_by : JobEnd(job.ended_by, block.ended_by);
+  job.kept_reps += block.kept_reps;
+  if (job.disturbance.empty() && !block.disturbance.empty()) {
+    job.disturbance =
+        blocks == 1 ? block.disturbance : absl::StrCat("block ", index, ", ", block.disturbance);
+  }
+}
 
 // One block: its launches placed, then its interleaved reps.
 absl::StatusOr<Interleaved> RunBlock(const MeasurementSpec& spec, int block,
                                      const PlaceLaunches& place, LaunchTimer& timer,
-                                     Backend& device, PublishingObserver& observer,
+                                     Backend& device, BlockObserver& observer,
                                      const std::atomic<bool>& cancelled, Interleaved& partial) {
   ASSIGN_OR_RETURN(const std::vector<std::vector<DeviceLaunch*>> launches, place(block));
   if (launches.size() != spec.arms.size()) {
@@ -151,32 +156,41 @@ std::vector<v1::DerivedValue> DeclaredDerived(const LaunchDeclaration& launch, b
   return derived;
 }
 
+absl::StatusOr<Measurement> TimeArms(const MeasurementSpec& spec, const PlaceLaunches& place,
+                                     Backend& device, RepObserver& observer,
+                                     const std::atomic<bool>& cancelled, Measurement* partial) {
+  RETURN_IF_ERROR(CheckSpec(spec));
+  Measurement job;
+  job.samples.assign(spec.arms.size(),
+                     std::vector<std::vector<double>>(spec.arms[0].launches.size()));
+  job.block_medians = job.samples;
+  LaunchTimer timer(device);
+  BlockObserver blocks(observer, spec.blocks);
+  for (int block = 0; block < spec.blocks; ++block) {
+    Interleaved block_partial;
+    absl::StatusOr<Interleaved> run =
+        RunBlock(spec, block, place, timer, device, blocks, cancelled, block_partial);
+    if (!run.ok()) {
+      // The reps that completed before a cancel still count (with fewer kept reps).
+      if (absl::IsCancelled(run.status())) AddBlock(block, spec.blocks, block_partial, job);
+      if (partial != nullptr) *partial = std::move(job);
+      return run.status();
+    }
+    AddBlock(block, spec.blocks, *run, job);
+  }
+  return job;
+}
+
 JobOutcome MeasureArms(const MeasurementSpec& spec, const PlaceLaunches& place, Backend& device,
                        const EventPublisher& publish, const std::atomic<bool>& cancelled,
                        const DeriveValues& derive) {
-  if (absl::Status valid = CheckSpec(spec); !valid.ok()) return JobOutcome{.status = valid};
+  PublishingObserver observer(publish);
+  Measurement partial;
+  absl::StatusOr<Measurement> timed = TimeArms(spec, place, device, observer, cancelled, &partial);
+  JobOutcome outcome{.status = timed.status()};
+  if (!timed.ok() && !(absl::IsCancelled(timed.status()) && partial.kept_reps > 0)) return outcome;
+  const Measurement& measured = timed.ok() ? *timed : partial;
   const size_t launches = spec.arms[0].launches.size();
-  JobSamples job;
-  job.measured.samples.assign(spec.arms.size(), std::vector<std::vector<double>>(launches));
-  job.measured.block_medians = job.measured.samples;
-  LaunchTimer timer(device);
-  PublishingObserver observer(publish, spec.blocks);
-  absl::Status status;
-  for (int block = 0; block < spec.blocks && status.ok(); ++block) {
-    Interleaved partial;
-    absl::StatusOr<Interleaved> run =
-        RunBlock(spec, block, place, timer, device, observer, cancelled, partial);
-    if (run.ok()) {
-      job.Add(block, spec.blocks, *run);
-    } else {
-      // The reps that completed before a cancel still make results (with fewer kept reps).
-      if (absl::IsCancelled(run.status())) job.Add(block, spec.blocks, partial);
-      status = run.status();
-    }
-  }
-  JobOutcome outcome{.status = status};
-  if (!status.ok() && !(absl::IsCancelled(status) && job.measured.kept_reps > 0)) return outcome;
-
   const double calibrated = device.Details().calibrated_read_tbps;
   const std::string description = device.Description();
   std::vector<v1::Result> results(spec.arms.size());
@@ -186,7 +200,7 @@ JobOutcome MeasureArms(const MeasurementSpec& spec, const PlaceLaunches& place, 
     r.set_arm_index(static_cast<uint32_t>(i));
     for (const v1::AxisValue& axis : arm.axes) *r.add_axes() = axis;
     for (size_t l = 0; l < launches; ++l) {
-      *r.add_metrics() = MetricOf(arm.launches[l].metric, "us", job.measured.samples[i][l]);
+      *r.add_metrics() = MetricOf(arm.launches[l].metric, "us", measured.samples[i][l]);
     }
     for (size_t l = 0; l < launches; ++l) {
       for (v1::DerivedValue& d :
@@ -195,12 +209,12 @@ JobOutcome MeasureArms(const MeasurementSpec& spec, const PlaceLaunches& place, 
         *r.add_derived() = std::move(d);
       }
     }
-    r.set_disturbance(job.disturbance);
+    r.set_disturbance(measured.disturbance);
     r.set_device(description);
     // A cancelled job's sampling did not end by its rule.
-    if (status.ok()) r.set_sampling_end(SamplingEndToProto(job.ended_by));
+    if (timed.ok()) r.set_sampling_end(SamplingEndToProto(measured.ended_by));
   }
-  if (derive) derive(job.measured, results);
+  if (derive) derive(measured, results);
   for (v1::Result& r : results) {
     v1::JobEvent event;
     *event.mutable_result() = std::move(r);

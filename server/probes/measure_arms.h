@@ -53,13 +53,19 @@ struct MeasurementSpec {
   int blocks = 1;
 };
 
-// What MeasureArms measured, for a probe's own derived values.
+// What the arms measured, for a probe's own derived values.
 struct Measurement {
   // [arm][launch]: every block's kept samples, block after block, in rep order.
   std::vector<std::vector<std::vector<double>>> samples;
   // [arm][launch]: each block's median, in block order.
   std::vector<std::vector<std::vector<double>>> block_medians;
-  int kept_reps = 0;
+  int kept_reps = 0;  // over all blocks
+  // What ended the sampling: the first block that ran out of time or reps, else how the last
+  // block ended.
+  SamplingEnd ended_by = SamplingEnd::kReps;
+  // What the first disturbed reading said ("block 1, rep 3: ..." with several blocks); empty
+  // when none was.
+  std::string disturbance;
 };
 
 // The launches of block `block`, [arm][launch] in the spec's order; they stay valid until the
@@ -77,7 +83,17 @@ using DeriveValues = std::function<void(const Measurement&, std::vector<v1::Resu
 std::vector<v1::DerivedValue> DeclaredDerived(const LaunchDeclaration& launch, bool only_launch,
                                               double median_us, double calibrated_read_tbps);
 
-// Times the spec's arms on `device` and publishes progress, telemetry and one result per arm
+// Times the spec's arms on `device`, block after block, each block's launches placed anew by
+// `place`; `observer` hears the job's reps over all blocks and every telemetry reading. Once
+// `cancelled`, CANCELLED, with `partial` (if not null) holding the reps that completed (kept_reps
+// may be 0). INVALID_ARGUMENT for a malformed spec; a placement's or a launch's error as it came;
+// FAILED_PRECONDITION when require_clean saw a disturbed reading.
+absl::StatusOr<Measurement> TimeArms(const MeasurementSpec& spec, const PlaceLaunches& place,
+                                     Backend& device, RepObserver& observer,
+                                     const std::atomic<bool>& cancelled,
+                                     Measurement* partial = nullptr);
+
+// TimeArms, publishing progress, telemetry and one result per arm
 // (results also when cancelled after at least one kept rep: then CANCELLED). The outcome's
 // status is the first error: INVALID_ARGUMENT for a malformed spec, a placement's or a launch's
 // error as it came, FAILED_PRECONDITION when require_clean saw a disturbed reading.

@@ -9,7 +9,7 @@
 #include "common/status_macros.h"
 #include "kernels/moe_banks.h"
 #include "kernels/slot_groups.h"
-#include "server/measure/launch_timer.h"
+#include "server/probes/measure_arms.h"
 #include "server/probes/moe_union/routing.h"
 
 namespace gpuprobe {
@@ -18,8 +18,6 @@ namespace {
 // Stream tags so that routing, x and h of one arm come from unrelated streams.
 constexpr uint64_t kActivationStream = 0x78;
 constexpr uint64_t kDownInputStream = 0x68;
-// The stream of each block's shuffled arm order after the first (which keeps the spec's seed).
-constexpr uint64_t kBlockOrderStream = 0x62;
 
 }  // namespace
 
@@ -46,94 +44,20 @@ ArmReadBytes ReadBytes(const MoeGeometry& g, const Arm& arm, const std::vector<i
 
 double Gib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 30); }
 
-// Progress over all blocks: block b's rep r is rep b * (the block's reps) + r of the job.
-class BlockObserver final : public RepObserver {
- public:
-  BlockObserver(RepObserver& job, int blocks) : job_(job), blocks_(blocks) {}
-  void StartBlock(int block) { block_ = block; }
-  void OnRepDone(int reps_done, int reps_total) override {
-    job_.OnRepDone(block_ * reps_total + reps_done, blocks_ * reps_total);
-  }
-  void OnTelemetry(const TelemetrySample& sample) override { job_.OnTelemetry(sample); }
-
- private:
-  RepObserver& job_;
-  const int blocks_;
-  int block_ = 0;
-};
-
-// One block: the banks moved to fresh memory, every arm prepared on them, and the interleaved
-// reps (a shuffled order drawn again from the block's own seed; a share of max_seconds).
-absl::StatusOr<Interleaved> RunBlock(const SweepSpec& spec, int block,
-                                     const std::vector<ArmInputs>& inputs, MoeArms& device_code,
-                                     LaunchTimer& timer, const TimingOptions& timing,
-                                     Backend& backend, BlockObserver& observer,
-                                     const std::atomic<bool>& cancelled, Interleaved& partial) {
-  RETURN_IF_ERROR(device_code.PlaceBanks());
-  // Each arm's two launches: gate+up, then down.
-  std::vector<std::array<DeviceLaunch*, 2>> launches;
-  for (const ArmInputs& arm_inputs : inputs) {
-    ASSIGN_OR_RETURN(ArmHandle handle, device_code.PrepareArm(arm_inputs));
-    ASSIGN_OR_RETURN(DeviceLaunch * gate_up, device_code.Launch(handle, MoeKernel::kGateUpSilu));
-    ASSIGN_OR_RETURN(DeviceLaunch * down, device_code.Launch(handle, MoeKernel::kDown));
-    launches.push_back({gate_up, down});
-  }
-  const TimeLaunchFn time = [&](int arm, int launch) {
-    return timer.Time(*launches[arm][launch], timing);
-  };
-  const InterleavedSpec schedule{
-      .arms = static_cast<int>(inputs.size()),
-      .launches = 2,
-      .reps = spec.reps,
-      .order = spec.order,
-      .seed = block == 0 ? spec.seed : MixSeed(spec.seed, block, kBlockOrderStream),
-      .require_clean = spec.require_clean,
-      .sampling = {.precision = spec.precision,
-                   .max_seconds = spec.max_seconds / spec.blocks,
-                   .max_reps = MostReps(spec, SweepLimits{})}};
-  observer.StartBlock(block);
-  return RunInterleaved(schedule, time, backend, observer, cancelled, &partial);
-}
-
-// What ended the job: the first block that ran out of time or reps, else how the last ended.
-SamplingEnd JobEnd(SamplingEnd job, SamplingEnd block) {
-  const auto bound = [](SamplingEnd e) {
-    return e == SamplingEnd::kMaxSeconds || e == SamplingEnd::kMaxReps;
-  };
-  return bound(job) ? job : block;
-}
-
-// Adds block `index`'s kept samples to the job's, and each arm's section in the block (median
-// gate+up + median down, as a row's) to `sections`. A disturbance names its block when the job
-// has more than one.
-void AddBlock(int index, int blocks, const Interleaved& block, Interleaved& job,
-              std::vector<std::vector<double>>& sections) {
-  if (block.kept_reps == 0) return;
-  job.samples.resize(block.samples.size());
-  for (size_t arm = 0; arm < block.samples.size(); ++arm) {
-    job.samples[arm].resize(block.samples[arm].size());
-    double section = 0.0;
-    for (size_t launch = 0; launch < block.samples[arm].size(); ++launch) {
-      const std::vector<double>& samples = block.samples[arm][launch];
-      job.samples[arm][launch].insert(job.samples[arm][launch].end(), samples.begin(),
-                                      samples.end());
-      section += Summarize(samples).median;
-    }
-    sections[arm].push_back(section);
-  }
-  job.ended_by = job.kept_reps == 0 ? block.ended_by : JobEnd(job.ended_by, block.ended_by);
-  job.kept_reps += block.kept_reps;
-  if (job.disturbance.empty() && !block.disturbance.empty()) {
-    job.disturbance =
-        blocks == 1 ? block.disturbance : absl::StrCat("block ", index, ", ", block.disturbance);
-  }
-}
-
 // The scheduler's samples as rows take them: gate+up and down per arm.
-std::vector<ArmSamples> SamplesOf(const Interleaved& run) {
+std::vector<ArmSamples> SamplesOf(const Measurement& measured) {
   std::vector<ArmSamples> samples;
-  for (const auto& launches : run.samples) samples.push_back({launches[0], launches[1]});
+  for (const auto& launches : measured.samples) samples.push_back({launches[0], launches[1]});
   return samples;
+}
+
+// Each arm's section in each block: its gate+up median plus its down median there, the noise
+// between placements that comparisons across jobs take.
+std::vector<double> BlockSections(const Measurement& measured, size_t arm) {
+  const std::vector<std::vector<double>>& medians = measured.block_medians[arm];
+  std::vector<double> sections(medians[0].size());
+  for (size_t b = 0; b < sections.size(); ++b) sections[b] = medians[0][b] + medians[1][b];
+  return sections;
 }
 
 }  // namespace
@@ -188,48 +112,58 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend, M
     reads.push_back(ReadBytes(spec.geometry, arm, arm_inputs.sel));
     inputs.push_back(std::move(arm_inputs));
   }
+  // Each arm's two launches, gate+up then down, timed alike.
+  MeasurementSpec measurement{.reps = spec.reps,
+                              .order = spec.order,
+                              .seed = spec.seed,
+                              .require_clean = spec.require_clean,
+                              .sampling = {.precision = spec.precision,
+                                           .max_seconds = spec.max_seconds,
+                                           .max_reps = MostReps(spec, SweepLimits{})},
+                              .blocks = spec.blocks};
+  for (size_t i = 0; i < arms.size(); ++i) {
+    measurement.arms.push_back({.timing = {.timing = spec.timing,
+                                           .cache = spec.cache,
+                                           .graph_launches = kGraphLaunchesPerSample},
+                                .launches = {{.metric = "gu_us", .bytes_read = reads[i].gu},
+                                             {.metric = "down_us", .bytes_read = reads[i].down}}});
+  }
+  // Each block: the banks moved to fresh memory, every arm prepared on them.
+  const PlaceLaunches place = [&](int) -> absl::StatusOr<std::vector<std::vector<DeviceLaunch*>>> {
+    RETURN_IF_ERROR(device_code.PlaceBanks());
+    std::vector<std::vector<DeviceLaunch*>> launches;
+    for (const ArmInputs& arm_inputs : inputs) {
+      ASSIGN_OR_RETURN(const ArmHandle handle, device_code.PrepareArm(arm_inputs));
+      ASSIGN_OR_RETURN(DeviceLaunch * gate_up, device_code.Launch(handle, MoeKernel::kGateUpSilu));
+      ASSIGN_OR_RETURN(DeviceLaunch * down, device_code.Launch(handle, MoeKernel::kDown));
+      launches.push_back({gate_up, down});
+    }
+    return launches;
+  };
+  Measurement partial;
+  absl::StatusOr<Measurement> timed =
+      TimeArms(measurement, place, backend, observer, cancelled, &partial);
+  device_code.ReleaseArms();
   const RowContext context{.device = backend.Description(),
                            .calibrated_read_tbps = backend.Details().calibrated_read_tbps};
-  const TimingOptions timing{
-      .timing = spec.timing, .cache = spec.cache, .graph_launches = kGraphLaunchesPerSample};
-  LaunchTimer timer(backend);
-  BlockObserver block_observer(observer, spec.blocks);
-  Interleaved all;
-  std::vector<std::vector<double>> block_sections(arms.size());
-  absl::Status status;
-  for (int block = 0; block < spec.blocks && status.ok(); ++block) {
-    Interleaved partial;
-    absl::StatusOr<Interleaved> run = RunBlock(spec, block, inputs, device_code, timer, timing,
-                                               backend, block_observer, cancelled, partial);
-    if (run.ok()) {
-      AddBlock(block, spec.blocks, *run, all, block_sections);
-    } else {
-      // The reps that completed still make rows (with fewer kept reps).
-      if (absl::IsCancelled(run.status())) {
-        AddBlock(block, spec.blocks, partial, all, block_sections);
-      }
-      status = run.status();
-    }
-  }
-  device_code.ReleaseArms();
-  if (!status.ok()) {
-    if (absl::IsCancelled(status) && all.kept_reps > 0) {
-      std::vector<ArmRow> rows = BuildRows(spec, arms, SamplesOf(all), reads, context);
+  if (!timed.ok()) {
+    // The reps that completed before a cancel still make rows (with fewer kept reps).
+    if (absl::IsCancelled(timed.status()) && partial.kept_reps > 0) {
+      std::vector<ArmRow> rows = BuildRows(spec, arms, SamplesOf(partial), reads, context);
       for (size_t i = 0; i < rows.size(); ++i) {
-        rows[i].disturbance = all.disturbance;
-        rows[i].block_section_us = block_sections[i];
+        rows[i].disturbance = partial.disturbance;
+        rows[i].block_section_us = BlockSections(partial, i);
         observer.OnRow(rows[i]);
       }
     }
-    return status;
+    return timed.status();
   }
-
-  SweepOutcome outcome{.rows = BuildRows(spec, arms, SamplesOf(all), reads, context)};
+  SweepOutcome outcome{.rows = BuildRows(spec, arms, SamplesOf(*timed), reads, context)};
   for (size_t i = 0; i < outcome.rows.size(); ++i) {
     ArmRow& row = outcome.rows[i];
-    row.disturbance = all.disturbance;
-    row.sampling_end = all.ended_by;
-    row.block_section_us = block_sections[i];
+    row.disturbance = timed->disturbance;
+    row.sampling_end = timed->ended_by;
+    row.block_section_us = BlockSections(*timed, i);
   }
   if (std::optional<int> ref = ReferenceArm(spec, arms)) {
     outcome.reference_section_us = outcome.rows[*ref].section_us;

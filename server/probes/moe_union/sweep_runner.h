@@ -1,6 +1,7 @@
-// The moe-union probe's engine: runs a validated sweep on a backend on the interleaved
-// scheduler (server/measure/interleaved.h: rep r runs every arm once before rep r+1 starts,
-// rep 0 a warmed throwaway for every arm), gate+up and down launches timed separately.
+// The moe-union probe's engine: runs a validated sweep on a backend through the measuring helper
+// every probe shares (server/probes/measure_arms.h: rep r runs every arm once before rep r+1
+// starts, rep 0 a warmed throwaway for every arm, blocks on banks placed anew), gate+up and down
+// launches timed separately, and makes the rows of the seed's table from what it measured.
 //
 //   ASSIGN_OR_RETURN(SweepOutcome outcome, RunSweep(spec, backend, observer, cancelled));
 #pragma once
