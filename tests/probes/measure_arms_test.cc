@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "server/device/cpu_backend.h"
 #include "server/probes/results.h"
+#include "tests/probes/recorded_events.h"
 
 namespace gpuprobe {
 namespace {
@@ -31,27 +32,6 @@ class CountingLaunch final : public DeviceLaunch {
 
  private:
   std::function<void()> on_run_;
-};
-
-struct Recorded {
-  std::vector<v1::JobEvent> events;
-  EventPublisher publisher() {
-    return [this](v1::JobEvent e) { events.push_back(std::move(e)); };
-  }
-  std::vector<v1::Result> results() const {
-    std::vector<v1::Result> out;
-    for (const auto& e : events) {
-      if (e.has_result()) out.push_back(e.result());
-    }
-    return out;
-  }
-  std::vector<v1::JobProgress> progress() const {
-    std::vector<v1::JobProgress> out;
-    for (const auto& e : events) {
-      if (e.has_progress()) out.push_back(e.progress());
-    }
-    return out;
-  }
 };
 
 const v1::DerivedValue* Find(const v1::Result& r, const std::string& name) {
@@ -95,11 +75,11 @@ struct TwoArms {
 TEST(MeasureArmsTest, EachArmGetsAMetricPerLaunchAndTheDerivedValuesItsDeclarationImplies) {
   CpuBackend cpu;
   TwoArms arms(/*reps=*/4, /*blocks=*/3);
-  Recorded recorded;
+  RecordedEvents recorded;
   const std::atomic<bool> cancelled{false};
   std::vector<std::vector<std::vector<double>>> block_medians;
   const JobOutcome outcome =
-      MeasureArms(arms.spec, arms.Place(), cpu, recorded.publisher(), cancelled,
+      MeasureArms(arms.spec, arms.Place(), cpu, recorded.Publisher(), cancelled,
                   [&](const Measurement& m, std::vector<v1::Result>& results) {
                     block_medians = m.block_medians;
                     for (v1::Result& r : results) *r.add_derived() = Derived("probe_own", "", 7.0);
@@ -110,7 +90,7 @@ TEST(MeasureArmsTest, EachArmGetsAMetricPerLaunchAndTheDerivedValuesItsDeclarati
   // Every launch of every block ran its reps, rep 0 included.
   for (const auto& launch : arms.launches) EXPECT_EQ(launch->runs, 4);
 
-  const std::vector<v1::Result> results = recorded.results();
+  const std::vector<v1::Result> results = recorded.Results();
   ASSERT_EQ(results.size(), 2u);
   for (int i = 0; i < 2; ++i) {
     const v1::Result& r = results[i];
@@ -140,7 +120,7 @@ TEST(MeasureArmsTest, EachArmGetsAMetricPerLaunchAndTheDerivedValuesItsDeclarati
   EXPECT_EQ(block_medians[0][1].size(), 3u);  // one median per block
 
   // Progress counts the reps of every block against all of them.
-  const std::vector<v1::JobProgress> progress = recorded.progress();
+  const std::vector<v1::JobProgress> progress = recorded.Progress();
   ASSERT_EQ(progress.size(), 12u);
   EXPECT_EQ(progress.front().reps_done(), 1u);
   EXPECT_EQ(progress.back().reps_done(), 12u);
@@ -161,7 +141,7 @@ TEST(MeasureArmsTest, OneLaunchArmsTakeTheDerivedNamesUnprefixed) {
 TEST(MeasureArmsTest, ACancelledJobPublishesTheRepsThatCompletedAndSaysCancelled) {
   CpuBackend cpu;
   TwoArms arms(/*reps=*/10, /*blocks=*/1);
-  Recorded recorded;
+  RecordedEvents recorded;
   std::atomic<bool> cancelled{false};
   int runs = 0;
   // 4 launches a rep: cancelled at the first launch of rep 4, so reps 1..3 are kept (rep 0 is
@@ -169,9 +149,9 @@ TEST(MeasureArmsTest, ACancelledJobPublishesTheRepsThatCompletedAndSaysCancelled
   const JobOutcome outcome = MeasureArms(arms.spec, arms.Place([&] {
     if (++runs == 4 * 4 + 1) cancelled = true;
   }),
-                                         cpu, recorded.publisher(), cancelled);
+                                         cpu, recorded.Publisher(), cancelled);
   EXPECT_TRUE(absl::IsCancelled(outcome.status)) << outcome.status;
-  const std::vector<v1::Result> results = recorded.results();
+  const std::vector<v1::Result> results = recorded.Results();
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(outcome.results, 2);
   EXPECT_EQ(results[0].metrics(0).kept(), 3u);
@@ -179,27 +159,27 @@ TEST(MeasureArmsTest, ACancelledJobPublishesTheRepsThatCompletedAndSaysCancelled
 
   // Cancelled before any rep after rep 0 completed: nothing to publish.
   TwoArms early(/*reps=*/10, /*blocks=*/1);
-  Recorded none;
+  RecordedEvents none;
   std::atomic<bool> at_once{false};
   const JobOutcome nothing =
-      MeasureArms(early.spec, early.Place([&] { at_once = true; }), cpu, none.publisher(), at_once);
+      MeasureArms(early.spec, early.Place([&] { at_once = true; }), cpu, none.Publisher(), at_once);
   EXPECT_TRUE(absl::IsCancelled(nothing.status));
-  EXPECT_TRUE(none.results().empty());
+  EXPECT_TRUE(none.Results().empty());
 }
 
 TEST(MeasureArmsTest, AMalformedSpecOrAFailedPlacementFailsTheJobWithoutResults) {
   CpuBackend cpu;
   const std::atomic<bool> cancelled{false};
-  Recorded recorded;
+  RecordedEvents recorded;
   TwoArms uneven(/*reps=*/4, /*blocks=*/1);
   uneven.spec.arms[1].launches.pop_back();
   JobOutcome outcome =
-      MeasureArms(uneven.spec, uneven.Place(), cpu, recorded.publisher(), cancelled);
+      MeasureArms(uneven.spec, uneven.Place(), cpu, recorded.Publisher(), cancelled);
   EXPECT_EQ(outcome.status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(outcome.status.message(), HasSubstr("arm 1 has 1 launches, arm 0 2"));
 
   TwoArms one_rep(/*reps=*/1, /*blocks=*/1);
-  outcome = MeasureArms(one_rep.spec, one_rep.Place(), cpu, recorded.publisher(), cancelled);
+  outcome = MeasureArms(one_rep.spec, one_rep.Place(), cpu, recorded.Publisher(), cancelled);
   EXPECT_THAT(outcome.status.message(), HasSubstr("reps: 1; at least 2"));
 
   TwoArms arms(/*reps=*/4, /*blocks=*/2);
@@ -210,9 +190,9 @@ TEST(MeasureArmsTest, AMalformedSpecOrAFailedPlacementFailsTheJobWithoutResults)
         if (block == 1) return absl::ResourceExhaustedError("no memory for block 1");
         return place(block);
       },
-      cpu, recorded.publisher(), cancelled);
+      cpu, recorded.Publisher(), cancelled);
   EXPECT_EQ(outcome.status.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_TRUE(recorded.results().empty());
+  EXPECT_TRUE(recorded.Results().empty());
   EXPECT_EQ(outcome.results, 0);
 }
 

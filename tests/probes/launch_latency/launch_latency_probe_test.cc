@@ -4,6 +4,7 @@
 #include "gtest/gtest.h"
 #include "server/device/cpu_backend.h"
 #include "server/probes/launch_latency/launch_latency.pb.h"
+#include "tests/probes/recorded_events.h"
 
 namespace gpuprobe {
 namespace {
@@ -73,19 +74,16 @@ TEST(LaunchLatencyProbeTest, OnTheCpuEachGridAndTimingGetsOneResult) {
   const absl::StatusOr<ProbePlan> plan = probe.Plan(*any, false, cpu);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_GT(plan->device_seconds, 0.0);
-  std::vector<v1::JobEvent> events;
+  RecordedEvents recorded;
   const std::atomic<bool> cancelled{false};
-  const JobOutcome outcome = probe.Run(
-      {.job_id = "job-1", .resolved = *any}, cpu,
-      [&](v1::JobEvent e) { events.push_back(std::move(e)); }, cancelled);
+  const JobOutcome outcome =
+      probe.Run({.job_id = "job-1", .resolved = *any}, cpu, recorded.Publisher(), cancelled);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(outcome.results, 4);
-  ASSERT_TRUE(events.front().has_started());
-  EXPECT_EQ(events.front().started().arms_size(), 4);
+  ASSERT_TRUE(recorded.events.front().has_started());
+  EXPECT_EQ(recorded.events.front().started().arms_size(), 4);
   std::vector<std::pair<int64_t, std::string>> arms;
-  for (const v1::JobEvent& e : events) {
-    if (!e.has_result()) continue;
-    const v1::Result& r = e.result();
+  for (const v1::Result& r : recorded.Results()) {
     ASSERT_EQ(r.axes_size(), 2);
     arms.emplace_back(r.axes(0).int_value(), r.axes(1).text_value());
     ASSERT_EQ(r.metrics_size(), 1);

@@ -4,6 +4,7 @@
 #include "gtest/gtest.h"
 #include "server/device/cpu_backend.h"
 #include "server/probes/read_bandwidth/read_bandwidth.pb.h"
+#include "tests/probes/recorded_events.h"
 
 namespace gpuprobe {
 namespace {
@@ -41,20 +42,6 @@ class MiscountingReads final : public ReadBuffers {
     return reads_->Allocate(bytes, seed);
   }
   const std::unique_ptr<ReadBuffers> reads_ = CpuReadBuffers();
-};
-
-struct Recorded {
-  std::vector<v1::JobEvent> events;
-  EventPublisher publisher() {
-    return [this](v1::JobEvent e) { events.push_back(std::move(e)); };
-  }
-  std::vector<v1::Result> results() const {
-    std::vector<v1::Result> out;
-    for (const auto& e : events) {
-      if (e.has_result()) out.push_back(e.result());
-    }
-    return out;
-  }
 };
 
 TEST(ReadBandwidthProbeTest, TheDefaultReadsOneMibToFourGibWarmAndColdInGraphTiming) {
@@ -112,12 +99,12 @@ TEST(ReadBandwidthProbeTest, PrecisionSamplesPastRepsAndResultsSayWhatEndedIt) {
     request.mutable_param_values()->insert(rule.begin(), rule.end());
     absl::StatusOr<google::protobuf::Any> any = probe.Resolve(request);
     EXPECT_TRUE(any.ok()) << any.status();
-    Recorded recorded;
+    RecordedEvents recorded;
     const std::atomic<bool> cancelled{false};
     const JobOutcome outcome =
-        probe.Run({.job_id = "job-1", .resolved = *any}, cpu, recorded.publisher(), cancelled);
+        probe.Run({.job_id = "job-1", .resolved = *any}, cpu, recorded.Publisher(), cancelled);
     EXPECT_TRUE(outcome.status.ok()) << outcome.status;
-    return std::make_pair(recorded.results(), probe.Plan(*any, false, cpu)->device_seconds);
+    return std::make_pair(recorded.Results(), probe.Plan(*any, false, cpu)->device_seconds);
   };
   const auto [exact, exact_seconds] = run({});
   ASSERT_EQ(exact.size(), 1u);
@@ -159,15 +146,15 @@ TEST(ReadBandwidthProbeTest, OnTheCpuEachSizeGetsOneResultWithItsBandwidth) {
                                                                   {"timing", "events"},
                                                                   {"caches", "warm"}}));
   ASSERT_TRUE(any.ok());
-  Recorded recorded;
+  RecordedEvents recorded;
   const std::atomic<bool> cancelled{false};
   const JobOutcome outcome =
-      probe.Run({.job_id = "job-1", .resolved = *any}, cpu, recorded.publisher(), cancelled);
+      probe.Run({.job_id = "job-1", .resolved = *any}, cpu, recorded.Publisher(), cancelled);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(outcome.results, 2);
   ASSERT_TRUE(recorded.events.front().has_started());
   EXPECT_EQ(recorded.events.front().started().arms_size(), 2);
-  const std::vector<v1::Result> results = recorded.results();
+  const std::vector<v1::Result> results = recorded.Results();
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[1].axes(0).int_value(), 1048576);
   EXPECT_EQ(results[1].axes(1).text_value(), "warm");
@@ -190,9 +177,9 @@ TEST(ReadBandwidthProbeTest, TheCheckPassesOnAnHonestReadAndFailsOnAMiscountedOn
   ASSERT_TRUE(any.ok());
   const std::atomic<bool> cancelled{false};
   CpuBackend honest;
-  Recorded ok;
+  RecordedEvents ok;
   JobOutcome outcome =
-      probe.Run({.resolved = *any, .check = true}, honest, ok.publisher(), cancelled);
+      probe.Run({.resolved = *any, .check = true}, honest, ok.Publisher(), cancelled);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(outcome.results, 2);
   for (const auto& e : ok.events) {
@@ -204,8 +191,8 @@ TEST(ReadBandwidthProbeTest, TheCheckPassesOnAnHonestReadAndFailsOnAMiscountedOn
       [](Backend&) -> absl::StatusOr<std::unique_ptr<ReadBuffers>> {
         return std::make_unique<MiscountingReads>();
       });
-  Recorded bad;
-  outcome = miscounting.Run({.resolved = *any, .check = true}, honest, bad.publisher(), cancelled);
+  RecordedEvents bad;
+  outcome = miscounting.Run({.resolved = *any, .check = true}, honest, bad.Publisher(), cancelled);
   EXPECT_EQ(outcome.status.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(outcome.status.message(), HasSubstr("2 of 2 reads"));
 }
