@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/abbreviated.h"
 #include "common/status_macros.h"
 
 namespace gpuprobe {
@@ -72,6 +73,11 @@ absl::Status MakeDirectory(const std::string& path) {
 bool IsJobId(absl::string_view id) {
   if (!absl::StartsWith(id, "job-") || id.size() < 5 || id.size() > 24) return false;
   return std::all_of(id.begin() + 4, id.end(), [](char c) { return absl::ascii_isdigit(c); });
+}
+
+absl::Status CheckJobId(absl::string_view id) {
+  if (IsJobId(id)) return absl::OkStatus();
+  return absl::NotFoundError(absl::StrCat("job_id: no job \"", Abbreviated(id), "\""));
 }
 
 bool IsArtifactName(absl::string_view name) {

@@ -64,6 +64,8 @@ class ArtifactStore {
 
 // Job ids are the daemon's own ("job-" and digits): anything else names no job.
 bool IsJobId(absl::string_view id);
+// A job id in a request: OK for the daemon's own form, else NOT_FOUND quoting a short prefix.
+absl::Status CheckJobId(absl::string_view id);
 // An artifact name: 1..100 of [A-Za-z0-9._-], not starting with a dot.
 bool IsArtifactName(absl::string_view name);
 
