@@ -173,6 +173,12 @@ HttpApi::HttpApi(JobManager& manager, AccessControl access, std::string version,
 HttpApi::~HttpApi() { Stop(); }
 
 void HttpApi::Route() {
+  RoutePage();
+  RouteApi();
+  RouteOtherRequests();
+}
+
+void HttpApi::RoutePage() {
   // The page's own files hold no data: served to anyone, so that it can ask for a token.
   // Without them, "/" says why.
   if (page_.ok()) {
@@ -202,60 +208,56 @@ void HttpApi::Route() {
     Fail(res, caller.status());
     return httplib::Server::HandlerResponse::Handled;
   });
+}
 
-  Get("/api/v1/info", [this](const httplib::Request& req, httplib::Response& res) {
-    if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
-    absl::StatusOr<v1::ServerInfo> info = manager_.Info(version_);
-    if (!info.ok()) return Fail(res, info.status());
-    Reply(res, ApiJson(*info));
+void HttpApi::RouteApi() {
+  GetJson("/api/v1/info", [this](const httplib::Request& req) -> absl::StatusOr<std::string> {
+    RETURN_IF_ERROR(NoParams(req));
+    ASSIGN_OR_RETURN(const v1::ServerInfo info, manager_.Info(version_));
+    return ApiJson(info);
   });
-
-  Get("/api/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<v1::ListJobsRequest> request = ListRequest(QueryParams::Parse(req.target));
-    if (!request.ok()) return Fail(res, request.status());
-    absl::StatusOr<v1::ListJobsResponse> jobs = manager_.List(*request);
-    if (!jobs.ok()) return Fail(res, jobs.status());
-    Reply(res, ApiJson(*jobs));
+  GetJson("/api/v1/jobs", [this](const httplib::Request& req) -> absl::StatusOr<std::string> {
+    ASSIGN_OR_RETURN(const v1::ListJobsRequest request,
+                     ListRequest(QueryParams::Parse(req.target)));
+    ASSIGN_OR_RETURN(const v1::ListJobsResponse jobs, manager_.List(request));
+    return ApiJson(jobs);
   });
-
-  Get(R"(/api/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-    if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
-    absl::StatusOr<v1::Job> job = manager_.Get(req.matches[1]);
-    if (!job.ok()) return Fail(res, job.status());
-    Reply(res, ApiJson(*job));
-  });
-
-  Get(R"(/api/v1/jobs/([^/]+)/rows)", [this](const httplib::Request& req, httplib::Response& res) {
-    if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
-    absl::StatusOr<std::vector<v1::JobEvent>> results = manager_.Results(req.matches[1]);
-    if (!results.ok()) return Fail(res, results.status());
-    std::vector<std::string> rows, checks, generic;
-    for (const v1::JobEvent& e : *results) {
-      if (e.has_row()) rows.push_back(ApiJson(e.row()));
-      if (e.has_check()) checks.push_back(ApiJson(e.check()));
-      if (e.has_result()) generic.push_back(ApiJson(e.result()));
-    }
-    Reply(res, absl::StrCat("{\"rows\":[", absl::StrJoin(rows, ","), "],\"checks\":[",
-                            absl::StrJoin(checks, ","), "],\"results\":[",
-                            absl::StrJoin(generic, ","), "]}"));
-  });
-
-  Get("/api/v1/probes", [this](const httplib::Request& req, httplib::Response& res) {
-    if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
+  GetJson(R"(/api/v1/jobs/([^/]+))",
+          [this](const httplib::Request& req) -> absl::StatusOr<std::string> {
+            RETURN_IF_ERROR(NoParams(req));
+            ASSIGN_OR_RETURN(const v1::Job job, manager_.Get(req.matches[1]));
+            return ApiJson(job);
+          });
+  GetJson(R"(/api/v1/jobs/([^/]+)/rows)",
+          [this](const httplib::Request& req) -> absl::StatusOr<std::string> {
+            RETURN_IF_ERROR(NoParams(req));
+            ASSIGN_OR_RETURN(const std::vector<v1::JobEvent> results,
+                             manager_.Results(req.matches[1]));
+            std::vector<std::string> rows, checks, generic;
+            for (const v1::JobEvent& e : results) {
+              if (e.has_row()) rows.push_back(ApiJson(e.row()));
+              if (e.has_check()) checks.push_back(ApiJson(e.check()));
+              if (e.has_result()) generic.push_back(ApiJson(e.result()));
+            }
+            return absl::StrCat("{\"rows\":[", absl::StrJoin(rows, ","), "],\"checks\":[",
+                                absl::StrJoin(checks, ","), "],\"results\":[",
+                                absl::StrJoin(generic, ","), "]}");
+          });
+  GetJson("/api/v1/probes", [this](const httplib::Request& req) -> absl::StatusOr<std::string> {
+    RETURN_IF_ERROR(NoParams(req));
     v1::ListProbesResponse list;
     for (const Probe* probe : manager_.probes().All()) *list.add_probes() = probe->Info();
-    Reply(res, ApiJson(list));
+    return ApiJson(list);
   });
-
-  Get(R"(/api/v1/jobs/([^/]+)/artifacts)", [this](const httplib::Request& req,
-                                                  httplib::Response& res) {
-    if (absl::Status s = NoParams(req); !s.ok()) return Fail(res, s);
-    absl::StatusOr<std::vector<v1::Artifact>> artifacts = manager_.ListArtifacts(req.matches[1]);
-    if (!artifacts.ok()) return Fail(res, artifacts.status());
-    v1::ListArtifactsResponse list;
-    for (v1::Artifact& a : *artifacts) *list.add_artifacts() = std::move(a);
-    Reply(res, ApiJson(list));
-  });
+  GetJson(R"(/api/v1/jobs/([^/]+)/artifacts)",
+          [this](const httplib::Request& req) -> absl::StatusOr<std::string> {
+            RETURN_IF_ERROR(NoParams(req));
+            ASSIGN_OR_RETURN(std::vector<v1::Artifact> artifacts,
+                             manager_.ListArtifacts(req.matches[1]));
+            v1::ListArtifactsResponse list;
+            for (v1::Artifact& a : artifacts) *list.add_artifacts() = std::move(a);
+            return ApiJson(list);
+          });
 
   // The artifact's bytes, streamed from the file a chunk at a time.
   Get(R"(/api/v1/jobs/([^/]+)/artifacts/([^/]+))",
@@ -278,12 +280,11 @@ void HttpApi::Route() {
       });
 
   // CompareJobs for dashboards (CompareRequest: its parameters).
-  Get("/api/v1/compare", [this](const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<v1::CompareJobsRequest> request = CompareRequest(QueryParams::Parse(req.target));
-    if (!request.ok()) return Fail(res, request.status());
-    absl::StatusOr<v1::CompareJobsResponse> compared = CompareJobs(manager_, *request);
-    if (!compared.ok()) return Fail(res, compared.status());
-    Reply(res, ApiJson(*compared));
+  GetJson("/api/v1/compare", [this](const httplib::Request& req) -> absl::StatusOr<std::string> {
+    ASSIGN_OR_RETURN(const v1::CompareJobsRequest request,
+                     CompareRequest(QueryParams::Parse(req.target)));
+    ASSIGN_OR_RETURN(const v1::CompareJobsResponse compared, CompareJobs(manager_, request));
+    return ApiJson(compared);
   });
 
   Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
@@ -294,7 +295,9 @@ void HttpApi::Route() {
     if (!info.ok()) return Fail(res, info.status());
     res.set_content(PrometheusMetrics(*info, *totals), "text/plain; version=0.0.4; charset=utf-8");
   });
+}
 
+void HttpApi::RouteOtherRequests() {
   // Every path is read-only: another method on a path that exists is 405, with Allow.
   const auto other_method = [this](const httplib::Request& req, httplib::Response& res) {
     const absl::Time start = absl::Now();
@@ -322,6 +325,14 @@ void HttpApi::Route() {
         CountRequest(kUnroutedRequest, res.status, absl::Now());
         return httplib::Server::HandlerResponse::Handled;
       }));
+}
+
+void HttpApi::GetJson(const std::string& pattern, JsonAnswer answer) {
+  Get(pattern, [answer = std::move(answer)](const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<std::string> body = answer(req);
+    if (!body.ok()) return Fail(res, body.status());
+    Reply(res, *body);
+  });
 }
 
 void HttpApi::Get(const std::string& pattern, httplib::Server::Handler handler) {

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <regex>
 #include <string>
@@ -46,9 +47,17 @@ class HttpApi {
   void Stop();
 
  private:
+  // Every route: the page and the token check (RoutePage), the JSON API, /metrics and the
+  // artifacts' bytes (RouteApi), and 405 or 404 for the rest (RouteOtherRequests).
   void Route();
+  void RoutePage();
+  void RouteApi();
+  void RouteOtherRequests();
   // Registers a GET route and remembers its pattern, so that Routed knows the paths.
   void Get(const std::string& pattern, httplib::Server::Handler handler);
+  // A GET answered with JSON: the body `answer` gives, or its status as a JSON error.
+  using JsonAnswer = std::function<absl::StatusOr<std::string>(const httplib::Request&)>;
+  void GetJson(const std::string& pattern, JsonAnswer answer);
   bool Routed(const std::string& path) const;
 
   JobManager& manager_;

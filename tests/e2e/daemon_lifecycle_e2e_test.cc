@@ -1,12 +1,11 @@
 // The daemon's life as operators see it: health and reflection, SIGTERM, kill -9 and a restart,
 // TLS with tokens, and a worker crash.
-#include "tests/e2e/sweep_e2e_fixture.h"
-
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1/reflection.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "tests/e2e/sweep_e2e_fixture.h"
 
 namespace gpuprobe {
 namespace {
@@ -65,7 +64,6 @@ TEST_F(SweepEndToEndTest, HealthReportsServingAndReflectionV1AndV1alphaListTheSe
   EXPECT_TRUE(daemon_->HttpAddress(absl::Seconds(1)).ok());
 }
 
-
 // Runs last in this suite: stops the shared daemon.
 TEST_F(SweepEndToEndTest, ZzSigtermStopsTheDaemonCleanly) {
   absl::StatusOr<int> code = daemon_->StopWith(SIGTERM, absl::Seconds(20));
@@ -73,7 +71,6 @@ TEST_F(SweepEndToEndTest, ZzSigtermStopsTheDaemonCleanly) {
   EXPECT_EQ(*code, 0) << daemon_->Log();
   EXPECT_THAT(daemon_->Log(), HasSubstr("stopped"));
 }
-
 
 }  // namespace
 }  // namespace gpuprobe

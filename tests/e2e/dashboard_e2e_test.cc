@@ -1,8 +1,7 @@
 // The dashboard page against a real daemon, in headless Chromium: a job's rows and plot, an
 // exactness job, trends across jobs and a comparison.
-#include "tests/e2e/sweep_e2e_fixture.h"
-
 #include "tests/e2e/chromium.h"
+#include "tests/e2e/sweep_e2e_fixture.h"
 
 namespace gpuprobe {
 namespace {
@@ -161,7 +160,6 @@ TEST_F(SweepEndToEndTest, DashboardComparesTwoJobsArmByArm) {
       Chromium(*dir_, {"--screenshot=" + std::string(COMPARE_SCREENSHOT_PATH)}, url);
   EXPECT_EQ(shot.exit_code, 0) << shot.err;
 }
-
 
 }  // namespace
 }  // namespace gpuprobe

@@ -40,8 +40,9 @@ using testing_support::CommandResult;
 using testing_support::RunCommand;
 
 // A sweep small enough for seconds on the cpu backend.
-inline const std::vector<std::string> kSmallSweep = {"--experts",  "32", "--hidden", "256", "--ff",   "64",
-                                              "--selected", "4",  "--t",      "2",   "--reps", "3"};
+inline const std::vector<std::string> kSmallSweep = {"--experts", "32", "--hidden",   "256",
+                                                     "--ff",      "64", "--selected", "4",
+                                                     "--t",       "2",  "--reps",     "3"};
 
 class SweepEndToEndTest : public testing::Test {
  protected:
