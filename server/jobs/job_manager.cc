@@ -25,11 +25,6 @@ v1::JobEvent Stamped(v1::JobEvent event) {
   return event;
 }
 
-// A job's probe as the metrics name it (jobs of an early release name none: moe-union).
-std::string ProbeLabel(const v1::Job& job) {
-  return job.probe().empty() ? "moe-union" : job.probe();
-}
-
 v1::JobEvent CancelledWhileQueued() {
   return Stamped(
       FinishedEvent(absl::CancelledError("cancelled while queued"), 0, 0.0, std::nullopt));
@@ -264,7 +259,7 @@ absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
     return was_queued;
   }));
   if (was_queued) {
-    DaemonMetrics().Add(kJobsFinished, {{"probe", ProbeLabel(job)}, {"state", "cancelled"}});
+    DaemonMetrics().Add(kJobsFinished, {{"probe", job.probe()}, {"state", "cancelled"}});
   } else {
     // Running on another daemon of the fleet (or taken by a device just now): the heartbeat of
     // the daemon running it hears the request and stops the job between launches.
@@ -322,7 +317,7 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   const std::string description = info.Description();
   const std::string backend_name = info.Name();
   const absl::Time start = absl::Now();
-  const std::string probe = ProbeLabel(job);
+  const std::string probe = job.probe();
   DaemonMetrics().Observe(
       kJobQueueWait, {{"probe", probe}},
       absl::ToDoubleSeconds(start - absl::FromUnixSeconds(job.created_at().seconds()) -

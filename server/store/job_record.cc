@@ -41,8 +41,9 @@ v1::Job JobFromColumns(const JobColumns& row) {
   }
   job.set_host(row.host);
   // Jobs stored before schema 6 are moe-union's, a check where their request is one.
-  job.set_probe(row.probe.empty() ? "moe-union" : row.probe);
-  job.set_check(row.probe.empty() ? job.request().has_check() : row.check);
+  job.set_probe(row.probe);
+  // A moe-union check stored before schema 6 has no is_check: its request says it.
+  job.set_check(row.check || job.request().has_check());
   if (row.resolved && !job.mutable_resolved()->ParseFromString(*row.resolved)) {
     job.clear_resolved();
   }

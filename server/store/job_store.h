@@ -73,7 +73,7 @@ struct NewJob {
 class JobStore {
  public:
   // The schema this build writes; older databases are migrated, newer ones refused.
-  static constexpr int kSchemaVersion = 6;
+  static constexpr int kSchemaVersion = 7;
 
   virtual ~JobStore() = default;
 

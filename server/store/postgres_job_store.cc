@@ -78,6 +78,13 @@ ALTER TABLE jobs ADD COLUMN resolved BYTEA;
 ALTER TABLE jobs ADD COLUMN is_check INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Schema version 7 (as sqlite_job_store.cc's): every job names its probe. Jobs stored before schema
+// 6 named none: they were all moe-union's, the one probe there was (a check among them is a request
+// whose work is a CheckRequest, which JobFromColumns reads from the request).
+constexpr char kSchemaV7[] = R"sql(
+UPDATE jobs SET probe = 'moe-union' WHERE probe = '';
+)sql";
+
 // Serializes migrations of daemons starting together (an arbitrary key of gpuprobe's own).
 constexpr int64_t kMigrationLock = 0x67707570726f6265;  // "gpuprobe"
 
@@ -97,6 +104,7 @@ absl::Status Migrate(SqlConnection& db) {
     }
     if (current == 0) RETURN_IF_ERROR(db.Exec(kSchemaV5));
     if (current < 6) RETURN_IF_ERROR(db.Exec(kSchemaV6));
+    if (current < 7) RETURN_IF_ERROR(db.Exec(kSchemaV7));
     if (current < JobStore::kSchemaVersion) {
       RETURN_IF_ERROR(db.Query("INSERT INTO schema_version (version) VALUES (?1)",
                                {int64_t{JobStore::kSchemaVersion}})

@@ -96,8 +96,15 @@ ALTER TABLE jobs ADD COLUMN resolved BLOB;
 ALTER TABLE jobs ADD COLUMN is_check INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3,
-                                       kSchemaV4, kSchemaV5, kSchemaV6};
+// Schema version 7: every job names its probe. Jobs stored before schema 6 named none: they were
+// all moe-union's, the one probe there was (a check among them is a request whose work is a
+// CheckRequest, which JobFromColumns reads from the request).
+constexpr char kSchemaV7[] = R"sql(
+UPDATE jobs SET probe = 'moe-union' WHERE probe = '';
+)sql";
+
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
+                                       kSchemaV5, kSchemaV6, kSchemaV7};
 static_assert(std::size(kMigrations) == JobStore::kSchemaVersion);
 
 absl::Status CheckIntegrity(SqlConnection& db) {

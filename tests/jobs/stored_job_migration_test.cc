@@ -174,5 +174,37 @@ TEST_F(StoredJobMigrationTest, OldJobsGetTheirResolvedSpecOnceAndStillShowAndCom
   EXPECT_EQ(r->base_job_id(), "job-1");
 }
 
+// Every job names its probe from schema 7 on, also an old one whose request no longer resolves
+// (the migration names it, not a reader's fallback): moe-union, the only probe there was.
+TEST_F(StoredJobMigrationTest, OldJobsThatNoLongerResolveStillNameTheirProbeAndKind) {
+  v1::SubmitRequest sweep;
+  sweep.mutable_sweep()->mutable_geometry()->set_hidden(100);  // not a multiple of 16
+  StoreOldJob(1, sweep, {});
+  v1::SubmitRequest check;
+  check.mutable_check()->set_t(100000);  // more tokens than any check takes
+  StoreOldJob(2, check, {});
+
+  std::unique_ptr<JobManager> manager = Start();
+  ASSERT_NE(manager, nullptr);
+  for (const char* id : {"job-1", "job-2"}) {
+    absl::StatusOr<v1::Job> job = manager->Get(id);
+    ASSERT_TRUE(job.ok()) << job.status();
+    EXPECT_EQ(job->probe(), "moe-union") << id;
+    EXPECT_FALSE(job->has_resolved()) << id;
+  }
+  EXPECT_FALSE(manager->Get("job-1")->check());
+  EXPECT_TRUE(manager->Get("job-2")->check());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ + "/jobs.db").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* probes = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM jobs WHERE probe = 'moe-union'", -1,
+                               &probes, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(probes), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(probes, 0), 2);  // the column itself, not only what a reader shows
+  sqlite3_finalize(probes);
+  sqlite3_close(db);
+}
+
 }  // namespace
 }  // namespace gpuprobe

@@ -331,7 +331,7 @@ function renderChecks(job, checks) {
        <td>${Number(c.max_rel_error).toExponential(2)}</td><td>${Number(c.mean_rel_error).toExponential(2)}</td>
        <td>${Number(c.norm_rel_error).toExponential(2)}</td><td>${c.unwritten}</td>`) +
     `<td class="text">${c.passed ? 'pass' : 'FAIL'}</td><td class="text">${esc(c.detail || '')}</td></tr>`).join('');
-  document.getElementById('view').innerHTML = `<section><h2>Job ${esc(job.id)} · ${esc(job.probe || 'moe-union')} check · <span class="state-${state(job.state)}">${state(job.state)}</span></h2>
+  document.getElementById('view').innerHTML = `<section><h2>Job ${esc(job.id)} · ${esc(job.probe)} check · <span class="state-${state(job.state)}">${state(job.state)}</span></h2>
       <div class="muted">${labels(job)} · submitted ${when(job.created_at)} by ${esc(job.submitter)} ·
       ${esc(job.device)}${job.error_message ? ' · ' + esc(job.error_message) : ''}</div>
       <div id="check-summary">${passed} of ${checks.length} kernel checks passed${seed && seed !== '0' ? ` · seed ${esc(seed)}` : ''}
@@ -499,7 +499,7 @@ function armMatches(r, arm, tMax) {
 
 // The arm's point in one job's results, or null: its value, interval, device and what it is.
 function trendPoint(job, results, p) {
-  if ((job.probe || 'moe-union') === 'moe-union') {
+  if (job.probe === 'moe-union') {
     const rows = results.rows || [];
     const tMax = Math.max(0, ...rows.map((r) => r.arm.t));
     const row = rows.find((r) => armMatches(r, p.arm || 'reference', tMax));
@@ -540,7 +540,7 @@ async function renderTrends() {
   const newest = chosen && chosen.newest;
   const kept = points.filter((pt) => chosen && groupKey(pt) === chosen.key);
   const specChoice = groups.length ? `spec <select name="spec">${groups.map((g, i) =>
-    `<option value="${i}"${g === chosen ? ' selected' : ''}>${esc(g.newest.job.probe || 'moe-union')}: ${esc(specText(g.newest.job))} on ${esc(g.newest.device)} (${g.count} jobs)</option>`).join('')}</select>` : '';
+    `<option value="${i}"${g === chosen ? ' selected' : ''}>${esc(g.newest.job.probe)}: ${esc(specText(g.newest.job))} on ${esc(g.newest.device)} (${g.count} jobs)</option>`).join('')}</select>` : '';
   // x: hours since the first kept job was created; ticks: its commit label, else its id.
   const t0 = kept.length ? kept[0].when : 0;
   const hours = (pt) => (pt.when - t0) / 3.6e6;
@@ -567,14 +567,14 @@ async function renderTrends() {
     if (xTicks.length && x - xTicks[xTicks.length - 1].x < (span[1] - span[0]) / 10) continue;
     xTicks.push({x, label: labelsOf(pt.job).commit ? labelsOf(pt.job).commit.slice(0, 8) : pt.job.id});
   }
-  const arm = p.arm || (newest && (newest.job.probe || 'moe-union') !== 'moe-union' ? 'the first result' : 'the reference row');
+  const arm = p.arm || (newest && newest.job.probe !== 'moe-union' ? 'the first result' : 'the reference row');
   view.innerHTML = `<section><h2>Trends</h2><form id="trend-form">
       label key <input name="key" value="${esc(p.key)}" size="10"> baseline value <input name="base" value="${esc(p.base)}" size="10">
       arm <input name="arm" value="${esc(p.arm)}" size="24" title="moe-union: reference, or variant,t,union e.g. per-slot,6,60; another probe: its axes, e.g. size_bytes=1073741824,cache=warm">
       metric <input name="metric" value="${esc(p.metric)}" size="10" title="moe-union: gu or down; another probe: one of its metrics (empty: the first)">
       ${specChoice} <button>show</button></form>
       <div class="muted" id="trend-summary">${kept.length} jobs with label ${esc(p.key)} (of the newest ${TREND_JOBS} succeeded),
-      ${newest ? `<span id="trend-spec">${esc(newest.job.probe || 'moe-union')}: ${esc(specText(newest.job))} on ${esc(newest.device)}</span> (the spec of ${esc(newest.job.id)}${groups.length > 1 ? `; ${groups.length - 1} other spec${groups.length > 2 ? 's' : ''} among the labelled jobs: choose above` : ''})` : 'none match'}${baseline ? ` · baseline: ${band ? `the band of the newest ${history.length} jobs with ${esc(p.key)}=${esc(p.base)} (compare's history interval), newest ${esc(baseline.job.id)}` : `${esc(baseline.job.id)}, the newest with ${esc(p.key)}=${esc(p.base)} (3 or more give a band)`}` : ` · no job with ${esc(p.key)}=${esc(p.base)} for a baseline`}.
+      ${newest ? `<span id="trend-spec">${esc(newest.job.probe)}: ${esc(specText(newest.job))} on ${esc(newest.device)}</span> (the spec of ${esc(newest.job.id)}${groups.length > 1 ? `; ${groups.length - 1} other spec${groups.length > 2 ? 's' : ''} among the labelled jobs: choose above` : ''})` : 'none match'}${baseline ? ` · baseline: ${band ? `the band of the newest ${history.length} jobs with ${esc(p.key)}=${esc(p.base)} (compare's history interval), newest ${esc(baseline.job.id)}` : `${esc(baseline.job.id)}, the newest with ${esc(p.key)}=${esc(p.base)} (3 or more give a band)`}` : ` · no job with ${esc(p.key)}=${esc(p.base)} for a baseline`}.
       Click a legend entry to hide or show its series.</div></section>
     <section class="plots"><div id="plot-trend">${newest ? plot({title: `${newest.metric} median of ${arm}, 95% intervals, per job over time`, zeroBased: false,
       xLabel: 'hours since the first job (labels: commit, else job id)', yLabel: `${newest.metric} (${newest.unit})`, series: all, xTicks})
