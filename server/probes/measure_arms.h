@@ -4,7 +4,8 @@
 // module (interleaved rep by rep, rep 0 thrown away, blocks on fresh placements, sampling until
 // precise, telemetry after each rep), publishes progress and telemetry, and publishes one Result
 // per arm: a metric per launch, the derived values its declaration implies and those the probe
-// adds, the disturbance, the device and what ended the sampling.
+// adds, the disturbance, the device and what ended the sampling. TimeArms is the timing alone,
+// for a probe that makes its own records of what was measured (moe-union's rows).
 //
 //   MeasurementSpec spec{.arms = {{.axes = {IntAxis("size_bytes", n)},
 //                                  .launches = {{.metric = "read_us", .bytes_read = n}}}},
