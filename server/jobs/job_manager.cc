@@ -328,35 +328,9 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
     runs_[device].progress.Clear();
     d.cancel = stopping_;
   }
-  const auto& labels = LabelsOf(job.request());
-  const auto fault = labels.find("gpuprobe.fault");
-  JobRun run{.probe = job.probe(),
-             .run = {.job_id = id, .resolved = job.resolved(), .check = job.check()},
-             .fault = fault == labels.end() ? "" : fault->second};
-  absl::Status failure;  // why the daemon ended the job itself (artifacts, the store)
-  absl::StatusOr<ProbePlan> plan = absl::DataLossError(
-      "resolved: the job has no resolved spec (stored before there was one, and it could not "
-      "be resolved)");
-  if (job.has_resolved()) {
-    absl::StatusOr<const Probe*> probe = probes_->Get(job.probe());
-    plan = probe.ok() ? (*probe)->Plan(job.resolved(), job.check(), info) : probe.status();
-  }
-  if (!plan.ok()) {
-    failure = plan.status();
-  } else {
-    run.watchdog = limits_.min_watchdog + absl::Seconds(10 * plan->device_seconds);
-    if (plan->artifact_bytes > 0) {
-      absl::StatusOr<std::string> dir =
-          artifacts_ == nullptr
-              ? absl::FailedPreconditionError("dump: this gpuprobed keeps no artifacts")
-              : artifacts_->PrepareJob(id, plan->artifact_bytes);
-      if (dir.ok()) {
-        run.run.artifact_dir = *std::move(dir);
-      } else {
-        failure = dir.status();
-      }
-    }
-  }
+  const absl::StatusOr<JobRun> run = PrepareRun(job, info);
+  // Why the daemon ended the job itself (its plan, artifacts, the store).
+  absl::Status failure = run.status();
   std::vector<v1::TelemetryReading> readings;
   auto publish = [this, &id, device, &d, &failure, &readings, a = attempt](v1::JobEvent event) {
     event.set_attempt(a);
@@ -392,7 +366,7 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   };
   spdlog::info("job {} started (attempt {}) on device {}: {}", id, attempt, device, description);
   JobOutcome outcome;
-  if (failure.ok()) outcome = d.executor->Run(run, publish, d.cancel);
+  if (failure.ok()) outcome = d.executor->Run(*run, publish, d.cancel);
   if (!failure.ok()) outcome = JobOutcome{.status = failure};
   const absl::Time end = absl::Now();
   d.busy_seconds = d.busy_seconds.load() + absl::ToDoubleSeconds(end - start);
@@ -427,6 +401,29 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   } else {
     spdlog::warn("job {} ended: {}", id, outcome.status.ToString());
   }
+}
+
+absl::StatusOr<JobRun> JobManager::PrepareRun(const v1::Job& job, const Backend& device) const {
+  const auto& labels = LabelsOf(job.request());
+  const auto fault = labels.find("gpuprobe.fault");
+  JobRun run{.probe = job.probe(),
+             .run = {.job_id = job.id(), .resolved = job.resolved(), .check = job.check()},
+             .fault = fault == labels.end() ? "" : fault->second};
+  if (!job.has_resolved()) {
+    return absl::DataLossError(
+        "resolved: the job has no resolved spec (stored before there was one, and it could not "
+        "be resolved)");
+  }
+  ASSIGN_OR_RETURN(const Probe* probe, probes_->Get(job.probe()));
+  ASSIGN_OR_RETURN(const ProbePlan plan, probe->Plan(job.resolved(), job.check(), device));
+  run.watchdog = limits_.min_watchdog + absl::Seconds(10 * plan.device_seconds);
+  if (plan.artifact_bytes > 0) {
+    if (artifacts_ == nullptr) {
+      return absl::FailedPreconditionError("dump: this gpuprobed keeps no artifacts");
+    }
+    ASSIGN_OR_RETURN(run.run.artifact_dir, artifacts_->PrepareJob(job.id(), plan.artifact_bytes));
+  }
+  return run;
 }
 
 bool JobManager::RecordEnd(int device, const std::string& id, const v1::JobEvent& finished,

@@ -160,6 +160,9 @@ class JobManager {
 
   void Loop(int device);
   void RunJob(int device, const JobStore::Claimed& claimed);
+  // The job as `device` runs it: its resolved spec planned on the device (the watchdog from the
+  // plan's device time) and its artifact directory made; otherwise the error that ends it.
+  absl::StatusOr<JobRun> PrepareRun(const v1::Job& job, const Backend& device) const;
   // The job each device runs, by index ("" when idle), as the heartbeat renews their leases.
   std::vector<std::string> RunningJobs();
   // Feeds the store watchers, until Stop.
