@@ -12,10 +12,9 @@ void Family(std::string& out, const char* name, const char* type, const char* he
   absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
 }
 
-}  // namespace
-
-std::string PrometheusMetrics(const v1::ServerInfo& info, const JobStore::Totals& totals) {
-  std::string out;
+// The daemon's own families: its build, queues, jobs, rows and devices.
+void AppendDaemonFamilies(std::string& out, const v1::ServerInfo& info,
+                          const JobStore::Totals& totals) {
   Family(out, "gpuprobe_build_info", "gauge", "gpuprobed's version and backend; always 1.");
   absl::StrAppend(&out, "gpuprobe_build_info{version=\"", PrometheusLabelValue(info.version()),
                   "\",backend=\"", PrometheusLabelValue(info.backend()), "\"} 1\n");
@@ -67,7 +66,10 @@ std::string PrometheusMetrics(const v1::ServerInfo& info, const JobStore::Totals
                     "\",name=\"", PrometheusLabelValue(d.details().name()), "\"} ",
                     absl::StrFormat("%.6g", d.details().calibrated_read_tbps() * 1e12), "\n");
   }
+}
 
+// Every device of the fleet sharing the job store: up, and busy.
+void AppendFleetFamilies(std::string& out, const v1::ServerInfo& info) {
   Family(out, "gpuprobe_fleet_device_up", "gauge",
          "Each device of every daemon sharing the job store: 1 serving, 0 lost (its daemon "
          "stopped heartbeating).");
@@ -84,8 +86,10 @@ std::string PrometheusMetrics(const v1::ServerInfo& info, const JobStore::Totals
                     "\",daemon=\"", PrometheusLabelValue(f.daemon_id()), "\",device=\"", f.index(),
                     "\"} ", f.running_job_id().empty() ? 0 : 1, "\n");
   }
+}
 
-  // The latest telemetry reading of each device that has one (NVML, after each rep).
+// The latest telemetry reading of each device that has one (NVML, after each rep).
+void AppendTelemetryFamilies(std::string& out, const v1::ServerInfo& info) {
   struct Gauge {
     const char* name;
     const char* help;
@@ -114,6 +118,15 @@ std::string PrometheusMetrics(const v1::ServerInfo& info, const JobStore::Totals
                       absl::StrFormat("%.6g", g.value(d.telemetry())), "\n");
     }
   }
+}
+
+}  // namespace
+
+std::string PrometheusMetrics(const v1::ServerInfo& info, const JobStore::Totals& totals) {
+  std::string out;
+  AppendDaemonFamilies(out, info, totals);
+  AppendFleetFamilies(out, info);
+  AppendTelemetryFamilies(out, info);
   absl::StrAppend(&out, DaemonMetrics().Render(), ProcessMetrics());
   return out;
 }
