@@ -137,6 +137,25 @@ TEST_F(ProbesEndToEndTest, ProbesListsEveryProbeWithItsParameters) {
               HasSubstr("--param command=...  the registered command; one of table|hang"));
 }
 
+// A probe that needs no line outside its folder but its registration runs through the daemon
+// and the CLI like any other: its parameters resolved, its arms timed, its results printed.
+TEST_F(ProbesEndToEndTest, LaunchLatencyRunsThroughTheDaemonInEveryTiming) {
+  const CommandResult tsv = Cli({"--format", "tsv", "run", "launch-latency", "--param",
+                                 "grid_sizes=1,64", "--param", "reps=5"});
+  ASSERT_EQ(tsv.exit_code, 0) << tsv.err;
+  std::vector<std::string> rows;
+  for (absl::string_view line : absl::StrSplit(tsv.out, '\n', absl::SkipEmpty())) {
+    if (!absl::StartsWith(line, "#")) rows.emplace_back(line);
+  }
+  ASSERT_EQ(rows.size(), 5u) << tsv.out;  // the header, then 2 grids x 2 timings
+  EXPECT_THAT(rows[0], HasSubstr("grid_blocks\ttiming\tlaunch_us (us)"));
+  EXPECT_THAT(rows[1], testing::StartsWith("1\tevents\t"));
+  EXPECT_THAT(rows[4], testing::StartsWith("64\tgraph\t"));
+  const CommandResult refused = Cli({"run", "launch-latency", "--param", "block_threads=2048"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr("block_threads: 2048 is outside [1, 1024]"));
+}
+
 TEST_F(ProbesEndToEndTest, RunPrintsEachFormatAsOneParseableStream) {
   const CommandResult tsv = RunRead("tsv");
   ASSERT_EQ(tsv.exit_code, 0) << tsv.err;
