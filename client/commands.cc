@@ -9,7 +9,7 @@
 #include "client/interrupt.h"
 #include "client/job_identity.h"
 #include "client/job_stream.h"
-#include "client/sweep_printer.h"
+#include "client/probe_commands.h"
 #include "client/sweep_request_flags.h"
 #include "common/api_json.h"
 
@@ -18,27 +18,9 @@ namespace gpuprobe {
 int SweepCommand(const ClientContext& context) {
   absl::StatusOr<v1::SweepRequest> request = SweepRequestFromFlags(*context.flags, ProcessEnv());
   if (!request.ok()) return UsageError(request.status());
-  absl::StatusOr<std::unique_ptr<SweepPrinter>> printer =
-      MakeSweepPrinter(context.format, std::cout);
-  if (!printer.ok()) return UsageError(printer.status());
-  auto stub = v1::ProbeService::NewStub(context.channel);
-  grpc::ClientContext rpc;
-  context.Prepare(rpc);
-  std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Run(&rpc, *request);
-  CancelOnInterrupt cancel(context, rpc);
-  SweepPrinter& p = **printer;
-  return StreamJob(context, *stream,
-                   {.accepted =
-                        [&](const v1::JobAccepted& e) {
-                          TellAccepted(e);
-                          cancel.Known(e.job_id());
-                          p.Identify({.job_id = e.job_id(),
-                                      .probe = "moe-union",
-                                      .labels = LabelsText(request->labels())});
-                        },
-                    .started = [&](const v1::JobStarted& e) { p.Started(e); },
-                    .row = [&](const v1::Row& e) { p.Row(e); },
-                    .finished = [&](const v1::JobFinished& e) { p.Finished(e); }});
+  v1::SubmitRequest submit;
+  *submit.mutable_sweep() = *std::move(request);
+  return SubmitAndFollow(context, submit);
 }
 
 int CheckCommand(const ClientContext& context) {

@@ -45,9 +45,9 @@ std::vector<std::string> Compared(const v1::ArmComparison& a) {
           CsvNumber(a.ratio_high()),      CliName(a.verdict())};
 }
 
-// A comparison of another probe's generic results: the arms' axes, then the compared quantity
-// (base_QUANTITY, candidate_QUANTITY, ...).
-void PrintGeneric(const std::string& format, const v1::CompareJobsResponse& r) {
+// The arms' axes, then the compared quantity (base_QUANTITY, candidate_QUANTITY, ...): a time
+// metric's name, or section_us for an arm's several times summed (moe-union's gate+up and down).
+void PrintArms(const std::string& format, const v1::CompareJobsResponse& r) {
   const std::string quantity = r.arms(0).quantity();
   std::vector<std::string> header;
   for (const v1::AxisValue& a : r.arms(0).axes()) header.push_back(a.name());
@@ -93,36 +93,12 @@ void Print(const std::string& format, const v1::CompareJobsResponse& r) {
     std::cout << ApiJson(r) << "\n";
     return;
   }
-  if (!r.arms().empty() && !r.arms(0).quantity().empty() && r.arms(0).quantity() != "section_us") {
-    PrintGeneric(format, r);
-    return;
-  }
-  if (format == "csv" || format == "tsv") {
-    PrintLine(format, {"variant", "t", "slots", "union_size", "base_section_us",
-                       "candidate_section_us", "ratio", "ratio_low", "ratio_high", "verdict"});
-    for (const v1::ArmComparison& a : r.arms()) {
-      std::vector<std::string> cells = {VariantName(a.arm().variant()), absl::StrCat(a.arm().t()),
-                                        absl::StrCat(a.arm().slots()),
-                                        absl::StrCat(a.arm().union_size())};
-      for (std::string& c : Compared(a)) cells.push_back(std::move(c));
-      PrintLine(format, cells);
-    }
+  if (r.arms().empty()) {
+    if (format == "table") std::cout << Heading(r) << "no arm in both jobs\n";
     PrintNote(format, r);
     return;
   }
-  std::cout << Heading(r);
-  std::cout << absl::StrFormat("%-9s %3s %5s %5s %12s %12s %7s %17s  %s\n", "variant", "t", "slots",
-                               "union", "base_us", "cand_us", "ratio", "interval", "verdict");
-  for (const v1::ArmComparison& a : r.arms()) {
-    std::cout << absl::StrFormat("%-9s %3d %5d %5d %12.1f %12.1f %7.4f [%7.4f, %7.4f]  %s\n",
-                                 VariantName(a.arm().variant()), a.arm().t(), a.arm().slots(),
-                                 a.arm().union_size(), a.base_section_us(),
-                                 a.candidate_section_us(), a.ratio(), a.ratio_low(), a.ratio_high(),
-                                 VerdictName(a.verdict()));
-  }
-  std::cout << absl::StrFormat("%d faster, %d slower, %d same, %d unsure, %d too few reps\n",
-                               r.faster(), r.slower(), r.same(), r.unsure(), r.too_few_reps());
-  PrintNote(format, r);
+  PrintArms(format, r);
 }
 
 }  // namespace

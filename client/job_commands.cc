@@ -140,6 +140,7 @@ int WaitCommand(const ClientContext& context, const std::string& job_id) {
   }
   v1::WatchRequest request;
   request.set_job_id(job_id);
+  request.set_results(true);
   std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Watch(&rpc, request);
   std::optional<v1::JobFinished> finished;
   v1::JobEvent event;
@@ -199,6 +200,7 @@ int WatchCommand(const ClientContext& context, const std::string& job_id) {
   context.Prepare(rpc);
   v1::WatchRequest request;
   request.set_job_id(job_id);
+  request.set_results(true);
   request.set_all_attempts(context.flags->all_attempts);
   absl::StatusOr<JobPrinter> printer =
       JobPrinter::For(context.format, std::cout, IdentityOf(job), job.check());
@@ -235,6 +237,7 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
   context.Prepare(watch_rpc);
   v1::WatchRequest watch;
   watch.set_job_id(job_id);
+  watch.set_results(true);
   if (job.state() == v1::JOB_STATE_QUEUED || job.state() == v1::JOB_STATE_RUNNING) {
     std::cerr << "the job has not ended; `gpuprobe watch " << job_id << "` follows it\n";
     return kExitOk;

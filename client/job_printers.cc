@@ -30,9 +30,11 @@ void JobPrinter::Print(const v1::JobEvent& e) {
     if (checks_) checks_->Started(e.started());
     if (results_) results_->Started(e.started());
   }
-  if (e.has_row() && rows_) rows_->Row(e.row());
   if (e.has_check() && checks_) checks_->Check(e.check());
-  if (e.has_result() && results_) results_->Result(e.result());
+  if (e.has_result()) {
+    if (rows_) rows_->Result(e.result());
+    if (results_) results_->Result(e.result());
+  }
   if (e.has_finished()) {
     if (rows_) rows_->Finished(e.finished());
     if (checks_) checks_->Finished(e.finished());
@@ -49,7 +51,6 @@ EventHandlers JobPrinter::Handlers() {
     };
   };
   return {.started = print(&v1::JobEvent::mutable_started),
-          .row = print(&v1::JobEvent::mutable_row),
           .check = print(&v1::JobEvent::mutable_check),
           .result = print(&v1::JobEvent::mutable_result),
           .finished = print(&v1::JobEvent::mutable_finished)};

@@ -1,6 +1,5 @@
-// The printer of a job's results, chosen by its probe: moe-union's rows (SweepPrinter, the
-// seed's table in tsv), any probe's checks (CheckPrinter), every other probe's generic results
-// (ResultPrinter).
+// The printer of a job's results, chosen by its probe: moe-union's (SweepPrinter, the seed's
+// table in tsv), any probe's checks (CheckPrinter), every other probe's (ResultPrinter).
 //
 //   ASSIGN_OR_RETURN(JobPrinter printer, JobPrinter::For("table", std::cout, IdentityOf(job),
 //                                                       job.check()));

@@ -70,10 +70,6 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
       case v1::JobEvent::kProgress:
         progress.Show(ProgressText(job_id, event.progress()));
         break;
-      case v1::JobEvent::kRow:
-        progress.Clear();
-        on.row(event.row());
-        break;
       case v1::JobEvent::kCheck:
         on.check(event.check());
         break;
@@ -90,6 +86,7 @@ int StreamJob(const ClientContext& context, grpc::ClientReader<v1::JobEvent>& st
         progress.Clear();
         TellEnding(job_id, event.ending());
         break;
+      case v1::JobEvent::kRow:        // sent to v1 clients only: this one asks for results
       case v1::JobEvent::kTelemetry:  // `show` tells the job's summary
       case v1::JobEvent::EVENT_NOT_SET:
         break;

@@ -14,7 +14,6 @@ namespace gpuprobe {
 struct EventHandlers {
   std::function<void(const v1::JobAccepted&)> accepted = [](const v1::JobAccepted&) {};
   std::function<void(const v1::JobStarted&)> started = [](const v1::JobStarted&) {};
-  std::function<void(const v1::Row&)> row = [](const v1::Row&) {};
   std::function<void(const v1::KernelCheck&)> check = [](const v1::KernelCheck&) {};
   std::function<void(const v1::Result&)> result = [](const v1::Result&) {};
   std::function<void(const v1::JobFinished&)> finished = [](const v1::JobFinished&) {};

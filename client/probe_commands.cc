@@ -90,9 +90,13 @@ int ProbesCommand(const ClientContext& context) {
 int RunCommand(const ClientContext& context, const std::string& probe) {
   absl::StatusOr<v1::ProbeRequest> request = ProbeRequestFromFlags(probe, *context.flags);
   if (!request.ok()) return UsageError(request.status());
-  auto stub = v1::ProbeService::NewStub(context.channel);
   v1::SubmitRequest submit;
   *submit.mutable_probe() = *std::move(request);
+  return SubmitAndFollow(context, submit);
+}
+
+int SubmitAndFollow(const ClientContext& context, const v1::SubmitRequest& submit) {
+  auto stub = v1::ProbeService::NewStub(context.channel);
   v1::Job job;
   {
     grpc::ClientContext rpc;
@@ -111,6 +115,7 @@ int RunCommand(const ClientContext& context, const std::string& probe) {
   context.Prepare(rpc);
   v1::WatchRequest watch;
   watch.set_job_id(job.id());
+  watch.set_results(true);
   std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Watch(&rpc, watch);
   CancelOnInterrupt cancel(context, rpc);
   cancel.Known(job.id());

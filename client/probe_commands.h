@@ -22,6 +22,10 @@ int ProbesCommand(const ClientContext& context);
 // stderr, then prints its results (moe-union: its rows, as `sweep` does) or checks.
 int RunCommand(const ClientContext& context, const std::string& probe);
 
+// Submits the job, then prints its results in --format as they are stored (what `run` and
+// `sweep` do); Ctrl-C cancels it.
+int SubmitAndFollow(const ClientContext& context, const v1::SubmitRequest& submit);
+
 // A probe request from the command line: the probe, its --param NAME=VALUE arguments, --check
 // and --label. INVALID_ARGUMENT names a --param not of the form NAME=VALUE.
 absl::StatusOr<v1::ProbeRequest> ProbeRequestFromFlags(const std::string& probe,

@@ -1,6 +1,7 @@
 #include "client/sweep_printer.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,34 +26,72 @@ bool SeveralVariants(const v1::ResolvedSweep& s) {
                      [&](const v1::Arm& a) { return a.variant() != s.arms(0).variant(); });
 }
 
+// One arm of a moe-union sweep, read from its Result by the names moe-union gives: axes variant,
+// t, slots, union; metrics gu_us and down_us; derived values such as section_us.
+class MoeArm {
+ public:
+  explicit MoeArm(const v1::Result& r) : r_(r) {
+    for (const v1::MetricStats& m : r.metrics()) {
+      if (m.name() == "gu_us") gu_ = &m;
+      if (m.name() == "down_us") down_ = &m;
+    }
+  }
+  const v1::MetricStats& gu() const { return *gu_; }
+  const v1::MetricStats& down() const { return *down_; }
+  // An axis's value as text ("per-slot", "6"); empty when the arm has no such axis.
+  std::string Axis(const std::string& name) const {
+    for (const v1::AxisValue& a : r_.axes()) {
+      if (a.name() == name) return a.has_int_value() ? absl::StrCat(a.int_value()) : a.text_value();
+    }
+    return "";
+  }
+  // A derived value; absent where the job had none (no reference row, no calibrated read).
+  std::optional<double> Derived(const std::string& name) const {
+    for (const v1::DerivedValue& d : r_.derived()) {
+      if (d.name() == name) return d.value();
+    }
+    return std::nullopt;
+  }
+  double DerivedOr0(const std::string& name) const { return Derived(name).value_or(0.0); }
+  const v1::Result& result() const { return r_; }
+
+ private:
+  const v1::Result& r_;
+  const v1::MetricStats kNone;
+  const v1::MetricStats* gu_ = &kNone;
+  const v1::MetricStats* down_ = &kNone;
+};
+
 // Achieved bandwidth as a share of the calibrated read; "-" where the backend has none.
-std::string Percent(double pct) { return pct > 0.0 ? absl::StrFormat("%.1f%%", pct) : "-"; }
+std::string Percent(std::optional<double> pct) {
+  return pct ? absl::StrFormat("%.1f%%", *pct) : "-";
+}
 
 // The seed's ratio cell: "0.5000x", or "-" without a reference row.
-std::string Ratio(const v1::Row& r) {
-  return r.has_vs_reference() ? absl::StrFormat("%.4fx", r.vs_reference()) : "-";
+std::string Ratio(const MoeArm& a) {
+  const std::optional<double> ratio = a.Derived("vs_reference");
+  return ratio ? absl::StrFormat("%.4fx", *ratio) : "-";
 }
 
 // vs_reference's interval: "[0.9812, 1.0034]", or "-" without a reference row.
-std::string RatioInterval(const v1::Row& r) {
-  return r.has_vs_reference_low()
-             ? absl::StrFormat("[%.4f, %.4f]", r.vs_reference_low(), r.vs_reference_high())
-             : "-";
+std::string RatioInterval(const MoeArm& a) {
+  const std::optional<double> low = a.Derived("vs_reference_low");
+  return low ? absl::StrFormat("[%.4f, %.4f]", *low, a.DerivedOr0("vs_reference_high")) : "-";
 }
 
 // The seed's columns, formatted as it formats them.
-std::vector<std::string> SeedCells(const v1::Row& r) {
-  return {absl::StrCat(r.arm().t()),
-          absl::StrCat(r.arm().slots()),
-          absl::StrCat(r.arm().union_size()),
-          absl::StrFormat("%.1f", r.gu_us()),
-          absl::StrFormat("%.1f", r.down_us()),
-          absl::StrFormat("%.1f", r.section_us()),
-          absl::StrFormat("%.4f", r.gu_spread()),
-          absl::StrFormat("%.4f", r.dn_spread()),
-          absl::StrFormat("%.3f", r.gu_bw_vs_union_tbps()),
-          absl::StrFormat("%.3f", r.gu_bw_vs_slots_tbps()),
-          Ratio(r)};
+std::vector<std::string> SeedCells(const MoeArm& a) {
+  return {a.Axis("t"),
+          a.Axis("slots"),
+          a.Axis("union"),
+          absl::StrFormat("%.1f", a.gu().median()),
+          absl::StrFormat("%.1f", a.down().median()),
+          absl::StrFormat("%.1f", a.DerivedOr0("section_us")),
+          absl::StrFormat("%.4f", a.gu().spread()),
+          absl::StrFormat("%.4f", a.down().spread()),
+          absl::StrFormat("%.3f", a.DerivedOr0("gu_bw_vs_union_tbps")),
+          absl::StrFormat("%.3f", a.DerivedOr0("gu_bw_vs_slots_tbps")),
+          Ratio(a)};
 }
 
 std::vector<std::string> SeedHeader(const v1::ResolvedSweep& s) {
@@ -98,9 +137,10 @@ class TsvPrinter final : public SweepPrinter {
     out_ << absl::StrJoin(header, "\t") << "\n" << std::flush;
   }
 
-  void Row(const v1::Row& row) override {
-    std::vector<std::string> cells = SeedCells(row);
-    if (variant_column_) cells.push_back(VariantName(row.arm().variant()));
+  void Result(const v1::Result& result) override {
+    const MoeArm arm(result);
+    std::vector<std::string> cells = SeedCells(arm);
+    if (variant_column_) cells.push_back(arm.Axis("variant"));
     out_ << absl::StrJoin(cells, "\t") << "\n" << std::flush;
   }
 
@@ -151,15 +191,16 @@ class TablePrinter final : public SweepPrinter {
     PrintCells(header);
   }
 
-  void Row(const v1::Row& row) override {
-    std::vector<std::string> cells = {VariantName(row.arm().variant())};
-    for (std::string& c : SeedCells(row)) cells.push_back(std::move(c));
-    cells.push_back(Percent(row.gu_pct_of_read_bw()));
-    cells.push_back(Percent(row.down_pct_of_read_bw()));
-    cells.push_back(RatioInterval(row));
-    cells.push_back(VerdictName(row.verdict()));
+  void Result(const v1::Result& result) override {
+    const MoeArm arm(result);
+    std::vector<std::string> cells = {arm.Axis("variant")};
+    for (std::string& c : SeedCells(arm)) cells.push_back(std::move(c));
+    cells.push_back(Percent(arm.Derived("gu_pct_of_read")));
+    cells.push_back(Percent(arm.Derived("down_pct_of_read")));
+    cells.push_back(RatioInterval(arm));
+    cells.push_back(VerdictName(result.verdict()));
     PrintCells(cells);
-    if (!row.disturbance().empty()) disturbance_ = row.disturbance();
+    if (!result.disturbance().empty()) disturbance_ = result.disturbance();
   }
 
   void Finished(const v1::JobFinished& f) override {
@@ -247,10 +288,9 @@ class CsvPrinter final : public SweepPrinter {
          << std::flush;
   }
 
-  void Row(const v1::Row& r) override {
-    // The share of the calibrated read is absent (0) where the backend has no calibration.
-    auto share = [](double pct) { return pct > 0.0 ? CsvNumber(pct) : ""; };
-    auto optional = [](bool has, double v) { return has ? CsvNumber(v) : ""; };
+  void Result(const v1::Result& r) override {
+    const MoeArm a(r);
+    auto optional = [](std::optional<double> v) { return v ? CsvNumber(*v) : ""; };
     out_ << CsvLine({r.job_id().empty() ? job().job_id : r.job_id(),
                      job().probe,
                      job().labels,
@@ -262,38 +302,38 @@ class CsvPrinter final : public SweepPrinter {
                      absl::StrCat(sweep_.reps()),
                      absl::StrCat(std::max(1u, sweep_.blocks())),
                      CliName(sweep_.order()),
-                     TimingName(r.timing()),
-                     CacheName(r.cache()),
+                     TimingName(sweep_.timing()),
+                     CacheName(sweep_.cache()),
                      r.device(),
                      absl::StrCat(r.attempt()),
                      absl::StrCat(r.arm_index()),
-                     VariantName(r.arm().variant()),
-                     absl::StrCat(r.arm().t()),
-                     absl::StrCat(r.arm().slots()),
-                     absl::StrCat(r.arm().union_size()),
-                     CsvNumber(r.gu_us()),
-                     CsvNumber(r.down_us()),
-                     CsvNumber(r.section_us()),
-                     CsvNumber(r.gu_spread()),
-                     CsvNumber(r.dn_spread()),
-                     CsvNumber(r.gu_min_us()),
-                     CsvNumber(r.gu_max_us()),
-                     CsvNumber(r.down_min_us()),
-                     CsvNumber(r.down_max_us()),
-                     CsvNumber(r.gu_us_low()),
-                     CsvNumber(r.gu_us_high()),
-                     CsvNumber(r.down_us_low()),
-                     CsvNumber(r.down_us_high()),
-                     absl::StrCat(r.kept_reps()),
-                     absl::StrCat(r.gu_read_bytes()),
-                     absl::StrCat(r.down_read_bytes()),
-                     CsvNumber(r.gu_bw_vs_union_tbps()),
-                     CsvNumber(r.gu_bw_vs_slots_tbps()),
-                     share(r.gu_pct_of_read_bw()),
-                     share(r.down_pct_of_read_bw()),
-                     optional(r.has_vs_reference(), r.vs_reference()),
-                     optional(r.has_vs_reference_low(), r.vs_reference_low()),
-                     optional(r.has_vs_reference_high(), r.vs_reference_high()),
+                     a.Axis("variant"),
+                     a.Axis("t"),
+                     a.Axis("slots"),
+                     a.Axis("union"),
+                     CsvNumber(a.gu().median()),
+                     CsvNumber(a.down().median()),
+                     CsvNumber(a.DerivedOr0("section_us")),
+                     CsvNumber(a.gu().spread()),
+                     CsvNumber(a.down().spread()),
+                     CsvNumber(a.gu().min()),
+                     CsvNumber(a.gu().max()),
+                     CsvNumber(a.down().min()),
+                     CsvNumber(a.down().max()),
+                     CsvNumber(a.gu().low()),
+                     CsvNumber(a.gu().high()),
+                     CsvNumber(a.down().low()),
+                     CsvNumber(a.down().high()),
+                     absl::StrCat(a.gu().kept()),
+                     absl::StrCat(static_cast<uint64_t>(a.DerivedOr0("gu_read_bytes"))),
+                     absl::StrCat(static_cast<uint64_t>(a.DerivedOr0("down_read_bytes"))),
+                     CsvNumber(a.DerivedOr0("gu_bw_vs_union_tbps")),
+                     CsvNumber(a.DerivedOr0("gu_bw_vs_slots_tbps")),
+                     optional(a.Derived("gu_pct_of_read")),
+                     optional(a.Derived("down_pct_of_read")),
+                     optional(a.Derived("vs_reference")),
+                     optional(a.Derived("vs_reference_low")),
+                     optional(a.Derived("vs_reference_high")),
                      CliName(r.verdict()),
                      CliName(r.sampling_end()),
                      r.disturbance(),
@@ -309,19 +349,19 @@ class CsvPrinter final : public SweepPrinter {
   v1::ResolvedSweep sweep_;
 };
 
-// Protobuf's JSON mapping of each row.
+// Protobuf's JSON mapping of each arm's Result.
 class JsonPrinter final : public SweepPrinter {
  public:
   explicit JsonPrinter(std::ostream& out) : out_(out) {}
 
   void Started(const v1::JobStarted&) override {}
 
-  void Row(const v1::Row& row) override {
-    if (!row.job_id().empty() || job().job_id.empty()) {
-      out_ << ApiJson(row) << "\n" << std::flush;
+  void Result(const v1::Result& result) override {
+    if (!result.job_id().empty() || job().job_id.empty()) {
+      out_ << ApiJson(result) << "\n" << std::flush;
       return;
     }
-    v1::Row stamped = row;  // stored by a daemon that did not stamp its rows
+    v1::Result stamped = result;  // stored by a daemon that did not stamp its rows
     stamped.set_job_id(job().job_id);
     out_ << ApiJson(stamped) << "\n" << std::flush;
   }

@@ -1,9 +1,9 @@
-// Prints a sweep's events as they arrive, in one of four formats:
+// Prints a moe-union sweep's events as they arrive (one Result per arm), in one of four formats:
 //   table  aligned columns for people (the default)
 //   tsv    the seed probe's table, column for column, with its `#` comment lines
-//   csv    the job (job_id, probe, labels), its resolved sweep, and every row field, one header
-//          line (README "The columns")
-//   json   one object per row per line (protobuf's JSON mapping of gpuprobe.v1.Row)
+//   csv    the job (job_id, probe, labels), its resolved sweep, and every value of each arm, one
+//          header line (README "The columns")
+//   json   one object per arm per line (protobuf's JSON mapping of gpuprobe.v1.Result)
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<SweepPrinter> printer, MakeSweepPrinter("tsv", std::cout));
 //   printer->Identify(IdentityOf(job));  // before Started
@@ -24,10 +24,10 @@ namespace gpuprobe {
 class SweepPrinter {
  public:
   virtual ~SweepPrinter() = default;
-  // Whose rows these are (csv and json print it in every row).
+  // Whose arms these are (csv and json print it in every line).
   void Identify(JobIdentity job) { job_ = std::move(job); }
   virtual void Started(const v1::JobStarted& started) = 0;
-  virtual void Row(const v1::Row& row) = 0;
+  virtual void Result(const v1::Result& result) = 0;
   virtual void Finished(const v1::JobFinished& finished) = 0;
 
  protected:

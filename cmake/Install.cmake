@@ -38,7 +38,7 @@ install(FILES deploy/systemd/gpuprobed.env DESTINATION ${CMAKE_INSTALL_DATADIR}/
         COMPONENT service)
 install(FILES deploy/grafana/gpuprobe-dashboard.json
         DESTINATION ${CMAKE_INSTALL_DATADIR}/gpuprobe/grafana COMPONENT service)
-set(web_page server/web/assets/index.html server/web/assets/app.js)
+set(web_page server/web/assets/index.html server/web/assets/sweep.js server/web/assets/app.js)
 install(FILES ${web_page} DESTINATION ${CMAKE_INSTALL_DATADIR}/gpuprobe/web COMPONENT service)
 
 install(TARGETS ${bundle_programs} RUNTIME_DEPENDENCY_SET bundle_libraries

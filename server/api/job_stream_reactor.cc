@@ -1,13 +1,18 @@
 #include "server/api/job_stream_reactor.h"
 
+#include <optional>
+
 #include "server/api/grpc_status.h"
+#include "server/api/moe_union_row_view.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuprobe {
 
 class JobStreamReactor::Outbox final : public JobEventSink {
  public:
-  explicit Outbox(JobStreamReactor* reactor) : reactor_(reactor) {}
+  Outbox(JobStreamReactor* reactor, bool v1_rows) : reactor_(reactor) {
+    if (v1_rows) view_.emplace();
+  }
 
   // Manager (worker or replaying) thread. Starts a write unless one is in flight; OnWriteDone
   // continues the chain.
@@ -17,7 +22,7 @@ class JobStreamReactor::Outbox final : public JobEventSink {
     {
       absl::MutexLock lock(&mu_);
       if (reactor_ == nullptr || finish_called_) return false;
-      pending_.push_back(event);
+      pending_.push_back(view_ ? view_->View(event) : event);
       if (event.has_finished()) final_status_ = StatusOfFinished(event.finished());
       if (writing_) return true;
       writing_ = true;
@@ -90,14 +95,16 @@ class JobStreamReactor::Outbox final : public JobEventSink {
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finish_called_ ABSL_GUARDED_BY(mu_) = false;
   grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
+  std::optional<MoeUnionRowView> view_ ABSL_GUARDED_BY(mu_);
 };
 
-JobStreamReactor::JobStreamReactor() : outbox_(std::make_shared<Outbox>(this)) {}
+JobStreamReactor::JobStreamReactor(bool v1_rows)
+    : outbox_(std::make_shared<Outbox>(this, v1_rows)) {}
 
 JobStreamReactor* JobStreamReactor::Start(
     JobManager& manager, BlockingCalls& calls,
-    absl::AnyInvocable<absl::StatusOr<std::string>() &&> job_id, bool all_attempts) {
-  auto* reactor = new JobStreamReactor();
+    absl::AnyInvocable<absl::StatusOr<std::string>() &&> job_id, bool all_attempts, bool v1_rows) {
+  auto* reactor = new JobStreamReactor(v1_rows);
   std::shared_ptr<Outbox> outbox = reactor->outbox_;
   const bool scheduled =
       calls.Schedule([&manager, outbox, job_id = std::move(job_id), all_attempts]() mutable {

@@ -28,10 +28,11 @@ class JobStreamReactor final : public grpc::ServerWriteReactor<v1::JobEvent> {
  public:
   // A stream of the job that `job_id` names once it runs on `calls` (it may submit one; its
   // error ends the stream); replays the last attempt's stored events, or every attempt's, then
-  // follows the job. RESOURCE_EXHAUSTED ends it at once while `calls` has no room.
+  // follows the job. RESOURCE_EXHAUSTED ends it at once while `calls` has no room. With
+  // `v1_rows`, a moe-union sweep's results go out as v1 clients read them (MoeUnionRowView).
   static JobStreamReactor* Start(JobManager& manager, BlockingCalls& calls,
                                  absl::AnyInvocable<absl::StatusOr<std::string>() &&> job_id,
-                                 bool all_attempts = false);
+                                 bool all_attempts, bool v1_rows);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
@@ -40,7 +41,7 @@ class JobStreamReactor final : public grpc::ServerWriteReactor<v1::JobEvent> {
  private:
   class Outbox;
 
-  JobStreamReactor();
+  explicit JobStreamReactor(bool v1_rows);
 
   std::shared_ptr<Outbox> outbox_;
 };

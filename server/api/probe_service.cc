@@ -1,6 +1,7 @@
 #include "server/api/probe_service.h"
 
 #include <atomic>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
@@ -8,6 +9,7 @@
 #include "server/api/job_stream_reactor.h"
 #include "server/jobs/job_comparison.h"
 #include "server/probes/moe_union/moe_union_mapping.h"
+#include "server/store/moe_union_rows.h"
 
 namespace gpuprobe {
 namespace {
@@ -113,7 +115,10 @@ JobStreamReactor* ProbeService::SubmitAndStream(grpc::CallbackServerContext* con
                                                 v1::SubmitRequest request,
                                                 const std::string& what) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kSubmit, what);
-  if (!caller.ok()) return JobStreamReactor::Start(manager_, calls_, Known(caller.status()));
+  if (!caller.ok()) {
+    return JobStreamReactor::Start(manager_, calls_, Known(caller.status()),
+                                   /*all_attempts=*/false, /*v1_rows=*/true);
+  }
   return JobStreamReactor::Start(
       manager_, calls_,
       [this, request = std::move(request),
@@ -121,7 +126,8 @@ JobStreamReactor* ProbeService::SubmitAndStream(grpc::CallbackServerContext* con
         ASSIGN_OR_RETURN(v1::Job job,
                          manager_.Submit(std::move(request), caller.name, caller.key_scope));
         return job.id();
-      });
+      },
+      /*all_attempts=*/false, /*v1_rows=*/true);
 }
 
 grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Run(grpc::CallbackServerContext* context,
@@ -160,9 +166,12 @@ grpc::ServerUnaryReactor* ProbeService::Submit(grpc::CallbackServerContext* cont
 grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Watch(grpc::CallbackServerContext* context,
                                                             const v1::WatchRequest* request) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "Watch");
-  if (!caller.ok()) return JobStreamReactor::Start(manager_, calls_, Known(caller.status()));
+  if (!caller.ok()) {
+    return JobStreamReactor::Start(manager_, calls_, Known(caller.status()),
+                                   /*all_attempts=*/false, /*v1_rows=*/false);
+  }
   return JobStreamReactor::Start(manager_, calls_, Known(request->job_id()),
-                                 request->all_attempts());
+                                 request->all_attempts(), /*v1_rows=*/!request->results());
 }
 
 grpc::ServerUnaryReactor* ProbeService::GetJob(grpc::CallbackServerContext* context,
@@ -258,7 +267,17 @@ grpc::ServerUnaryReactor* ProbeService::CompareJobs(grpc::CallbackServerContext*
   absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "CompareJobs");
   if (!caller.ok()) return Answer<v1::CompareJobsResponse>(context, caller.status(), response);
   return AnswerLater(context, calls_, response,
-                     [this, request] { return gpuprobe::CompareJobs(manager_, *request); });
+                     [this, request]() -> absl::StatusOr<v1::CompareJobsResponse> {
+                       ASSIGN_OR_RETURN(v1::CompareJobsResponse compared,
+                                        gpuprobe::CompareJobs(manager_, *request));
+                       // v1 clients read a moe-union arm from `arm`.
+                       for (v1::ArmComparison& arm : *compared.mutable_arms()) {
+                         if (std::optional<v1::Arm> moe = ArmOfAxes(arm.axes())) {
+                           *arm.mutable_arm() = *moe;
+                         }
+                       }
+                       return compared;
+                     });
 }
 
 }  // namespace gpuprobe

@@ -5,25 +5,20 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <tuple>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "common/abbreviated.h"
 #include "common/labels.h"
 #include "common/status_macros.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/dynamic_message.h"
+#include "gpuprobe/v1/param_spec.pb.h"
 #include "server/measure/comparison.h"
-#include "server/probes/moe_union/moe_union_mapping.h"
-#include "server/probes/moe_union/moe_union_probe.h"
-#include "server/probes/registry.h"
-#include "server/probes/results.h"
+#include "server/probes/job_events.h"
 
 namespace gpuprobe {
 namespace {
@@ -35,34 +30,6 @@ constexpr double kDefaultThreshold = 0.02;
 std::string Model(const v1::Job& job) {
   const std::string& d = job.device();
   return d.substr(0, d.find(" ("));
-}
-
-bool IsSweep(const v1::Job& job) { return job.probe() == kMoeUnionProbe && !job.check(); }
-
-// The sweep the job ran, from the spec stored when it was accepted.
-absl::StatusOr<SweepSpec> SweepOf(const v1::Job& job) {
-  return MoeUnionSpecOf(job.resolved(), /*check=*/false, SweepLimits{});
-}
-
-absl::StatusOr<SweepSpec> SucceededSweep(const char* field, const v1::Job& job) {
-  if (!IsSweep(job) || job.state() != v1::JOB_STATE_SUCCEEDED) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s: %s is a %s %s; compare succeeded moe-union sweeps", field, job.id(),
-                        job.check() ? absl::StrCat(job.probe(), " check") : job.probe(),
-                        absl::AsciiStrToLower(v1::JobState_Name(job.state()).substr(10))));
-  }
-  return SweepOf(job);
-}
-
-// The first field in which two sweeps may not differ, or empty.
-std::string Mismatch(const SweepSpec& a, const SweepSpec& b) {
-  if (a.geometry.experts != b.geometry.experts) return "experts";
-  if (a.geometry.hidden != b.geometry.hidden) return "hidden";
-  if (a.geometry.ff != b.geometry.ff) return "ff";
-  if (a.geometry.selected != b.geometry.selected) return "selected";
-  if (a.timing != b.timing) return "timing";
-  if (a.cache != b.cache) return "cache";
-  return "";
 }
 
 constexpr int kDefaultHistory = 8;
@@ -98,35 +65,14 @@ absl::StatusOr<std::vector<v1::Job>> HistoryByLabel(
   return history;
 }
 
-// The rows of a job's last attempt, by (variant, t, union).
-using ArmKey = std::tuple<int, uint32_t, uint32_t>;
-absl::StatusOr<std::map<ArmKey, v1::Row>> RowsByArm(JobManager& manager, const std::string& id) {
-  ASSIGN_OR_RETURN(std::vector<v1::JobEvent> results, manager.Results(id));
-  std::map<ArmKey, v1::Row> rows;
-  for (const v1::JobEvent& e : results) {
-    if (!e.has_row()) continue;
-    const v1::Arm& a = e.row().arm();
-    rows[{a.variant(), a.t(), a.union_size()}] = e.row();
-  }
-  return rows;
-}
-
-ArmSamples SamplesOf(const v1::Row& row) {
-  return {std::vector<double>(row.gu_samples_us().begin(), row.gu_samples_us().end()),
-          std::vector<double>(row.down_samples_us().begin(), row.down_samples_us().end())};
-}
-
-std::vector<double> BlockSections(const v1::Row& row) {
-  return {row.block_section_us().begin(), row.block_section_us().end()};
-}
-
 double GeometricMean(const std::vector<double>& values) {
   double log_sum = 0.0;
   for (double v : values) log_sum += std::log(v);
   return std::exp(log_sum / static_cast<double>(values.size()));
 }
 
-// A resolved spec without the fields that change how a job was sampled, not what it measured.
+// A resolved spec without the fields that change how a job was sampled, or which arms it ran,
+// not what each arm measured.
 google::protobuf::Any Comparable(const google::protobuf::Any& resolved,
                                  const google::protobuf::Message& prototype) {
   std::unique_ptr<google::protobuf::Message> spec(prototype.New());
@@ -138,13 +84,49 @@ google::protobuf::Any Comparable(const google::protobuf::Any& resolved,
       spec->GetReflection()->ClearField(spec.get(), f);
     }
   }
+  // Arms are matched by their axes: the fields that only choose them may differ.
+  for (int i = 0; i < d.field_count(); ++i) {
+    if (d.field(i)->options().GetExtension(v1::param).selects_arms()) {
+      spec->GetReflection()->ClearField(spec.get(), d.field(i));
+    }
+  }
   google::protobuf::Any out;
   out.PackFrom(*spec);
   return out;
 }
 
-// The first field in which two resolved specs of one probe differ beyond sampling; empty when
-// none.
+// The first field in which x and y (of one type) differ, as a dotted path into their nested
+// messages ("geometry.hidden"); empty when none does.
+std::string FirstDifference(const google::protobuf::Message& x,
+                            const google::protobuf::Message& y) {
+  const google::protobuf::Descriptor& d = *x.GetDescriptor();
+  const google::protobuf::Reflection& rx = *x.GetReflection();
+  const google::protobuf::Reflection& ry = *y.GetReflection();
+  for (int i = 0; i < d.field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d.field(i);
+    if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE && !f->is_repeated()) {
+      if (rx.HasField(x, f) != ry.HasField(y, f)) return f->name();
+      if (!rx.HasField(x, f)) continue;
+      const std::string inner = FirstDifference(rx.GetMessage(x, f), ry.GetMessage(y, f));
+      if (!inner.empty()) return absl::StrCat(f->name(), ".", inner);
+      continue;
+    }
+    // The field alone on each side, compared as bytes.
+    std::unique_ptr<google::protobuf::Message> xf(x.New()), yf(y.New());
+    xf->CopyFrom(x);
+    yf->CopyFrom(y);
+    for (int j = 0; j < d.field_count(); ++j) {
+      if (j == i) continue;
+      xf->GetReflection()->ClearField(xf.get(), d.field(j));
+      yf->GetReflection()->ClearField(yf.get(), d.field(j));
+    }
+    if (xf->SerializeAsString() != yf->SerializeAsString()) return f->name();
+  }
+  return "";
+}
+
+// The first field in which two resolved specs of one probe differ beyond sampling and the arms
+// they chose; empty when none.
 std::string SpecMismatch(const v1::Job& a, const v1::Job& b) {
   const google::protobuf::Message* prototype =
       google::protobuf::MessageFactory::generated_factory()->GetPrototype(
@@ -156,19 +138,7 @@ std::string SpecMismatch(const v1::Job& a, const v1::Job& b) {
       !Comparable(b.resolved(), *prototype).UnpackTo(y.get())) {
     return "resolved";
   }
-  const google::protobuf::Descriptor& d = *x->GetDescriptor();
-  for (int i = 0; i < d.field_count(); ++i) {
-    std::unique_ptr<google::protobuf::Message> xf(prototype->New()), yf(prototype->New());
-    xf->CopyFrom(*x);
-    yf->CopyFrom(*y);
-    for (int j = 0; j < d.field_count(); ++j) {
-      if (j == i) continue;
-      xf->GetReflection()->ClearField(xf.get(), d.field(j));
-      yf->GetReflection()->ClearField(yf.get(), d.field(j));
-    }
-    if (xf->SerializeAsString() != yf->SerializeAsString()) return d.field(i)->name();
-  }
-  return "";
+  return FirstDifference(*x, *y);
 }
 
 // An arm's identity: its axes, serialized.
@@ -321,6 +291,26 @@ void JudgeArm(const Baseline& base, const std::vector<double>& values, double ca
   SetEstimate(r, arm, response);
 }
 
+// Says how the arms were judged where `blocks_judged` of them were judged by the two jobs'
+// blocks.
+void NoteBlocks(int blocks_judged, const ComparisonOptions& options,
+                v1::CompareJobsResponse& response) {
+  if (blocks_judged == response.arms_size() && blocks_judged > 0) {
+    response.set_method("blocks");
+    response.set_note(
+        "every arm judged by the two jobs' blocks: the intervals hold the noise between "
+        "placements of the inputs, not what changes between days or hosts; name a label for a "
+        "history");
+  } else if (blocks_judged > 0) {
+    response.set_method("blocks and reps");
+    response.set_note(absl::StrFormat(
+        "%d of %d arms judged by the two jobs' blocks (the noise between placements of the "
+        "inputs); the others, with fewer than %d blocks in a job, by their reps (the noise "
+        "within the two jobs only)",
+        blocks_judged, response.arms_size(), options.min_blocks));
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -377,14 +367,28 @@ absl::StatusOr<v1::CompareJobsResponse> CompareResults(JobManager& manager,
   std::sort(ordered.begin(), ordered.end(), [](const v1::Result* a, const v1::Result* b) {
     return a->arm_index() < b->arm_index();
   });
+  int blocks_judged = 0;
   for (const v1::Result* cand : ordered) {
     const std::vector<const v1::Result*> found = InEachJob(base_results, AxesKey(*cand));
     if (found.empty()) continue;
     v1::ArmComparison* arm = response.add_arms();
     *arm->mutable_axes() = cand->axes();
-    std::vector<std::string> metrics;
-    for (const v1::MetricStats* m : ComparedMetrics(*cand)) metrics.push_back(m->name());
-    arm->set_quantity(absl::StrJoin(metrics, "+"));
+    const std::vector<const v1::MetricStats*> compared = ComparedMetrics(*cand);
+    arm->set_quantity(compared.size() == 1 ? compared[0]->name() : "section_us");
+    const std::vector<double> base_blocks(found.front()->block_section_us().begin(),
+                                          found.front()->block_section_us().end());
+    const std::vector<double> cand_blocks(cand->block_section_us().begin(),
+                                          cand->block_section_us().end());
+    if (!base.history && static_cast<int>(base_blocks.size()) >= options.min_blocks &&
+        static_cast<int>(cand_blocks.size()) >= options.min_blocks) {
+      // Both jobs sampled several placements: judged, and shown, by their blocks.
+      ++blocks_judged;
+      JudgeArm(
+          base, {GeometricMean(base_blocks)}, GeometricMean(cand_blocks),
+          [&] { return CompareBlocks(base_blocks, cand_blocks, options); }, options, *arm,
+          response);
+      continue;
+    }
     std::vector<double> values;
     for (const v1::Result* r : found) values.push_back(SumOfMedians(*r));
     JudgeArm(
@@ -392,6 +396,7 @@ absl::StatusOr<v1::CompareJobsResponse> CompareResults(JobManager& manager,
         [&] { return CompareSums(MetricSamples(*found.front()), MetricSamples(*cand), options); },
         options, *arm, response);
   }
+  NoteBlocks(blocks_judged, options, response);
   return response;
 }
 
@@ -419,80 +424,7 @@ absl::StatusOr<v1::CompareJobsResponse> CompareJobs(JobManager& manager,
         "candidate: %s is the base job itself; compare two jobs", request.candidate()));
   }
   ASSIGN_OR_RETURN(v1::Job candidate, manager.Get(request.candidate()));
-  if (candidate.probe() != kMoeUnionProbe) {
-    return CompareResults(manager, request, candidate, options);
-  }
-  ASSIGN_OR_RETURN(SweepSpec candidate_spec, SucceededSweep("candidate", candidate));
-  ASSIGN_OR_RETURN(const Baseline base,
-                   ResolveBase(
-                       manager, request, candidate,
-                       [&](const v1::Job& job) {
-                         if (!IsSweep(job)) return false;
-                         absl::StatusOr<SweepSpec> spec = SweepOf(job);
-                         return spec.ok() && Mismatch(*spec, candidate_spec).empty();
-                       },
-                       "sweep with the candidate's geometry, timing and cache"));
-  const v1::Job& newest = base.jobs.front();
-  ASSIGN_OR_RETURN(SweepSpec base_spec, SucceededSweep("base", newest));
-  if (Model(newest) != Model(candidate)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("device: %s ran on %s, %s on %s; compare jobs of one device model",
-                        newest.id(), Model(newest), candidate.id(), Model(candidate)));
-  }
-  if (const std::string field = Mismatch(base_spec, candidate_spec); !field.empty()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: %s and %s differ in %s; compare sweeps of one geometry, timing and cache", field,
-        newest.id(), candidate.id(), field));
-  }
-  std::vector<std::map<ArmKey, v1::Row>> base_rows;
-  for (const v1::Job& job : base.jobs) {
-    ASSIGN_OR_RETURN(base_rows.emplace_back(), RowsByArm(manager, job.id()));
-  }
-  ASSIGN_OR_RETURN(auto candidate_rows, RowsByArm(manager, candidate.id()));
-  v1::CompareJobsResponse response = Header(base, candidate, options);
-  int blocks_judged = 0;
-  for (const auto& [key, cand] : candidate_rows) {
-    const std::vector<const v1::Row*> found = InEachJob(base_rows, key);
-    if (found.empty()) continue;
-    v1::ArmComparison* arm = response.add_arms();
-    *arm->mutable_arm() = cand.arm();
-    for (const v1::AxisValue& axis : ArmAxes(cand.arm())) *arm->add_axes() = axis;
-    arm->set_quantity("section_us");
-    const v1::Row& base_row = *found.front();
-    if (!base.history && base_row.block_section_us_size() >= options.min_blocks &&
-        cand.block_section_us_size() >= options.min_blocks) {
-      // Both jobs sampled several placements: judged, and shown, by their blocks.
-      ++blocks_judged;
-      const std::vector<double> base_blocks = BlockSections(base_row);
-      const std::vector<double> cand_blocks = BlockSections(cand);
-      JudgeArm(
-          base, {GeometricMean(base_blocks)}, GeometricMean(cand_blocks),
-          [&] { return CompareBlocks(base_blocks, cand_blocks, options); }, options, *arm,
-          response);
-      continue;
-    }
-    std::vector<double> values;
-    for (const v1::Row* row : found) values.push_back(row->section_us());
-    JudgeArm(
-        base, values, cand.section_us(),
-        [&] { return CompareSections(SamplesOf(base_row), SamplesOf(cand), options); }, options,
-        *arm, response);
-  }
-  if (blocks_judged == response.arms_size() && blocks_judged > 0) {
-    response.set_method("blocks");
-    response.set_note(
-        "every arm judged by the two jobs' blocks: the intervals hold the noise between "
-        "placements of the banks, not what changes between days or hosts; name a label for a "
-        "history");
-  } else if (blocks_judged > 0) {
-    response.set_method("blocks and reps");
-    response.set_note(absl::StrFormat(
-        "%d of %d arms judged by the two jobs' blocks (the noise between placements of the "
-        "banks); the others, with fewer than %d blocks in a job, by their reps (the noise "
-        "within the two jobs only)",
-        blocks_judged, response.arms_size(), options.min_blocks));
-  }
-  return response;
+  return CompareResults(manager, request, candidate, options);
 }
 
 }  // namespace gpuprobe

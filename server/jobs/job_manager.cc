@@ -26,8 +26,7 @@ v1::JobEvent Stamped(v1::JobEvent event) {
 }
 
 v1::JobEvent CancelledWhileQueued() {
-  return Stamped(
-      FinishedEvent(absl::CancelledError("cancelled while queued"), 0, 0.0, std::nullopt));
+  return Stamped(FinishedEvent(absl::CancelledError("cancelled while queued"), 0, 0.0));
 }
 
 }  // namespace
@@ -334,10 +333,6 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
   std::vector<v1::TelemetryReading> readings;
   auto publish = [this, &id, device, &d, &failure, &readings, a = attempt](v1::JobEvent event) {
     event.set_attempt(a);
-    if (event.has_row()) {
-      event.mutable_row()->set_attempt(a);
-      event.mutable_row()->set_job_id(id);
-    }
     if (event.has_result()) {
       event.mutable_result()->set_attempt(a);
       event.mutable_result()->set_job_id(id);
@@ -384,8 +379,7 @@ void JobManager::RunJob(int device, const JobStore::Claimed& claimed) {
     }
   }
   v1::JobEvent finished =
-      Stamped(FinishedEvent(outcome.status, outcome.results, absl::ToDoubleSeconds(end - start),
-                            outcome.reference_section_us));
+      Stamped(FinishedEvent(outcome.status, outcome.results, absl::ToDoubleSeconds(end - start)));
   finished.set_attempt(attempt);
   std::optional<v1::TelemetrySummary> telemetry;
   if (!job.check()) telemetry = SummarizeTelemetry(readings, backend_name);

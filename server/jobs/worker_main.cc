@@ -111,7 +111,6 @@ int RunWorker(int fd, std::unique_ptr<Backend> backend, int visible_devices,
     o->set_code(static_cast<int>(outcome.status.code()));
     o->set_message(std::string(outcome.status.message()));
     o->set_results(outcome.results);
-    if (outcome.reference_section_us) o->set_reference_section_us(*outcome.reference_section_us);
     if (!WriteFramed(fd, report).ok()) break;
   }
   return 0;

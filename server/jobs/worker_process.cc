@@ -213,7 +213,6 @@ JobOutcome WorkerProcessExecutor::Run(const JobRun& run, const EventPublisher& p
       JobOutcome outcome;
       outcome.status = absl::Status(static_cast<absl::StatusCode>(o.code()), o.message());
       outcome.results = static_cast<int>(o.results());
-      if (o.has_reference_section_us()) outcome.reference_section_us = o.reference_section_us();
       if (outcome.status.code() == absl::StatusCode::kInternal) {
         // A device error (a sticky CUDA error poisons the worker's context): the next job
         // gets a fresh worker.

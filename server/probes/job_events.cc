@@ -58,6 +58,22 @@ v1::SamplingEnd SamplingEndToProto(SamplingEnd end) {
   return v1::SAMPLING_END_UNSPECIFIED;
 }
 
+v1::Verdict VerdictToProto(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kFaster:
+      return v1::VERDICT_FASTER;
+    case Verdict::kSlower:
+      return v1::VERDICT_SLOWER;
+    case Verdict::kSame:
+      return v1::VERDICT_SAME;
+    case Verdict::kUnsure:
+      return v1::VERDICT_UNSURE;
+    case Verdict::kTooFewReps:
+      return v1::VERDICT_TOO_FEW_REPS;
+  }
+  return v1::VERDICT_UNSPECIFIED;
+}
+
 v1::DeviceDetails DeviceDetailsToProto(const DeviceDetails& d) {
   v1::DeviceDetails out;
   out.set_name(d.name);
@@ -109,8 +125,7 @@ v1::JobEvent StartedEvent(const std::string& probe, const std::string& device,
   return event;
 }
 
-v1::JobEvent FinishedEvent(const absl::Status& status, int rows, double elapsed_s,
-                           std::optional<double> reference_section_us) {
+v1::JobEvent FinishedEvent(const absl::Status& status, int rows, double elapsed_s) {
   v1::JobEvent event;
   v1::JobFinished* f = event.mutable_finished();
   f->set_state(status.ok()                                     ? v1::JOB_STATE_SUCCEEDED
@@ -120,7 +135,6 @@ v1::JobEvent FinishedEvent(const absl::Status& status, int rows, double elapsed_
   f->set_error_message(std::string(status.message()));
   f->set_rows(rows);
   f->set_elapsed_s(elapsed_s);
-  if (reference_section_us) f->set_reference_section_us(*reference_section_us);
   *f->mutable_finished_at() = NowTimestamp();
   return event;
 }

@@ -5,13 +5,13 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "gpuprobe/v1/probe.pb.h"
 #include "server/device/backend.h"
 #include "server/measure/arm_order.h"
+#include "server/measure/comparison.h"
 #include "server/measure/interleaved.h"
 
 namespace gpuprobe {
@@ -31,6 +31,7 @@ TimingMode TimingFromProto(v1::TimingMode timing);
 CacheMode CacheFromProto(v1::CacheMode cache);
 ArmOrder OrderFromProto(v1::ArmOrder order);
 v1::SamplingEnd SamplingEndToProto(SamplingEnd end);
+v1::Verdict VerdictToProto(Verdict verdict);
 v1::DeviceDetails DeviceDetailsToProto(const DeviceDetails& details);
 v1::TelemetryReading ReadingToProto(const TelemetrySample& sample);
 
@@ -42,7 +43,6 @@ v1::JobEvent AcceptedEvent(const std::string& job_id, int queue_position);
 v1::JobEvent ProgressEvent(int reps_done, int reps_total, double elapsed_s);
 v1::JobEvent TelemetryEvent(const TelemetrySample& sample);
 // SUCCEEDED for OK, CANCELLED for a CANCELLED status, FAILED otherwise.
-v1::JobEvent FinishedEvent(const absl::Status& status, int results, double elapsed_s,
-                           std::optional<double> reference_section_us);
+v1::JobEvent FinishedEvent(const absl::Status& status, int results, double elapsed_s);
 
 }  // namespace gpuprobe

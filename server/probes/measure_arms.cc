@@ -202,6 +202,11 @@ JobOutcome MeasureArms(const MeasurementSpec& spec, const PlaceLaunches& place, 
     for (size_t l = 0; l < launches; ++l) {
       *r.add_metrics() = MetricOf(arm.launches[l].metric, "us", measured.samples[i][l]);
     }
+    for (size_t b = 0; b < measured.block_medians[i][0].size(); ++b) {
+      double section = 0.0;
+      for (size_t l = 0; l < launches; ++l) section += measured.block_medians[i][l][b];
+      r.add_block_section_us(section);
+    }
     for (size_t l = 0; l < launches; ++l) {
       for (v1::DerivedValue& d :
            DeclaredDerived(arm.launches[l], launches == 1, r.metrics(static_cast<int>(l)).median(),

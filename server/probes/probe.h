@@ -17,7 +17,6 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -36,9 +35,7 @@ using EventPublisher = std::function<void(v1::JobEvent)>;
 // How a job ended on its device.
 struct JobOutcome {
   absl::Status status;
-  int results = 0;  // results (rows, checks) produced
-  // moe-union: the reference row's section time, reported in JobFinished.
-  std::optional<double> reference_section_us;
+  int results = 0;  // results (or checks) produced
 };
 
 // What a resolved job asks of a device.

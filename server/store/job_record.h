@@ -54,11 +54,9 @@ inline constexpr char kCorruptRequest[] =
 // newline and the key. Unscoped keys keep the form schema 2 stored.
 std::string ScopedKey(const std::string& scope, const std::string& key);
 
-// Whether the event is one of a job's results (a row, a check, a generic result), as
+// Whether the event is one of a job's results (a result, a check), as
 // Job.results counts them.
-inline bool IsResultEvent(const v1::JobEvent& e) {
-  return e.has_row() || e.has_check() || e.has_result();
-}
+inline bool IsResultEvent(const v1::JobEvent& e) { return e.has_check() || e.has_result(); }
 
 // Whether a job in this state has ended.
 inline bool IsTerminal(v1::JobState state) {

@@ -8,6 +8,7 @@
 #include "common/status_macros.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/store/job_record.h"
+#include "server/store/moe_union_rows.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuprobe {
@@ -440,6 +441,7 @@ absl::StatusOr<std::vector<v1::JobEvent>> SqlJobStore::Events(const std::string&
     if (!events[r].ParseFromString(rows.Text(r, 0))) {
       return absl::DataLossError(absl::StrCat("job ", id, ": a stored event is corrupt"));
     }
+    events[r] = UpgradedEvent(std::move(events[r]));
   }
   return events;
 }

@@ -233,14 +233,12 @@ void HttpApi::RouteApi() {
             RETURN_IF_ERROR(NoParams(req));
             ASSIGN_OR_RETURN(const std::vector<v1::JobEvent> results,
                              manager_.Results(req.matches[1]));
-            std::vector<std::string> rows, checks, generic;
+            std::vector<std::string> checks, generic;
             for (const v1::JobEvent& e : results) {
-              if (e.has_row()) rows.push_back(ApiJson(e.row()));
               if (e.has_check()) checks.push_back(ApiJson(e.check()));
               if (e.has_result()) generic.push_back(ApiJson(e.result()));
             }
-            return absl::StrCat("{\"rows\":[", absl::StrJoin(rows, ","), "],\"checks\":[",
-                                absl::StrJoin(checks, ","), "],\"results\":[",
+            return absl::StrCat("{\"checks\":[", absl::StrJoin(checks, ","), "],\"results\":[",
                                 absl::StrJoin(generic, ","), "]}");
           });
   GetJson("/api/v1/probes", [this](const httplib::Request& req) -> absl::StatusOr<std::string> {

@@ -23,6 +23,7 @@ absl::StatusOr<std::vector<WebAsset>> LoadWebAssets(const std::string& dir) {
   };
   std::vector<WebAsset> assets;
   for (const File& f : {File{"/", "index.html", "text/html; charset=utf-8"},
+                        File{"/sweep.js", "sweep.js", "text/javascript; charset=utf-8"},
                         File{"/app.js", "app.js", "text/javascript; charset=utf-8"}}) {
     const std::string file = (std::filesystem::path(dir) / f.name).string();
     std::ifstream in(file, std::ios::binary);

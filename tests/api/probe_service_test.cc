@@ -36,6 +36,9 @@ TEST_F(ProbeServiceTest, RunStreamsAcceptedStartedProgressRowsFinishedInOrder) {
   EXPECT_DOUBLE_EQ(events[10].row().vs_reference(), 1.0);
   ASSERT_TRUE(events[11].has_finished());
   EXPECT_EQ(events[11].finished().state(), v1::JOB_STATE_SUCCEEDED);
+  // The v1 stream names the reference row's section at the end, as it did.
+  EXPECT_EQ(events[11].finished().reference_section_us(), events[10].row().section_us());
+  EXPECT_EQ(events[10].row().section_us(), events[10].row().gu_us() + events[10].row().down_us());
   const v1::Job job = Get(events[0].accepted().job_id());
   EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(job.results(), 6u);

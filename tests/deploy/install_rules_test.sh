@@ -12,7 +12,7 @@ fail() { echo "install_rules_test: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$work/usr" >/dev/null
 for file in bin/gpuprobed bin/gpuprobe lib/systemd/system/gpuprobed.service \
     share/gpuprobe/gpuprobed.env share/gpuprobe/grafana/gpuprobe-dashboard.json \
-    share/gpuprobe/web/index.html share/gpuprobe/web/app.js; do
+    share/gpuprobe/web/index.html share/gpuprobe/web/sweep.js share/gpuprobe/web/app.js; do
   [[ -f "$work/usr/$file" ]] || fail "cmake --install did not install $file"
 done
 grep -qx "ExecStart=$work/usr/bin/gpuprobed --data-dir=/var/lib/gpuprobed \$GPUPROBED_FLAGS" \

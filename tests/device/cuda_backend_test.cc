@@ -18,6 +18,7 @@
 #include "server/probes/moe_union/exactness.h"
 #include "server/probes/moe_union/sweep_runner.h"
 #include "server/probes/read_bandwidth/read_buffers.h"
+#include "tests/probes/recorded_events.h"
 
 namespace gpuprobe {
 namespace {
@@ -150,12 +151,6 @@ TEST_F(CudaBackendTest, RefusesWidthsItsKernelsCannotLoad) {
   EXPECT_NE(s.message().find("hidden"), std::string_view::npos);
 }
 
-class NullObserver final : public SweepObserver {
- public:
-  void OnRepDone(int, int) override {}
-  void OnRow(const ArmRow&) override {}
-};
-
 TEST_F(CudaBackendTest, EveryTimingAndCacheModeGivesPositiveFiniteSamples) {
   for (TimingMode timing : {TimingMode::kEvents, TimingMode::kGraph}) {
     for (CacheMode cache : {CacheMode::kWarm, CacheMode::kCold}) {
@@ -172,14 +167,21 @@ TEST_F(CudaBackendTest, EveryTimingAndCacheModeGivesPositiveFiniteSamples) {
                     KernelVariant::kFloorDistinct};
       absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
       ASSERT_TRUE(spec.ok());
-      NullObserver observer;
+      RecordedEvents recorded;
       std::atomic<bool> cancelled{false};
-      absl::StatusOr<SweepOutcome> outcome = RunSweep(*spec, *backend_, observer, cancelled);
-      ASSERT_TRUE(outcome.ok()) << outcome.status();
-      for (const ArmRow& row : outcome->rows) {
-        EXPECT_TRUE(std::isfinite(row.gu.median) && row.gu.median > 0.0);
-        EXPECT_TRUE(std::isfinite(row.down.median) && row.down.median > 0.0);
-        EXPECT_GT(row.gu_pct_of_read_bw, 0.0);
+      const JobOutcome outcome = RunSweep(*spec, *backend_, recorded.Publisher(), cancelled);
+      ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+      ASSERT_EQ(recorded.Results().size(), ExpandArms(*spec).size());
+      for (const v1::Result& r : recorded.Results()) {
+        for (const v1::MetricStats& m : r.metrics()) {
+          EXPECT_TRUE(std::isfinite(m.median()) && m.median() > 0.0) << m.name();
+        }
+        // A share of the calibrated read for each kernel (gu_pct_of_read, down_pct_of_read).
+        EXPECT_EQ(std::count_if(r.derived().begin(), r.derived().end(),
+                                [](const v1::DerivedValue& d) {
+                                  return d.name().ends_with("_pct_of_read") && d.value() > 0.0;
+                                }),
+                  2);
       }
     }
   }

@@ -155,7 +155,7 @@ TEST_F(SweepEndToEndTest, DashboardComparesTwoJobsArmByArm) {
   const std::string plot = dom.out.substr(dom.out.find("id=\"plot-compare\""));
   EXPECT_THAT(plot, HasSubstr("data-series=\"same: 1 ± 2.0%\""));
   EXPECT_THAT(plot, HasSubstr("<rect class=\"band\""));
-  EXPECT_THAT(plot, HasSubstr(">per-slot t=2 u=8</text>"));
+  EXPECT_THAT(plot, HasSubstr(">per-slot t=2 slots=8 union=8</text>"));
   const CommandResult shot =
       Chromium(*dir_, {"--screenshot=" + std::string(COMPARE_SCREENSHOT_PATH)}, url);
   EXPECT_EQ(shot.exit_code, 0) << shot.err;

@@ -254,7 +254,7 @@ TEST_F(ProbesEndToEndTest, SubmitShowWatchAndCompareWorkForAProbeJob) {
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
   const std::string sweep_id = std::string(absl::StripTrailingAsciiWhitespace(sweep.out));
   const CommandResult mixed = Cli({"compare", base_id, sweep_id});
-  EXPECT_EQ(mixed.exit_code, 1);
+  EXPECT_EQ(mixed.exit_code, 2);
   EXPECT_THAT(mixed.err, HasSubstr("moe-union"));
 }
 

@@ -76,11 +76,12 @@ TEST_F(SweepEndToEndTest, JsonAndCsvCarryOneRecordPerArm) {
   const std::string job = JobNamedIn(json.err);
   ASSERT_FALSE(job.empty()) << json.err;
   for (const std::string& line : lines) {
-    v1::Row row;
-    ASSERT_TRUE(ApiJsonToMessage(line, &row).ok()) << line;
-    EXPECT_EQ(row.job_id(), job);
-    EXPECT_EQ(row.device(), "cpu (reference kernels)");
-    EXPECT_GT(row.gu_us(), 0.0);
+    v1::Result result;
+    ASSERT_TRUE(ApiJsonToMessage(line, &result).ok()) << line;
+    EXPECT_EQ(result.job_id(), job);
+    EXPECT_EQ(result.device(), "cpu (reference kernels)");
+    EXPECT_EQ(result.metrics(0).name(), "gu_us");
+    EXPECT_GT(result.metrics(0).median(), 0.0);
   }
   args[1] = "csv";
   const CommandResult csv = Cli(args);
@@ -324,10 +325,10 @@ TEST_F(SweepEndToEndTest, CompareJudgesJobsOfThreeOrMoreBlocksByTheirBlocks) {
   const std::vector<std::string> lines = absl::StrSplit(shown.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 1u + 3);
   for (size_t i = 1; i < lines.size(); ++i) {
-    v1::Row row;
-    ASSERT_TRUE(ApiJsonToMessage(lines[i], &row).ok()) << lines[i];
-    EXPECT_EQ(row.block_section_us_size(), 4);
-    EXPECT_EQ(row.kept_reps(), 4 * 11);
+    v1::Result result;
+    ASSERT_TRUE(ApiJsonToMessage(lines[i], &result).ok()) << lines[i];
+    EXPECT_EQ(result.block_section_us_size(), 4);
+    EXPECT_EQ(result.metrics(0).kept(), 4u * 11);
   }
 
   const CommandResult by_blocks = Cli({"--format", "json", "compare", base, cand});
@@ -347,7 +348,7 @@ TEST_F(SweepEndToEndTest, CompareJudgesJobsOfThreeOrMoreBlocksByTheirBlocks) {
   const std::vector<std::string> csv_lines = absl::StrSplit(csv.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(csv_lines.size(), 1u + 3) << csv.out;
   EXPECT_EQ(csv_lines[0],
-            "variant,t,slots,union_size,base_section_us,candidate_section_us,ratio,ratio_low,"
+            "variant,t,slots,union,base_section_us,candidate_section_us,ratio,ratio_low,"
             "ratio_high,verdict");
   const std::vector<std::string> cells = absl::StrSplit(csv_lines[1], ',');
   ASSERT_EQ(cells.size(), 10u);
@@ -390,9 +391,9 @@ TEST_F(SweepEndToEndTest, JsonAndCsvOutputsOfJobsAndShowAreOneParseableStream) {
   ASSERT_TRUE(ApiJsonToMessage(shown_lines[0], &record).ok());
   EXPECT_EQ(record.fields().at("job").struct_value().fields().at("id").string_value(), job);
   for (size_t i = 1; i < shown_lines.size(); ++i) {
-    v1::Row row;
-    EXPECT_TRUE(ApiJsonToMessage(shown_lines[i], &row).ok());
-    EXPECT_EQ(row.attempt(), 1u);
+    v1::Result result;
+    EXPECT_TRUE(ApiJsonToMessage(shown_lines[i], &result).ok());
+    EXPECT_EQ(result.attempt(), 1u);
   }
 
   const CommandResult shown_csv = Cli({"--format", "csv", "show", job});

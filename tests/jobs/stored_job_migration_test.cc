@@ -172,6 +172,19 @@ TEST_F(StoredJobMigrationTest, OldJobsGetTheirResolvedSpecOnceAndStillShowAndCom
   r = CompareJobs(*manager, compare);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->base_job_id(), "job-1");
+  // Its stored row reads as the Result moe-union reports today.
+  absl::StatusOr<std::vector<v1::JobEvent>> results = manager->Results("job-1");
+  ASSERT_TRUE(results.ok()) << results.status();
+  ASSERT_EQ(results->size(), 1u);
+  ASSERT_TRUE(results->front().has_result());
+  const v1::Result& arm = results->front().result();
+  ASSERT_EQ(arm.axes_size(), 4);
+  EXPECT_EQ(arm.axes(0).text_value(), "per-slot");
+  EXPECT_EQ(arm.axes(3).int_value(), 8);
+  ASSERT_EQ(arm.metrics_size(), 2);
+  EXPECT_EQ(arm.metrics(0).name(), "gu_us");
+  EXPECT_EQ(arm.metrics(0).median(), 20.055);
+  EXPECT_EQ(arm.metrics(1).samples_size(), 12);
 }
 
 // Every job names its probe from schema 7 on, also an old one whose request no longer resolves

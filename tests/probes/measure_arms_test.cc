@@ -118,6 +118,15 @@ TEST(MeasureArmsTest, EachArmGetsAMetricPerLaunchAndTheDerivedValuesItsDeclarati
   }
   ASSERT_EQ(block_medians.size(), 2u);
   EXPECT_EQ(block_medians[0][1].size(), 3u);  // one median per block
+  // ... and each result carries its blocks' sections (the sum of its launches' medians there),
+  // for comparisons of two jobs by their blocks.
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(results[i].block_section_us_size(), 3);
+    for (int b = 0; b < 3; ++b) {
+      EXPECT_DOUBLE_EQ(results[i].block_section_us(b),
+                       block_medians[i][0][b] + block_medians[i][1][b]);
+    }
+  }
 
   // Progress counts the reps of every block against all of them.
   const std::vector<v1::JobProgress> progress = recorded.Progress();

@@ -120,9 +120,9 @@ class JobStoreContractTest : public testing::TestWithParam<std::string> {
     EXPECT_TRUE(in.ok()) << in.status();
     return in.ok() ? in->job.id() : "";
   }
-  static v1::JobEvent Row(int attempt) {
+  static v1::JobEvent Result(int attempt) {
     v1::JobEvent e;
-    e.mutable_row()->set_arm_index(0);
+    e.mutable_result()->set_arm_index(0);
     e.set_attempt(attempt);
     return e;
   }
@@ -241,7 +241,7 @@ TEST_P(JobStoreContractTest, AnExpiredLeaseQueuesTheJobAgainOnceAndTheOldAttempt
   const std::string id = Insert(*store, Sweep());
   const absl::Time t0 = absl::Now();
   ASSERT_EQ(Claim(*store, a_, cpu0_, t0, absl::Seconds(10)), id);
-  ASSERT_TRUE(store->AppendEvent(id, Row(1)).ok());
+  ASSERT_TRUE(store->AppendEvent(id, Result(1)).ok());
   absl::StatusOr<std::vector<ExpiredLease>> early = store->RequeueExpired(2, t0 + absl::Seconds(5));
   ASSERT_TRUE(early.ok());
   EXPECT_TRUE(early->empty());
@@ -251,22 +251,22 @@ TEST_P(JobStoreContractTest, AnExpiredLeaseQueuesTheJobAgainOnceAndTheOldAttempt
             "its lease, held by a, expired 1.0 s ago without renewal (that daemon has left the "
             "fleet registry)");
 
-  EXPECT_EQ(store->AppendEvent(id, Row(1)).code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(store->AppendEvent(id, Result(1)).code(), absl::StatusCode::kAborted);
   ASSERT_EQ(Claim(*store, b_, x1_, t0 + absl::Seconds(12), absl::Seconds(10)), id);
-  EXPECT_EQ(store->AppendEvent(id, Row(1)).code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(store->AppendEvent(id, Result(1)).code(), absl::StatusCode::kAborted);
   EXPECT_EQ(store->MarkFinished(id, 1, Finished(1), absl::Now(), nullptr).code(),
             absl::StatusCode::kAborted);
-  ASSERT_TRUE(store->AppendEvent(id, Row(2)).ok());
+  ASSERT_TRUE(store->AppendEvent(id, Result(2)).ok());
   ASSERT_TRUE(store->MarkFinished(id, 2, Finished(2), absl::Now(), nullptr).ok());
   absl::StatusOr<v1::Job> job = store->Get(id);
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(job->attempts(), 2u);
-  EXPECT_EQ(job->results(), 1u) << "only the last attempt's rows count";
+  EXPECT_EQ(job->results(), 1u) << "only the last attempt's results count";
   EXPECT_EQ(job->host(), "h2");
   absl::StatusOr<std::vector<v1::JobEvent>> events = store->Events(id, 0);
   ASSERT_TRUE(events.ok());
-  ASSERT_EQ(events->size(), 4u);  // accepted, row of 1, row of 2, finished
+  ASSERT_EQ(events->size(), 4u);  // accepted, result of 1, result of 2, finished
   EXPECT_TRUE(events->back().has_finished());
 
   // At the attempts' limit, an expired lease fails the job.
@@ -363,7 +363,7 @@ TEST_P(SharedStoreContractTest, AnnouncementsTellQueuedJobsFromEventsOfOneJob) {
 
   const absl::Time t0 = absl::Now();
   ASSERT_EQ(Claim(*writer, a_, cpu0_, t0, absl::Seconds(1)), id);
-  ASSERT_TRUE(writer->AppendEvent(id, Row(1)).ok());
+  ASSERT_TRUE(writer->AppendEvent(id, Result(1)).ok());
   StoreChanges event = heard();
   EXPECT_FALSE(event.queued) << "an event queues nothing";
   EXPECT_FALSE(event.every_job);

@@ -140,13 +140,16 @@ TEST_F(HttpApiTest, InfoJobsJobAndRowsAreTheProtosInJson) {
   EXPECT_EQ(rows->status, 200);
   google::protobuf::Struct body;
   ASSERT_TRUE(ApiJsonToMessage(rows->body, &body).ok());
-  ASSERT_EQ(body.fields().at("rows").list_value().values_size(), 3);
-  v1::Row row;
+  // A moe-union sweep's arms are Results, as every probe's.
+  EXPECT_FALSE(body.fields().contains("rows"));
+  ASSERT_EQ(body.fields().at("results").list_value().values_size(), 3);
+  v1::Result result;
   std::string first;
-  (void)google::protobuf::util::MessageToJsonString(body.fields().at("rows").list_value().values(0),
-                                                    &first);
-  ASSERT_TRUE(ApiJsonToMessage(first, &row).ok());
-  EXPECT_GT(row.gu_us(), 0.0);
+  (void)google::protobuf::util::MessageToJsonString(
+      body.fields().at("results").list_value().values(0), &first);
+  ASSERT_TRUE(ApiJsonToMessage(first, &result).ok());
+  EXPECT_EQ(result.metrics(0).name(), "gu_us");
+  EXPECT_GT(result.metrics(0).median(), 0.0);
 }
 
 TEST_F(HttpApiTest, ProbesAreListedWithTheirDeclarations) {
@@ -447,6 +450,7 @@ TEST_F(HttpApiTest, ThePageIsServedFromItsDirectory) {
   const std::string own = temp_.path() + "/web";
   std::filesystem::create_directory(own);
   std::ofstream(own + "/index.html") << "<p>our page</p>";
+  std::ofstream(own + "/sweep.js") << "// our sweep page";
   std::ofstream(own + "/app.js") << "// ours";
   Start({}, LoadWebAssets(own));
   httplib::Result page = client_->Get("/");

@@ -188,6 +188,15 @@ std::vector<v1::AxisValue> ArmAxes(const v1::Arm& arm) {
           IntAxis("t", arm.t()), IntAxis("slots", arm.slots()), IntAxis("union", arm.union_size())};
 }
 
+std::vector<v1::AxisValue> ArmAxes(const Arm& arm) {
+  v1::Arm proto;
+  proto.set_variant(VariantToProto(arm.variant));
+  proto.set_t(arm.t);
+  proto.set_slots(arm.slots);
+  proto.set_union_size(arm.union_size);
+  return ArmAxes(proto);
+}
+
 v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<Arm>& arms) {
   v1::ResolvedSweep out;
   out.set_experts(spec.geometry.experts);
@@ -212,74 +221,6 @@ v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<
   }
   out.set_estimated_device_bytes(EstimateDeviceBytes(spec, arms));
   return out;
-}
-
-v1::Verdict VerdictToProto(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kFaster:
-      return v1::VERDICT_FASTER;
-    case Verdict::kSlower:
-      return v1::VERDICT_SLOWER;
-    case Verdict::kSame:
-      return v1::VERDICT_SAME;
-    case Verdict::kUnsure:
-      return v1::VERDICT_UNSURE;
-    case Verdict::kTooFewReps:
-      return v1::VERDICT_TOO_FEW_REPS;
-  }
-  return v1::VERDICT_UNSPECIFIED;
-}
-
-v1::Row RowToProto(const ArmRow& row) {
-  v1::Row out;
-  out.set_arm_index(row.arm_index);
-  v1::Arm* a = out.mutable_arm();
-  a->set_variant(VariantToProto(row.arm.variant));
-  a->set_t(row.arm.t);
-  a->set_slots(row.arm.slots);
-  a->set_union_size(row.arm.union_size);
-  out.set_gu_us(row.gu.median);
-  out.set_down_us(row.down.median);
-  out.set_section_us(row.section_us);
-  out.set_gu_spread(row.gu.spread);
-  out.set_dn_spread(row.down.spread);
-  out.set_gu_bw_vs_union_tbps(row.gu_bw_vs_union_tbps);
-  out.set_gu_bw_vs_slots_tbps(row.gu_bw_vs_slots_tbps);
-  if (row.vs_reference) out.set_vs_reference(*row.vs_reference);
-  out.set_gu_min_us(row.gu.min);
-  out.set_gu_max_us(row.gu.max);
-  out.set_down_min_us(row.down.min);
-  out.set_down_max_us(row.down.max);
-  out.set_kept_reps(row.kept_reps);
-  out.mutable_gu_samples_us()->Add(row.samples.gu_us.begin(), row.samples.gu_us.end());
-  out.mutable_down_samples_us()->Add(row.samples.down_us.begin(), row.samples.down_us.end());
-  out.set_gu_us_low(row.gu_interval.low);
-  out.set_gu_us_high(row.gu_interval.high);
-  out.set_down_us_low(row.down_interval.low);
-  out.set_down_us_high(row.down_interval.high);
-  if (row.vs_reference) {
-    out.set_vs_reference_low(row.vs_reference_interval.low);
-    out.set_vs_reference_high(row.vs_reference_interval.high);
-  }
-  if (row.verdict) out.set_verdict(VerdictToProto(*row.verdict));
-  out.set_disturbance(row.disturbance);
-  out.set_sampling_end(SamplingEndToProto(row.sampling_end));
-  out.mutable_block_section_us()->Add(row.block_section_us.begin(), row.block_section_us.end());
-  out.set_timing(TimingToProto(row.timing));
-  out.set_cache(CacheToProto(row.cache));
-  out.set_device(row.device);
-  out.set_gu_read_bytes(row.read_bytes.gu);
-  out.set_down_read_bytes(row.read_bytes.down);
-  out.set_gu_pct_of_read_bw(row.gu_pct_of_read_bw);
-  out.set_down_pct_of_read_bw(row.down_pct_of_read_bw);
-  out.set_plan_in_timed_region(false);  // plans are built in PrepareArm, before timing
-  return out;
-}
-
-v1::JobEvent RowEvent(const ArmRow& row) {
-  v1::JobEvent event;
-  *event.mutable_row() = RowToProto(row);
-  return event;
 }
 
 v1::JobEvent CheckEvent(const KernelCheckResult& r) {

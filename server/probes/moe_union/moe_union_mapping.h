@@ -1,10 +1,10 @@
 // The moe-union probe's protos and its engine's types, both ways: requests in
 // (SweepRequest, CheckRequest), resolved specs (the same messages with every field set) and
-// events out (started, rows, checks).
+// events out (the started sweep, arms' axes, checks).
 //
 //   ASSIGN_OR_RETURN(SweepOptions options, SweepOptionsFromProto(request));
 //   v1::SweepRequest resolved = FilledSweepRequest(spec);
-//   v1::JobEvent event = RowEvent(row);
+//   v1::JobEvent event = CheckEvent(result);
 #pragma once
 
 #include <string>
@@ -12,7 +12,6 @@
 
 #include "absl/status/statusor.h"
 #include "gpuprobe/v1/probe.pb.h"
-#include "server/probes/moe_union/arm_rows.h"
 #include "server/probes/moe_union/exactness.h"
 #include "server/probes/moe_union/sweep_spec.h"
 
@@ -32,15 +31,12 @@ v1::SweepRequest FilledSweepRequest(const SweepSpec& spec);
 v1::CheckRequest FilledCheckRequest(const SweepSpec& spec, bool dump);
 
 v1::KernelVariant VariantToProto(KernelVariant variant);
-v1::Verdict VerdictToProto(Verdict verdict);
 
 // An arm's axes, as moe-union's ProbeInfo declares them: variant, t, slots, union.
 std::vector<v1::AxisValue> ArmAxes(const v1::Arm& arm);
+std::vector<v1::AxisValue> ArmAxes(const Arm& arm);
 
 v1::ResolvedSweep ResolvedSweepToProto(const SweepSpec& spec, const std::vector<Arm>& arms);
-v1::Row RowToProto(const ArmRow& row);
-
-v1::JobEvent RowEvent(const ArmRow& row);
 v1::JobEvent CheckEvent(const KernelCheckResult& result);
 
 }  // namespace gpuprobe

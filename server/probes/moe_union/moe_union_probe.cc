@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "server/probes/job_events.h"
 #include "server/probes/moe_union/exactness.h"
@@ -62,37 +61,42 @@ v1::ProbeInfo MakeInfo(const SweepLimits& l) {
   *info.add_axes() = Quantity("union", "", "distinct experts the slots name");
   *info.add_metrics() = Quantity("gu_us", "us", "gate+up kernel (sel_gu_silu) time");
   *info.add_metrics() = Quantity("down_us", "us", "down kernel (sel_down) time");
+  *info.add_derived() = Quantity("gu_tbps", "TB/s", "gate+up bytes read / gu_us");
+  *info.add_derived() =
+      Quantity("gu_pct_of_read", "%",
+               "gu_tbps as a share of the calibrated read (where the device has one)");
+  *info.add_derived() = Quantity("down_tbps", "TB/s", "down bytes read / down_us");
+  *info.add_derived() = Quantity("down_pct_of_read", "%", "down_tbps as a share of the read");
   *info.add_derived() = Quantity("section_us", "us", "gu_us + down_us");
-  *info.add_derived() = Quantity("vs_reference", "", "reference section / this section");
   *info.add_derived() =
       Quantity("gu_bw_vs_union_tbps", "TB/s", "union x gate+up bytes per expert / gu_us");
   *info.add_derived() =
       Quantity("gu_bw_vs_slots_tbps", "TB/s", "slots x gate+up bytes per expert / gu_us");
-  *info.add_derived() = Quantity("gu_pct_of_read_bw", "%", "gate+up bytes read / gu_us, of read");
-  *info.add_derived() = Quantity("down_pct_of_read_bw", "%", "down bytes read / down_us, of read");
+  *info.add_derived() = Quantity("gu_read_bytes", "bytes",
+                                 "bytes the gate+up kernel reads from the banks per launch");
+  *info.add_derived() = Quantity("down_read_bytes", "bytes", "the same for the down kernel");
+  *info.add_derived() = Quantity("vs_reference", "",
+                                 "reference section / this section (a sweep with a reference "
+                                 "row: t = max t, union = slots, per-slot)");
+  *info.add_derived() = Quantity("vs_reference_low", "", "its 95% interval: lower bound");
+  *info.add_derived() = Quantity("vs_reference_high", "", "its upper bound");
   return info;
 }
 
-// Forwards the engine's progress, telemetry, rows and checks as job events.
-class PublishingObserver final : public SweepObserver, public CheckObserver {
+// Forwards the exactness check's results as job events.
+class PublishingObserver final : public CheckObserver {
  public:
   // `seed`: the job's, stamped on each check so that its line says how to reproduce it.
-  PublishingObserver(const EventPublisher& publish, absl::Time start, uint64_t seed)
-      : publish_(publish), start_(start), seed_(seed) {}
-  void OnRepDone(int reps_done, int reps_total) override {
-    publish_(ProgressEvent(reps_done, reps_total, absl::ToDoubleSeconds(absl::Now() - start_)));
-  }
-  void OnRow(const ArmRow& row) override { publish_(RowEvent(row)); }
+  PublishingObserver(const EventPublisher& publish, uint64_t seed)
+      : publish_(publish), seed_(seed) {}
   void OnCheck(const KernelCheckResult& result) override {
     v1::JobEvent event = CheckEvent(result);
     event.mutable_check()->set_seed(seed_);
     publish_(std::move(event));
   }
-  void OnTelemetry(const TelemetrySample& sample) override { publish_(TelemetryEvent(sample)); }
 
  private:
   const EventPublisher& publish_;
-  absl::Time start_;
   uint64_t seed_;
 };
 
@@ -175,27 +179,19 @@ JobOutcome MoeUnionProbe::Run(const ProbeRun& run, Backend& device, const EventP
     for (const v1::AxisValue& axis : ArmAxes(arm)) *planned->add_axes() = axis;
   }
   publish(std::move(started));
-  PublishingObserver observer(publish, absl::Now(), spec->seed);
-  if (run.check) {
-    absl::StatusOr<std::vector<KernelCheckResult>> checks =
-        RunExactnessCheck(*spec, run.artifact_dir, device, observer, cancelled);
-    outcome.status = checks.status();
-    if (checks.ok()) {
-      outcome.results = static_cast<int>(checks->size());
-      const int64_t failed = std::count_if(checks->begin(), checks->end(),
-                                           [](const KernelCheckResult& r) { return !r.passed; });
-      if (failed > 0) {
-        outcome.status = absl::DataLossError(absl::StrFormat(
-            "%d of %d kernel checks failed the exactness tolerance", failed, outcome.results));
-      }
+  if (!run.check) return RunSweep(*spec, device, publish, cancelled);
+  PublishingObserver observer(publish, spec->seed);
+  absl::StatusOr<std::vector<KernelCheckResult>> checks =
+      RunExactnessCheck(*spec, run.artifact_dir, device, observer, cancelled);
+  outcome.status = checks.status();
+  if (checks.ok()) {
+    outcome.results = static_cast<int>(checks->size());
+    const int64_t failed = std::count_if(checks->begin(), checks->end(),
+                                         [](const KernelCheckResult& r) { return !r.passed; });
+    if (failed > 0) {
+      outcome.status = absl::DataLossError(absl::StrFormat(
+          "%d of %d kernel checks failed the exactness tolerance", failed, outcome.results));
     }
-    return outcome;
-  }
-  absl::StatusOr<SweepOutcome> sweep = RunSweep(*spec, device, observer, cancelled);
-  outcome.status = sweep.status();
-  if (sweep.ok()) {
-    outcome.results = static_cast<int>(sweep->rows.size());
-    outcome.reference_section_us = sweep->reference_section_us;
   }
   return outcome;
 }

@@ -1,8 +1,9 @@
 // The MoE routed-union cost probe (DESIGN.md, seed/moe_union_probe.rs): at a fixed number of
 // (token, expert) slots, how the routed section's cost moves with the number of distinct experts
 // those slots name. Its parameters are a SweepRequest (a check's a CheckRequest), its resolved
-// spec the same message with every field set; it reports Row events (and KernelCheck events for
-// its exactness check), the messages its clients knew before the probe envelope existed.
+// spec the same message with every field set. It reports one Result per arm as every probe does
+// (v1 clients see them as Rows: moe_union_v1_view.h), and KernelCheck events for its exactness
+// check.
 #pragma once
 
 #include "server/probes/moe_union/sweep_spec.h"

@@ -10,6 +10,7 @@
 #include "kernels/moe_banks.h"
 #include "kernels/slot_groups.h"
 #include "server/probes/measure_arms.h"
+#include "server/probes/moe_union/moe_union_mapping.h"
 #include "server/probes/moe_union/routing.h"
 
 namespace gpuprobe {
@@ -43,22 +44,6 @@ ArmReadBytes ReadBytes(const MoeGeometry& g, const Arm& arm, const std::vector<i
 }
 
 double Gib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 30); }
-
-// The scheduler's samples as rows take them: gate+up and down per arm.
-std::vector<ArmSamples> SamplesOf(const Measurement& measured) {
-  std::vector<ArmSamples> samples;
-  for (const auto& launches : measured.samples) samples.push_back({launches[0], launches[1]});
-  return samples;
-}
-
-// Each arm's section in each block: its gate+up median plus its down median there, the noise
-// between placements that comparisons across jobs take.
-std::vector<double> BlockSections(const Measurement& measured, size_t arm) {
-  const std::vector<std::vector<double>>& medians = measured.block_medians[arm];
-  std::vector<double> sections(medians[0].size());
-  for (size_t b = 0; b < sections.size(); ++b) sections[b] = medians[0][b] + medians[1][b];
-  return sections;
-}
 
 }  // namespace
 
@@ -94,23 +79,27 @@ double EstimateDeviceSeconds(const SweepSpec& spec, const Backend& backend) {
   return spec.precision > 0.0 ? std::max(seconds, spec.max_seconds + seconds / spec.reps) : seconds;
 }
 
-absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
-                                      SweepObserver& observer, const std::atomic<bool>& cancelled) {
-  ASSIGN_OR_RETURN(MoeArms * device_code, MoeArmsOn(backend));
-  return RunSweep(spec, backend, *device_code, observer, cancelled);
+JobOutcome RunSweep(const SweepSpec& spec, Backend& backend, const EventPublisher& publish,
+                    const std::atomic<bool>& cancelled) {
+  absl::StatusOr<MoeArms*> device_code = MoeArmsOn(backend);
+  if (!device_code.ok()) return {.status = device_code.status()};
+  return RunSweep(spec, backend, **device_code, publish, cancelled);
 }
 
-absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend, MoeArms& device_code,
-                                      SweepObserver& observer, const std::atomic<bool>& cancelled) {
-  RETURN_IF_ERROR(CheckFitsBackend(spec, backend));
+JobOutcome RunSweep(const SweepSpec& spec, Backend& backend, MoeArms& device_code,
+                    const EventPublisher& publish, const std::atomic<bool>& cancelled) {
+  if (absl::Status fits = CheckFitsBackend(spec, backend); !fits.ok()) return {.status = fits};
   const std::vector<Arm> arms = ExpandArms(spec);
-  RETURN_IF_ERROR(device_code.LoadBanks(spec.geometry, spec.seed));
+  if (absl::Status loaded = device_code.LoadBanks(spec.geometry, spec.seed); !loaded.ok()) {
+    return {.status = loaded};
+  }
   std::vector<ArmInputs> inputs;
   std::vector<ArmReadBytes> reads;
   for (const Arm& arm : arms) {
-    ASSIGN_OR_RETURN(ArmInputs arm_inputs, MakeArmInputs(spec, arm));
-    reads.push_back(ReadBytes(spec.geometry, arm, arm_inputs.sel));
-    inputs.push_back(std::move(arm_inputs));
+    absl::StatusOr<ArmInputs> arm_inputs = MakeArmInputs(spec, arm);
+    if (!arm_inputs.ok()) return {.status = arm_inputs.status()};
+    reads.push_back(ReadBytes(spec.geometry, arm, arm_inputs->sel));
+    inputs.push_back(*std::move(arm_inputs));
   }
   // Each arm's two launches, gate+up then down, timed alike.
   MeasurementSpec measurement{.reps = spec.reps,
@@ -122,7 +111,9 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend, M
                                            .max_reps = MostReps(spec, SweepLimits{})},
                               .blocks = spec.blocks};
   for (size_t i = 0; i < arms.size(); ++i) {
-    measurement.arms.push_back({.timing = {.timing = spec.timing,
+    const std::vector<v1::AxisValue> axes = ArmAxes(arms[i]);
+    measurement.arms.push_back({.axes = {axes.begin(), axes.end()},
+                                .timing = {.timing = spec.timing,
                                            .cache = spec.cache,
                                            .graph_launches = kGraphLaunchesPerSample},
                                 .launches = {{.metric = "gu_us", .bytes_read = reads[i].gu},
@@ -140,35 +131,12 @@ absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend, M
     }
     return launches;
   };
-  Measurement partial;
-  absl::StatusOr<Measurement> timed =
-      TimeArms(measurement, place, backend, observer, cancelled, &partial);
+  JobOutcome outcome =
+      MeasureArms(measurement, place, backend, publish, cancelled,
+                  [&](const Measurement& measured, std::vector<v1::Result>& results) {
+                    DeriveArmValues(spec, arms, reads, measured, results);
+                  });
   device_code.ReleaseArms();
-  const RowContext context{.device = backend.Description(),
-                           .calibrated_read_tbps = backend.Details().calibrated_read_tbps};
-  if (!timed.ok()) {
-    // The reps that completed before a cancel still make rows (with fewer kept reps).
-    if (absl::IsCancelled(timed.status()) && partial.kept_reps > 0) {
-      std::vector<ArmRow> rows = BuildRows(spec, arms, SamplesOf(partial), reads, context);
-      for (size_t i = 0; i < rows.size(); ++i) {
-        rows[i].disturbance = partial.disturbance;
-        rows[i].block_section_us = BlockSections(partial, i);
-        observer.OnRow(rows[i]);
-      }
-    }
-    return timed.status();
-  }
-  SweepOutcome outcome{.rows = BuildRows(spec, arms, SamplesOf(*timed), reads, context)};
-  for (size_t i = 0; i < outcome.rows.size(); ++i) {
-    ArmRow& row = outcome.rows[i];
-    row.disturbance = timed->disturbance;
-    row.sampling_end = timed->ended_by;
-    row.block_section_us = BlockSections(*timed, i);
-  }
-  if (std::optional<int> ref = ReferenceArm(spec, arms)) {
-    outcome.reference_section_us = outcome.rows[*ref].section_us;
-  }
-  for (const ArmRow& row : outcome.rows) observer.OnRow(row);
   return outcome;
 }
 

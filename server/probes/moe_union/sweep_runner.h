@@ -1,36 +1,22 @@
 // The moe-union probe's engine: runs a validated sweep on a backend through the measuring helper
 // every probe shares (server/probes/measure_arms.h: rep r runs every arm once before rep r+1
 // starts, rep 0 a warmed throwaway for every arm, blocks on banks placed anew), gate+up and down
-// launches timed separately, and makes the rows of the seed's table from what it measured.
+// launches timed separately, one Result per arm.
 //
-//   ASSIGN_OR_RETURN(SweepOutcome outcome, RunSweep(spec, backend, observer, cancelled));
+//   JobOutcome outcome = RunSweep(spec, backend, publish, cancelled);
 #pragma once
 
 #include <atomic>
-#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/device/backend.h"
 #include "server/measure/interleaved.h"
-#include "server/probes/moe_union/arm_rows.h"
+#include "server/probes/moe_union/arm_results.h"
 #include "server/probes/moe_union/moe_arms.h"
 #include "server/probes/moe_union/sweep_spec.h"
 
 namespace gpuprobe {
-
-// Called on the engine's thread as the sweep advances: after each rep (rep 0 included) with a
-// reading of the device where it has telemetry (RepObserver), and once per arm, in arm order,
-// as soon as its statistics are final.
-class SweepObserver : public RepObserver {
- public:
-  virtual void OnRow(const ArmRow& row) = 0;
-};
-
-struct SweepOutcome {
-  std::vector<ArmRow> rows;
-  std::optional<double> reference_section_us;
-};
 
 // An arm's routing (exact union, seeded by (seed, t, union)), activations x and down inputs h,
 // all drawn fresh from the spec's seed.
@@ -45,13 +31,15 @@ absl::Status CheckFitsBackend(const SweepSpec& spec, const Backend& backend);
 // plus 10 us of launch overhead, over all reps (and graph launches). For queue admission only.
 double EstimateDeviceSeconds(const SweepSpec& spec, const Backend& backend);
 
-// Runs the sweep: `arms` (the probe's device code on `backend`) launches, `backend` times. Once
-// `cancelled` is true it stops between launches, reports rows built from the reps that
-// completed (if any kept rep did), and returns CANCELLED.
-absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend, MoeArms& arms,
-                                      SweepObserver& observer, const std::atomic<bool>& cancelled);
+// Runs the sweep: `arms` (the probe's device code on `backend`) launches, `backend` times, and
+// `publish` hears progress, telemetry and one Result per arm (axes variant, t, slots, union;
+// metrics gu_us and down_us; the derived values of arm_results.h). Once `cancelled` is true it
+// stops between launches, publishes results built from the reps that completed (if any kept rep
+// did), and ends CANCELLED.
+JobOutcome RunSweep(const SweepSpec& spec, Backend& backend, MoeArms& arms,
+                    const EventPublisher& publish, const std::atomic<bool>& cancelled);
 // The same with the device's own MoeArmsOn(backend).
-absl::StatusOr<SweepOutcome> RunSweep(const SweepSpec& spec, Backend& backend,
-                                      SweepObserver& observer, const std::atomic<bool>& cancelled);
+JobOutcome RunSweep(const SweepSpec& spec, Backend& backend, const EventPublisher& publish,
+                    const std::atomic<bool>& cancelled);
 
 }  // namespace gpuprobe

@@ -171,25 +171,9 @@ function plot({title, xLabel, yLabel, series, xTicks, zeroBased = true}) {
   return svg + '</svg>';
 }
 
-// Groups rows into series: one per t, and per variant when a job has several.
-function seriesOf(rows, y, opts = {}) {
-  const several = new Set(rows.map((r) => r.arm.variant)).size > 1;
-  const groups = new Map();
-  for (const r of rows) {
-    const name = `t=${r.arm.t}${several ? ' ' + variant(r.arm.variant) : ''}${opts.suffix || ''}`;
-    if (!groups.has(name)) groups.set(name, {name, dashed: opts.dashed, points: []});
-    groups.get(name).points.push({x: r.arm.union_size, ...y(r)});
-  }
-  return [...groups.values()];
-}
-
-function isReference(r, tMax) {
-  return variant(r.arm.variant) === 'per-slot' && r.arm.t === tMax && r.arm.union_size === r.arm.slots;
-}
-
 const axisValue = (a) => (a.int_value !== undefined ? Number(a.int_value) : a.text_value);
 
-// Another probe's generic results: a table of their axes, metrics (median, spread, 95%) and
+// A probe's results: a table of their axes, metrics (median, spread, 95%) and
 // derived values, and a plot of the first metric against the first numeric axis, one series
 // per value of the other axes.
 function genericResults(results) {
@@ -229,94 +213,6 @@ function genericResults(results) {
   return {table, chart};
 }
 
-// The rows table's columns; the unticked ones are hidden until the user ticks them (kept in
-// localStorage), so that the default table fits a laptop's width with its verdict in view.
-const ROW_COLUMNS = [
-  {key: 'variant', head: () => 'variant', text: true, cell: (r) => variant(r.arm.variant)},
-  {key: 't', head: () => 't', cell: (r) => r.arm.t},
-  {key: 'slots', head: () => 'slots', cell: (r) => r.arm.slots},
-  {key: 'union', head: () => 'union', cell: (r) => r.arm.union_size},
-  {key: 'gu_us', head: () => 'gu_us', cell: (r) => fixed(r.gu_us, 1)},
-  {key: 'down_us', head: () => 'down_us', cell: (r) => fixed(r.down_us, 1)},
-  {key: 'section_us', head: () => 'section_us', cell: (r) => fixed(r.section_us, 1)},
-  {key: 'gu_spread', head: () => 'gu_spread', cell: (r) => fixed(r.gu_spread, 4)},
-  {key: 'dn_spread', head: () => 'dn_spread', cell: (r) => fixed(r.dn_spread, 4)},
-  {
-    key: 'gu_bw_vs_union',
-    head: () => 'gu_BW_vs_union',
-    off: true,
-    cell: (r) => fixed(r.gu_bw_vs_union_tbps, 3)
-  },
-  {
-    key: 'gu_bw_vs_slots',
-    head: () => 'gu_BW_vs_slots',
-    off: true,
-    cell: (r) => fixed(r.gu_bw_vs_slots_tbps, 3)
-  },
-  {
-    key: 'vs_full',
-    head: (tMax) => `vs_t${tMax}_full`,
-    cell: (r) => (r.vs_reference === undefined ? '-' : fixed(r.vs_reference, 4) + 'x')
-  },
-  {
-    key: 'gu_pct',
-    head: () => 'gu %bw',
-    off: true,
-    cell: (r) => (r.gu_pct_of_read_bw ? fixed(r.gu_pct_of_read_bw, 1) + '%' : '-')
-  },
-  {
-    key: 'dn_pct',
-    head: () => 'dn %bw',
-    off: true,
-    cell: (r) => (r.down_pct_of_read_bw ? fixed(r.down_pct_of_read_bw, 1) + '%' : '-')
-  },
-  {
-    key: 'mode',
-    head: () => 'mode',
-    text: true,
-    off: true,
-    cell: (r) => `${r.timing || ''}, ${r.cache || ''}`
-  },
-  {
-    key: 'vs_ref',
-    head: () => 'vs_ref 95%',
-    text: true,
-    cell: (r) =>
-        (r.vs_reference_low === undefined ?
-             '-' :
-             `[${fixed(r.vs_reference_low, 4)}, ${fixed(r.vs_reference_high, 4)}]`)
-  },
-  {
-    key: 'verdict',
-    head: () => 'verdict',
-    text: true,
-    cell: (r) => `${verdict(r.verdict)}${
-        r.disturbance ? ` <span class="disturbed" title="${esc(r.disturbance)}">disturbed</span>` :
-                        ''}`
-  },
-];
-
-function visibleColumns() {
-  const saved = localStorage.getItem('gpuprobe.columns');
-  return new Set(saved ? JSON.parse(saved) : ROW_COLUMNS.filter((c) => !c.off).map((c) => c.key));
-}
-
-function columnChooser() {
-  const visible = visibleColumns();
-  return `<details id="columns"><summary class="muted">columns (${visible.size} of ${ROW_COLUMNS.length} shown)</summary>` +
-    ROW_COLUMNS.map((c) => `<label><input type="checkbox" data-column="${c.key}"${visible.has(c.key) ? ' checked' : ''}> ${esc(c.head('T'))}</label>`).join(' ') +
-    '</details>';
-}
-
-// Ticking a column shows it on every job's page from then on.
-document.addEventListener('change', (e) => {
-  if (!e.target.dataset || !e.target.dataset.column) return;
-  const visible = visibleColumns();
-  if (e.target.checked) visible.add(e.target.dataset.column); else visible.delete(e.target.dataset.column);
-  localStorage.setItem('gpuprobe.columns', JSON.stringify([...visible]));
-  route();
-});
-
 // An exactness job's page: each kernel check against the float64 reference, as `gpuprobe check`.
 function renderChecks(job, checks) {
   const passed = checks.filter((c) => c.passed).length;
@@ -343,6 +239,7 @@ function renderChecks(job, checks) {
 async function renderJob(id) {
   const view = document.getElementById('view');
   const [job, results] = await Promise.all([api(`/api/v1/jobs/${id}`), api(`/api/v1/jobs/${id}/rows`)]);
+  if (job.probe === 'moe-union' && !job.check) return renderSweep(job, (results.results || []).map(moeArm));
   if ((results.results || []).length) {
     const {table, chart} = genericResults(results.results);
     view.innerHTML = `<section><h2>Job ${esc(job.id)} · ${esc(job.probe)} · <span class="state-${state(job.state)}">${state(job.state)}</span></h2>
@@ -354,33 +251,7 @@ async function renderJob(id) {
     return !TERMINAL.includes(job.state);
   }
   if ((results.checks || []).length) return renderChecks(job, results.checks);
-  const rows = results.rows || [];
-  const tMax = Math.max(0, ...rows.map((r) => r.arm.t));
-  const shown = ROW_COLUMNS.filter((c) => visibleColumns().has(c.key));
-  const table = rows.length ? `${columnChooser()}<table><tr>${shown.map((c) =>
-      `<th${c.text ? ' class="text"' : ''}>${c.head(tMax)}</th>`).join('')}</tr>` +
-    rows.map((r) => `<tr class="row${isReference(r, tMax) ? ' reference' : ''}">${shown.map((c) =>
-      `<td${c.text ? ' class="text"' : ''}>${c.cell(r)}</td>`).join('')}</tr>`).join('') + '</table>'
-    : '<p class="muted">no rows yet</p>';
-  const sections = seriesOf(rows, (r) => ({
-    y: r.section_us, lo: r.gu_min_us + r.down_min_us, hi: r.gu_max_us + r.down_max_us, ref: isReference(r, tMax),
-  }));
-  const calibrated = rows.some((r) => r.gu_pct_of_read_bw > 0);
-  const bandwidth = calibrated
-    ? [...seriesOf(rows, (r) => ({y: r.gu_pct_of_read_bw}), {suffix: ' gate+up'}),
-       ...seriesOf(rows, (r) => ({y: r.down_pct_of_read_bw}), {suffix: ' down', dashed: true})]
-    : [];
-  view.innerHTML = `<section><h2>Job ${esc(job.id)} · <span class="state-${state(job.state)}">${state(job.state)}</span></h2>
-      <div class="muted">${labels(job)} · submitted ${when(job.created_at)} by ${esc(job.submitter)} ·
-      ${esc(job.device)} · attempts ${job.attempts || 0}${job.error_message ? ' · ' + esc(job.error_message) : ''}</div>
-      ${job.telemetry ? `<div class="muted" id="telemetry">telemetry: ${telemetry(job.telemetry)}</div>` : ''}</section>
-    <section class="plots"><div id="plot-section">${plot({title: 'Section time against union (median; bars: min-max; circled: reference row)',
-      xLabel: 'union (distinct experts)', yLabel: 'section (us)', series: sections})}</div>
-      <div id="plot-bandwidth">${calibrated ? plot({title: 'Achieved bandwidth, % of the calibrated streaming read',
-      xLabel: 'union (distinct experts)', yLabel: '% of read bandwidth', series: bandwidth})
-      : '<p class="muted">No bandwidth plot: this backend has no calibrated read bandwidth (cpu).</p>'}</div></section>
-    <section><h2>Rows</h2>${table}</section>`;
-  return !TERMINAL.includes(job.state);
+  return renderSweep(job, []);
 }
 
 // Two jobs arm by arm (GET /api/v1/compare): both section medians, the ratio with its 95%
@@ -389,16 +260,10 @@ async function renderCompare(base, cand) {
   const view = document.getElementById('view');
   const c = await api(`/api/v1/compare?base=${encodeURIComponent(base)}&candidate=${encodeURIComponent(cand)}`);
   const arms = c.arms || [];
-  const generic = arms.length && arms[0].quantity && arms[0].quantity !== 'section_us';
-  const head = generic
-    ? arms[0].axes.map((a) => `<th class="text">${esc(a.name)}</th>`).join('') +
-      `<th>base ${esc(arms[0].quantity)}</th><th>candidate ${esc(arms[0].quantity)}</th>`
-    : '<th class="text">variant</th><th>t</th><th>union</th><th>base section_us</th><th>candidate section_us</th>';
-  const cells = (a) => generic
-    ? a.axes.map((x) => `<td class="text">${esc(axisValue(x))}</td>`).join('') +
-      `<td>${fixed(a.base_section_us, 3)}</td><td>${fixed(a.candidate_section_us, 3)}</td>`
-    : `<td class="text">${variant(a.arm.variant)}</td><td>${a.arm.t}</td><td>${a.arm.union_size}</td>
-      <td>${fixed(a.base_section_us, 1)}</td><td>${fixed(a.candidate_section_us, 1)}</td>`;
+  const head = arms.length ? arms[0].axes.map((a) => `<th class="text">${esc(a.name)}</th>`).join('') +
+    `<th>base ${esc(arms[0].quantity)}</th><th>candidate ${esc(arms[0].quantity)}</th>` : '';
+  const cells = (a) => a.axes.map((x) => `<td class="text">${esc(axisValue(x))}</td>`).join('') +
+    `<td>${fixed(a.base_section_us, 3)}</td><td>${fixed(a.candidate_section_us, 3)}</td>`;
   const jobLink = (id) => `<a href="#/jobs/${esc(id)}">${esc(id)}</a>`;
   const history = c.history_job_ids || [];
   const baseline = history.length ? `${history.length} baseline jobs (${history.map(jobLink).join(', ')})`
@@ -412,16 +277,15 @@ async function renderCompare(base, cand) {
     arms.map((a) => `<tr class="arm verdict-${verdict(a.verdict).replace(/ /g, '-')}">${cells(a)}<td>${fixed(a.ratio, 4)}</td>
       <td class="text">[${fixed(a.ratio_low, 4)}, ${fixed(a.ratio_high, 4)}]</td>
       <td class="text">${verdict(a.verdict)}</td></tr>`).join('') + '</table></section>' +
-    `<section class="plots"><div id="plot-compare">${ratioPlot(c, generic)}</div></section>`;
+    `<section class="plots"><div id="plot-compare">${ratioPlot(c)}</div></section>`;
   return false;
 }
 
 // Each arm's ratio with its 95% interval, against the band 1 +- threshold where it is `same`.
-function ratioPlot(c, generic) {
+function ratioPlot(c) {
   const arms = c.arms || [];
   if (!arms.length) return '';
-  const name = (a) => (generic ? a.axes.map(axisValue).join(' ')
-    : `${variant(a.arm.variant)} t=${a.arm.t} u=${a.arm.union_size}`);
+  const name = (a) => a.axes.map((x) => (x.int_value !== undefined ? `${x.name}=${axisValue(x)}` : x.text_value)).join(' ');
   const points = arms.map((a, i) => ({x: i + 1, y: a.ratio, job: name(a),
     ...(a.ratio_high > 0 ? {lo: a.ratio_low, hi: a.ratio_high} : {})}));
   const t = c.threshold || 0;
@@ -491,21 +355,15 @@ function specText(job) {
   return words.join(' ');
 }
 
-function armMatches(r, arm, tMax) {
-  if (arm === 'reference') return isReference(r, tMax);
-  const [v, t, u] = arm.split(',');
-  return variant(r.arm.variant) === v && r.arm.t === Number(t) && r.arm.union_size === Number(u);
-}
-
 // The arm's point in one job's results, or null: its value, interval, device and what it is.
 function trendPoint(job, results, p) {
   if (job.probe === 'moe-union') {
-    const rows = results.rows || [];
-    const tMax = Math.max(0, ...rows.map((r) => r.arm.t));
-    const row = rows.find((r) => armMatches(r, p.arm || 'reference', tMax));
-    const m = p.metric === 'down' ? 'down_us' : 'gu_us';
-    return row && {y: row[m], lo: row[`${m}_low`], hi: row[`${m}_high`], device: row.device,
-                   metric: p.metric === 'down' ? 'down' : 'gate+up', unit: 'us'};
+    const arms = (results.results || []).map(moeArm);
+    const tMax = Math.max(0, ...arms.map((a) => a.t));
+    const a = arms.find((x) => armMatches(x, p.arm || 'reference', tMax));
+    const m = p.metric === 'down' ? a && a.down : a && a.gu;
+    return a && {y: m.median, lo: m.low, hi: m.high, device: a.device,
+                 metric: p.metric === 'down' ? 'down' : 'gate+up', unit: 'us'};
   }
   const want = p.arm.split(',').filter(Boolean).map((kv) => kv.split('='));
   const result = (results.results || []).find((r) => want.every(([name, value]) =>

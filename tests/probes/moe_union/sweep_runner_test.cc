@@ -1,6 +1,7 @@
 #include "server/probes/moe_union/sweep_runner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <set>
 
@@ -8,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "tests/measure/fake_clock_device.h"
 #include "tests/probes/moe_union/small_sweep.h"
+#include "tests/probes/recorded_events.h"
 
 namespace gpuprobe {
 namespace {
@@ -111,15 +113,18 @@ class RecordingBackend final : public FakeClockDevice, public FakeArms {
   std::vector<TelemetrySample> readings;
 };
 
-class CountingObserver final : public SweepObserver {
- public:
-  void OnRepDone(int done, int total) override { reps.emplace_back(done, total); }
-  void OnRow(const ArmRow& row) override { rows.push_back(row); }
-  void OnTelemetry(const TelemetrySample& s) override { telemetry.push_back(s); }
-  std::vector<std::pair<int, int>> reps;
-  std::vector<ArmRow> rows;
-  std::vector<TelemetrySample> telemetry;
-};
+// A derived value of an arm's result; NaN when it has none.
+double DerivedOf(const v1::Result& r, const std::string& name) {
+  for (const v1::DerivedValue& d : r.derived()) {
+    if (d.name() == name) return d.value();
+  }
+  return std::nan("");
+}
+
+int TelemetryReadings(const RecordedEvents& recorded) {
+  return static_cast<int>(std::count_if(recorded.events.begin(), recorded.events.end(),
+                                        [](const v1::JobEvent& e) { return e.has_telemetry(); }));
+}
 
 SweepSpec SmallSpec(int reps = 4) {
   SweepOptions o = SmallSweepOptions();
@@ -130,10 +135,10 @@ SweepSpec SmallSpec(int reps = 4) {
 
 TEST(RunSweepTest, EveryRepRunsEveryArmOnceGateUpThenDown) {
   RecordingBackend backend;
-  CountingObserver observer;
+  RecordedEvents recorded;
   std::atomic<bool> cancelled{false};
   const SweepSpec spec = SmallSpec();
-  ASSERT_TRUE(RunSweep(spec, backend, backend, observer, cancelled).ok());
+  ASSERT_TRUE(RunSweep(spec, backend, backend, recorded.Publisher(), cancelled).status.ok());
   const int arms = 6;
   ASSERT_EQ(backend.launches.size(), static_cast<size_t>(spec.reps * arms * 2));
   for (int rep = 0; rep < spec.reps; ++rep) {
@@ -146,8 +151,10 @@ TEST(RunSweepTest, EveryRepRunsEveryArmOnceGateUpThenDown) {
       EXPECT_EQ(dn.kernel, MoeKernel::kDown);
     }
   }
-  EXPECT_EQ(observer.reps.size(), static_cast<size_t>(spec.reps));
-  EXPECT_EQ(observer.reps.back(), std::make_pair(spec.reps, spec.reps));
+  const std::vector<v1::JobProgress> progress = recorded.Progress();
+  EXPECT_EQ(progress.size(), static_cast<size_t>(spec.reps));
+  EXPECT_EQ(progress.back().reps_done(), static_cast<uint32_t>(spec.reps));
+  EXPECT_EQ(progress.back().reps_total(), static_cast<uint32_t>(spec.reps));
   EXPECT_EQ(backend.bank_seed, 9u);
 }
 
@@ -158,16 +165,16 @@ TEST(RunSweepTest, TelemetryIsReadAfterEveryRepAndADisturbedSweepFlagsItsRows) {
   busy.foreign_processes.push_back({.pid = 4242, .name = "python3"});
   busy.clock_event_reasons = 0x4;  // software power cap
   backend.readings = {clean, busy, clean};
-  CountingObserver observer;
+  RecordedEvents recorded;
   std::atomic<bool> cancelled{false};
   const SweepSpec spec = SmallSpec(4);
-  ASSERT_TRUE(RunSweep(spec, backend, backend, observer, cancelled).ok());
-  EXPECT_EQ(observer.telemetry.size(), static_cast<size_t>(spec.reps));
-  ASSERT_EQ(observer.rows.size(), 6u);
-  for (const ArmRow& row : observer.rows) {
-    EXPECT_THAT(row.disturbance, testing::HasSubstr("rep 1"));
-    EXPECT_THAT(row.disturbance, testing::HasSubstr("foreign process 4242 python3"));
-    EXPECT_THAT(row.disturbance, testing::HasSubstr("sw_power_cap"));
+  ASSERT_TRUE(RunSweep(spec, backend, backend, recorded.Publisher(), cancelled).status.ok());
+  EXPECT_EQ(TelemetryReadings(recorded), spec.reps);
+  ASSERT_EQ(recorded.Results().size(), 6u);
+  for (const v1::Result& r : recorded.Results()) {
+    EXPECT_THAT(r.disturbance(), testing::HasSubstr("rep 1"));
+    EXPECT_THAT(r.disturbance(), testing::HasSubstr("foreign process 4242 python3"));
+    EXPECT_THAT(r.disturbance(), testing::HasSubstr("sw_power_cap"));
   }
 }
 
@@ -176,82 +183,92 @@ TEST(RunSweepTest, RequireCleanFailsAtTheFirstDisturbedReadingNamingIt) {
   TelemetrySample busy{.sm_mhz = 1980};
   busy.foreign_processes.push_back({.pid = 7, .name = "trainer"});
   backend.readings = {busy};
-  CountingObserver observer;
+  RecordedEvents recorded;
   std::atomic<bool> cancelled{false};
   SweepOptions o = SmallSweepOptions();
   o.require_clean = true;
-  absl::StatusOr<SweepOutcome> outcome =
-      RunSweep(*ResolveSweep(o, SweepLimits{}), backend, backend, observer, cancelled);
-  ASSERT_FALSE(outcome.ok());
-  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(outcome.status().message(), testing::HasSubstr("require_clean"));
-  EXPECT_THAT(outcome.status().message(), testing::HasSubstr("trainer"));
-  EXPECT_TRUE(observer.rows.empty());
+  const JobOutcome outcome =
+      RunSweep(*ResolveSweep(o, SweepLimits{}), backend, backend, recorded.Publisher(), cancelled);
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(outcome.status.message(), testing::HasSubstr("require_clean"));
+  EXPECT_THAT(outcome.status.message(), testing::HasSubstr("trainer"));
+  EXPECT_TRUE(recorded.Results().empty());
 }
 
 TEST(RunSweepTest, WithoutTelemetryRowsAreNotFlagged) {
   RecordingBackend backend;
-  CountingObserver observer;
+  RecordedEvents recorded;
   std::atomic<bool> cancelled{false};
-  ASSERT_TRUE(RunSweep(SmallSpec(3), backend, backend, observer, cancelled).ok());
-  EXPECT_TRUE(observer.telemetry.empty());
-  for (const ArmRow& row : observer.rows) EXPECT_TRUE(row.disturbance.empty());
+  ASSERT_TRUE(
+      RunSweep(SmallSpec(3), backend, backend, recorded.Publisher(), cancelled).status.ok());
+  EXPECT_EQ(TelemetryReadings(recorded), 0);
+  ASSERT_EQ(recorded.Results().size(), 6u);
+  for (const v1::Result& r : recorded.Results()) EXPECT_TRUE(r.disturbance().empty());
 }
 
 TEST(RunSweepTest, RepZeroIsDroppedFromTheStatistics) {
   RecordingBackend backend;
-  CountingObserver observer;
+  RecordedEvents recorded;
   std::atomic<bool> cancelled{false};
-  absl::StatusOr<SweepOutcome> outcome =
-      RunSweep(SmallSpec(4), backend, backend, observer, cancelled);
-  ASSERT_TRUE(outcome.ok());
-  ASSERT_EQ(outcome->rows.size(), 6u);
-  for (const ArmRow& row : outcome->rows) {
-    EXPECT_EQ(row.kept_reps, 3);
-    EXPECT_EQ(row.gu.max, 10.0 * (row.arm_index + 1)) << "rep 0's 1000 us leaked in";
-    EXPECT_EQ(row.down.median, 5.0 * (row.arm_index + 1));
-    EXPECT_EQ(row.section_us, 15.0 * (row.arm_index + 1));
+  const JobOutcome outcome =
+      RunSweep(SmallSpec(4), backend, backend, recorded.Publisher(), cancelled);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(outcome.results, 6);
+  const std::vector<v1::Result> results = recorded.Results();
+  ASSERT_EQ(results.size(), 6u);
+  for (const v1::Result& r : results) {
+    const double arm = r.arm_index() + 1;
+    EXPECT_EQ(r.metrics(0).name(), "gu_us");
+    EXPECT_EQ(r.metrics(0).kept(), 3u);
+    EXPECT_EQ(r.metrics(0).max(), 10.0 * arm) << "rep 0's 1000 us leaked in";
+    EXPECT_EQ(r.metrics(1).name(), "down_us");
+    EXPECT_EQ(r.metrics(1).median(), 5.0 * arm);
+    EXPECT_EQ(DerivedOf(r, "section_us"), 15.0 * arm);
   }
   // The reference is the last arm (t=3, union=12): its section is 90 us.
-  ASSERT_TRUE(outcome->reference_section_us.has_value());
-  EXPECT_EQ(*outcome->reference_section_us, 90.0);
-  EXPECT_DOUBLE_EQ(*outcome->rows[0].vs_reference, 90.0 / 15.0);
-  EXPECT_EQ(observer.rows.size(), 6u);
+  EXPECT_EQ(results[0].axes(0).text_value(), "per-slot");
+  EXPECT_EQ(results[5].axes(3).int_value(), 12);
+  EXPECT_DOUBLE_EQ(DerivedOf(results[0], "vs_reference"), 90.0 / 15.0);
+  EXPECT_DOUBLE_EQ(DerivedOf(results[5], "vs_reference"), 1.0);
 }
 
 TEST(RunSweepTest, EachBlockRunsOnBanksPlacedAnewAndKeepsItsSection) {
   RecordingBackend backend;
   backend.block_step = 0.1;  // blocks 0, 1, 2 run at 1.0x, 1.1x and 1.2x
-  CountingObserver observer;
+  RecordedEvents recorded;
   std::atomic<bool> cancelled{false};
   SweepSpec spec = SmallSpec(4);
   spec.blocks = 3;
-  absl::StatusOr<SweepOutcome> outcome = RunSweep(spec, backend, backend, observer, cancelled);
-  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  const JobOutcome outcome = RunSweep(spec, backend, backend, recorded.Publisher(), cancelled);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(backend.placements, 3);
   EXPECT_EQ(backend.prepared.size(), 3 * ExpandArms(spec).size());  // every arm, every block
-  ASSERT_EQ(outcome->rows.size(), 6u);
-  for (const ArmRow& row : outcome->rows) {
-    const double section = 15.0 * (row.arm_index + 1);
-    EXPECT_EQ(row.kept_reps, 9);  // 3 kept reps a block: each block's rep 0 is dropped
-    EXPECT_DOUBLE_EQ(row.gu.max, 1.2 * 10.0 * (row.arm_index + 1)) << "a rep 0 leaked in";
-    ASSERT_EQ(row.block_section_us.size(), 3u);
-    EXPECT_DOUBLE_EQ(row.block_section_us[0], section);
-    EXPECT_DOUBLE_EQ(row.block_section_us[1], 1.1 * section);
-    EXPECT_DOUBLE_EQ(row.block_section_us[2], 1.2 * section);
-    EXPECT_DOUBLE_EQ(row.section_us, 1.1 * section);  // the median over every block's reps
+  const std::vector<v1::Result> results = recorded.Results();
+  ASSERT_EQ(results.size(), 6u);
+  for (const v1::Result& r : results) {
+    const double section = 15.0 * (r.arm_index() + 1);
+    EXPECT_EQ(r.metrics(0).kept(), 9u);  // 3 kept reps a block: each block's rep 0 is dropped
+    EXPECT_DOUBLE_EQ(r.metrics(0).max(), 1.2 * 10.0 * (r.arm_index() + 1)) << "a rep 0 leaked in";
+    ASSERT_EQ(r.block_section_us_size(), 3);
+    EXPECT_DOUBLE_EQ(r.block_section_us(0), section);
+    EXPECT_DOUBLE_EQ(r.block_section_us(1), 1.1 * section);
+    EXPECT_DOUBLE_EQ(r.block_section_us(2), 1.2 * section);
+    // The median over every block's reps.
+    EXPECT_DOUBLE_EQ(DerivedOf(r, "section_us"), 1.1 * section);
   }
   // Progress counts the job's reps over all blocks.
-  ASSERT_FALSE(observer.reps.empty());
-  EXPECT_EQ(observer.reps.front(), std::make_pair(1, 12));
-  EXPECT_EQ(observer.reps.back(), std::make_pair(12, 12));
+  const std::vector<v1::JobProgress> progress = recorded.Progress();
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.front().reps_done(), 1u);
+  EXPECT_EQ(progress.front().reps_total(), 12u);
+  EXPECT_EQ(progress.back().reps_done(), 12u);
 }
 
 TEST(RunSweepTest, ArmInputsCarryExactUnionRoutingAndActivations) {
   RecordingBackend backend;
-  CountingObserver observer;
+  RecordedEvents recorded;
   std::atomic<bool> cancelled{false};
-  ASSERT_TRUE(RunSweep(SmallSpec(), backend, backend, observer, cancelled).ok());
+  ASSERT_TRUE(RunSweep(SmallSpec(), backend, backend, recorded.Publisher(), cancelled).status.ok());
   const std::vector<Arm> arms = ExpandArms(SmallSpec());
   ASSERT_EQ(backend.prepared.size(), arms.size());
   for (size_t i = 0; i < arms.size(); ++i) {
@@ -266,13 +283,13 @@ TEST(RunSweepTest, ArmInputsCarryExactUnionRoutingAndActivations) {
 
 TEST(RunSweepTest, CancelStopsBetweenLaunches) {
   RecordingBackend backend;
-  CountingObserver observer;
+  RecordedEvents recorded;
   std::atomic<bool> cancelled{true};
-  absl::StatusOr<SweepOutcome> outcome =
-      RunSweep(SmallSpec(), backend, backend, observer, cancelled);
-  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kCancelled);
+  const JobOutcome outcome =
+      RunSweep(SmallSpec(), backend, backend, recorded.Publisher(), cancelled);
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kCancelled);
   EXPECT_TRUE(backend.launches.empty());
-  EXPECT_TRUE(observer.rows.empty());
+  EXPECT_TRUE(recorded.Results().empty());
 }
 
 TEST(RunSweepTest, CancelKeepsRowsOfTheCompletedRepsOnly) {
@@ -295,27 +312,27 @@ TEST(RunSweepTest, CancelKeepsRowsOfTheCompletedRepsOnly) {
   };
   std::atomic<bool> cancelled{false};
   CancelMidRep backend(cancelled);
-  CountingObserver observer;
-  absl::StatusOr<SweepOutcome> outcome =
-      RunSweep(SmallSpec(10), backend, backend, observer, cancelled);
-  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kCancelled);
-  EXPECT_THAT(std::string(outcome.status().message()), testing::HasSubstr("2 completed reps"));
-  ASSERT_EQ(observer.rows.size(), 6u);
-  for (const ArmRow& row : observer.rows) {
-    EXPECT_EQ(row.kept_reps, 2);
-    EXPECT_EQ(row.gu.max, 10.0);
+  RecordedEvents recorded;
+  const JobOutcome outcome =
+      RunSweep(SmallSpec(10), backend, backend, recorded.Publisher(), cancelled);
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kCancelled);
+  EXPECT_THAT(std::string(outcome.status.message()), testing::HasSubstr("2 completed reps"));
+  ASSERT_EQ(recorded.Results().size(), 6u);
+  for (const v1::Result& r : recorded.Results()) {
+    EXPECT_EQ(r.metrics(0).kept(), 2u);
+    EXPECT_EQ(r.metrics(0).max(), 10.0);
   }
 }
 
 TEST(RunSweepTest, LaunchFailureFailsTheSweepWithItsStatus) {
   RecordingBackend backend;
   backend.fail_at_launch = 5;
-  CountingObserver observer;
+  RecordedEvents recorded;
   std::atomic<bool> cancelled{false};
-  absl::StatusOr<SweepOutcome> outcome =
-      RunSweep(SmallSpec(), backend, backend, observer, cancelled);
-  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kInternal);
-  EXPECT_TRUE(observer.rows.empty());
+  const JobOutcome outcome =
+      RunSweep(SmallSpec(), backend, backend, recorded.Publisher(), cancelled);
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kInternal);
+  EXPECT_TRUE(recorded.Results().empty());
 }
 
 TEST(CheckFitsBackendTest, RefusesMissingVariantsAndOversizedSweepsBeforeAllocating) {
@@ -329,9 +346,10 @@ TEST(CheckFitsBackendTest, RefusesMissingVariantsAndOversizedSweepsBeforeAllocat
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(s.message()), testing::HasSubstr("GiB"));
   EXPECT_THAT(std::string(s.message()), testing::StartsWith("experts, hidden, ff: "));
-  CountingObserver observer;
+  RecordedEvents recorded;
   std::atomic<bool> cancelled{false};
-  EXPECT_FALSE(RunSweep(SmallSpec(), backend, backend, observer, cancelled).ok());
+  EXPECT_FALSE(
+      RunSweep(SmallSpec(), backend, backend, recorded.Publisher(), cancelled).status.ok());
   EXPECT_EQ(backend.loads, 0);
 }
 
@@ -339,12 +357,12 @@ TEST(RunSweepTest, TheSpecsTimingAndCacheReachTheTimer) {
   // Graph, cold: each launch of each arm is captured once, as kGraphLaunchesPerSample launches
   // each after its flush, and replayed at every rep.
   RecordingBackend backend;
-  CountingObserver observer;
+  RecordedEvents recorded;
   std::atomic<bool> cancelled{false};
   SweepSpec spec = SmallSpec();
   spec.timing = TimingMode::kGraph;
   spec.cache = CacheMode::kCold;
-  ASSERT_TRUE(RunSweep(spec, backend, backend, observer, cancelled).ok());
+  ASSERT_TRUE(RunSweep(spec, backend, backend, recorded.Publisher(), cancelled).status.ok());
   const int launches = 2 * static_cast<int>(ExpandArms(spec).size());
   EXPECT_EQ(backend.captures, launches);
   EXPECT_THAT(backend.marks_made, testing::Each(testing::Eq(2 * kGraphLaunchesPerSample)));
