@@ -135,6 +135,80 @@ absl::StatusOr<Daemon> StartDaemon(const std::string& store_flag, const std::str
   return d;
 }
 
+// A sweep run under load, and what the load saw.
+struct Polled {
+  SweepResult sweep;
+  double calls_per_s = 0.0;
+  std::vector<double> list_latency_us;  // each ListJobs call's
+};
+
+// Runs `sweep` while 50 pollers call ListJobs and GetJob at 10 Hz, spread over the daemons.
+Polled RunUnderPollers(std::vector<Daemon>& daemons, v1::ProbeService::Stub& submit,
+                       v1::ProbeService::Stub& watch, const v1::SweepRequest& sweep) {
+  const int daemon_count = static_cast<int>(daemons.size());
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> polls{0};
+  absl::Mutex mu;
+  Polled result;
+  std::vector<std::thread> pollers;
+  const std::string some_job = "job-1";
+  for (int i = 0; i < 50; ++i) {
+    pollers.emplace_back([&, i] {
+      auto poller = v1::ProbeService::NewStub(daemons[i % daemon_count].channel);
+      std::vector<double> mine;
+      while (!stop.load()) {
+        const absl::Time next = absl::Now() + absl::Milliseconds(100);
+        grpc::ClientContext list_context, get_context;
+        v1::ListJobsResponse list;
+        const absl::Time list_start = absl::Now();
+        (void)poller->ListJobs(&list_context, v1::ListJobsRequest(), &list);
+        mine.push_back(absl::ToDoubleMicroseconds(absl::Now() - list_start));
+        v1::GetJobRequest get;
+        get.set_job_id(some_job);
+        v1::Job job;
+        (void)poller->GetJob(&get_context, get, &job);
+        polls += 2;
+        absl::SleepFor(next - absl::Now());
+      }
+      absl::MutexLock lock(&mu);
+      result.list_latency_us.insert(result.list_latency_us.end(), mine.begin(), mine.end());
+    });
+  }
+  const absl::Time loaded_start = absl::Now();
+  result.sweep = RunSweep(submit, watch, sweep);
+  const double loaded_s = absl::ToDoubleSeconds(absl::Now() - loaded_start);
+  stop = true;
+  for (std::thread& t : pollers) t.join();
+  result.calls_per_s = polls.load() / loaded_s;
+  return result;
+}
+
+// Times 1000 submits of small sweeps queued behind a long one, all for the first daemon.
+void MeasureSubmits(v1::ProbeService::Stub& submit, Daemon& first) {
+  v1::SubmitRequest blocker;
+  *blocker.mutable_sweep() = BenchSweep(10000);
+  blocker.set_host(HostName(0));
+  {
+    grpc::ClientContext context;
+    v1::Job job;
+    (void)submit.Submit(&context, blocker, &job);
+  }
+  v1::SubmitRequest small;
+  *small.mutable_sweep() = BenchSweep(2);
+  small.set_host(HostName(0));
+  const absl::Time submit_start = absl::Now();
+  int submitted = 0;
+  for (int i = 0; i < 1000; ++i) {
+    grpc::ClientContext context;
+    v1::Job job;
+    submitted += submit.Submit(&context, small, &job).ok() ? 1 : 0;
+  }
+  const double submit_s = absl::ToDoubleSeconds(absl::Now() - submit_start);
+  std::cout << absl::StrFormat("submitted %d jobs in %.2f s: %.0f submits/s; queue depth now %d\n",
+                               submitted, submit_s, submitted / submit_s,
+                               first.manager->QueueDepth().value_or(-1));
+}
+
 int Main(int argc, char** argv) {
   std::string store_flag;
   int daemon_count = 1;
@@ -171,80 +245,28 @@ int Main(int argc, char** argv) {
   const v1::SweepRequest sweep = BenchSweep(150);
   const SweepResult idle_a = RunSweep(*submit, *watch, sweep);
   const SweepResult idle_b = RunSweep(*submit, *watch, sweep);
-  std::atomic<bool> stop{false};
-  std::atomic<int64_t> polls{0};
-  absl::Mutex mu;
-  std::vector<double> list_latency_us;
-  std::vector<std::thread> pollers;
-  const std::string some_job = "job-1";
-  for (int i = 0; i < 50; ++i) {
-    pollers.emplace_back([&, i] {
-      auto poller = v1::ProbeService::NewStub(daemons[i % daemon_count].channel);
-      std::vector<double> mine;
-      while (!stop.load()) {
-        const absl::Time next = absl::Now() + absl::Milliseconds(100);
-        grpc::ClientContext list_context, get_context;
-        v1::ListJobsResponse list;
-        const absl::Time list_start = absl::Now();
-        (void)poller->ListJobs(&list_context, v1::ListJobsRequest(), &list);
-        mine.push_back(absl::ToDoubleMicroseconds(absl::Now() - list_start));
-        v1::GetJobRequest get;
-        get.set_job_id(some_job);
-        v1::Job job;
-        (void)poller->GetJob(&get_context, get, &job);
-        polls += 2;
-        absl::SleepFor(next - absl::Now());
-      }
-      absl::MutexLock lock(&mu);
-      list_latency_us.insert(list_latency_us.end(), mine.begin(), mine.end());
-    });
-  }
-  const absl::Time loaded_start = absl::Now();
-  const SweepResult loaded = RunSweep(*submit, *watch, sweep);
-  const double loaded_s = absl::ToDoubleSeconds(absl::Now() - loaded_start);
-  stop = true;
-  for (std::thread& t : pollers) t.join();
+  const Polled loaded = RunUnderPollers(daemons, *submit, *watch, sweep);
   PrintRows("idle run 1", idle_a);
   PrintRows("idle run 2", idle_b);
-  PrintRows("50 pollers at 10 Hz", loaded);
+  PrintRows("50 pollers at 10 Hz", loaded.sweep);
   std::cout << absl::StrFormat(
       "pollers made %.0f calls/s during the loaded run; ListJobs latency p50 %.0f us, p99 %.0f "
       "us (%d calls)\n",
-      polls.load() / loaded_s, Percentile(list_latency_us, 0.5), Percentile(list_latency_us, 0.99),
-      list_latency_us.size());
+      loaded.calls_per_s, Percentile(loaded.list_latency_us, 0.5),
+      Percentile(loaded.list_latency_us, 0.99), loaded.list_latency_us.size());
 
   // 2. Row latency, over every row of the three runs.
   std::vector<double> latency = idle_a.row_latency_us;
   latency.insert(latency.end(), idle_b.row_latency_us.begin(), idle_b.row_latency_us.end());
-  latency.insert(latency.end(), loaded.row_latency_us.begin(), loaded.row_latency_us.end());
+  latency.insert(latency.end(), loaded.sweep.row_latency_us.begin(),
+                 loaded.sweep.row_latency_us.end());
   std::cout << absl::StrFormat(
       "row latency store -> watching client: p50 %.0f us, p99 %.0f us "
       "(%d rows)\n",
       Percentile(latency, 0.5), Percentile(latency, 0.99), latency.size());
 
   // 3. Submit throughput with 1000 jobs queued behind a long one, all for the first daemon.
-  v1::SubmitRequest blocker;
-  *blocker.mutable_sweep() = BenchSweep(10000);
-  blocker.set_host(HostName(0));
-  {
-    grpc::ClientContext context;
-    v1::Job job;
-    (void)submit->Submit(&context, blocker, &job);
-  }
-  v1::SubmitRequest small;
-  *small.mutable_sweep() = BenchSweep(2);
-  small.set_host(HostName(0));
-  const absl::Time submit_start = absl::Now();
-  int submitted = 0;
-  for (int i = 0; i < 1000; ++i) {
-    grpc::ClientContext context;
-    v1::Job job;
-    submitted += submit->Submit(&context, small, &job).ok() ? 1 : 0;
-  }
-  const double submit_s = absl::ToDoubleSeconds(absl::Now() - submit_start);
-  std::cout << absl::StrFormat("submitted %d jobs in %.2f s: %.0f submits/s; queue depth now %d\n",
-                               submitted, submit_s, submitted / submit_s,
-                               daemons[0].manager->QueueDepth().value_or(-1));
+  MeasureSubmits(*submit, daemons[0]);
   for (Daemon& d : daemons) {
     d.manager->Stop();
     d.server->Shutdown();

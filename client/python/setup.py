@@ -1,9 +1,9 @@
 """Builds the gpuprobe package, generating its gRPC stubs from the repository's proto.
 
-The stubs (gpuprobe/v1/probe_pb2.py, probe_pb2_grpc.py, and param_spec_pb2.py, which probe.proto
-imports) are generated at build time by protoc and gRPC's Python plugin (Debian:
-protobuf-compiler, protobuf-compiler-grpc), from ../../proto/gpuprobe/v1/, so they always match
-the daemon built beside them.
+The stubs (gpuprobe/v1/probe_pb2.py, probe_pb2_grpc.py, and the modules of the files that
+probe.proto imports: measurement, moe_union, device, param_spec) are generated at build time by
+protoc and gRPC's Python plugin (Debian: protobuf-compiler, protobuf-compiler-grpc), from
+../../proto/gpuprobe/v1/, so they always match the daemon built beside them.
 """
 import os
 import shutil
@@ -17,14 +17,15 @@ PROTO_ROOT = os.path.join(HERE, "..", "..", "proto")
 
 
 def generate_stubs(out_dir):
-    """Writes gpuprobe/v1/{__init__,probe_pb2,probe_pb2_grpc,param_spec_pb2}.py under out_dir."""
+    """Writes gpuprobe/v1/{__init__,probe_pb2,probe_pb2_grpc,...}.py under out_dir."""
     plugin = shutil.which("grpc_python_plugin")
     protoc = shutil.which("protoc")
     if plugin is None or protoc is None:
         raise SystemExit("gpuprobe: protoc and grpc_python_plugin are needed to build the stubs "
                          "(Debian: apt-get install protobuf-compiler protobuf-compiler-grpc)")
     protos = [os.path.join(PROTO_ROOT, "gpuprobe", "v1", name)
-              for name in ("probe.proto", "param_spec.proto")]
+              for name in ("probe.proto", "measurement.proto", "moe_union.proto", "device.proto",
+                           "param_spec.proto")]
     for proto in protos:
         if not os.path.exists(proto):
             raise SystemExit("gpuprobe: %s is missing: build from the gpuprobe repository" % proto)

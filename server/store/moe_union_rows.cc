@@ -67,12 +67,12 @@ v1::Result ResultOfRow(const v1::Row& row) {
   *r.add_axes() = Axis("t", row.arm().t());
   *r.add_axes() = Axis("slots", row.arm().slots());
   *r.add_axes() = Axis("union", row.arm().union_size());
-  *r.add_metrics() = Metric("gu_us", row.gu_us(), row.gu_min_us(), row.gu_max_us(),
-                            row.gu_spread(), row.gu_us_low(), row.gu_us_high(), row.kept_reps(),
-                            row.gu_samples_us());
-  *r.add_metrics() = Metric("down_us", row.down_us(), row.down_min_us(), row.down_max_us(),
-                            row.dn_spread(), row.down_us_low(), row.down_us_high(),
-                            row.kept_reps(), row.down_samples_us());
+  *r.add_metrics() =
+      Metric("gu_us", row.gu_us(), row.gu_min_us(), row.gu_max_us(), row.gu_spread(),
+             row.gu_us_low(), row.gu_us_high(), row.kept_reps(), row.gu_samples_us());
+  *r.add_metrics() =
+      Metric("down_us", row.down_us(), row.down_min_us(), row.down_max_us(), row.dn_spread(),
+             row.down_us_low(), row.down_us_high(), row.kept_reps(), row.down_samples_us());
   // 0: the backend had no calibrated read; such a share is absent from a Result.
   if (row.gu_pct_of_read_bw() > 0.0) {
     *r.add_derived() = Derived("gu_pct_of_read", "%", row.gu_pct_of_read_bw());
@@ -83,8 +83,7 @@ v1::Result ResultOfRow(const v1::Row& row) {
   *r.add_derived() = Derived("section_us", "us", row.section_us());
   *r.add_derived() = Derived("gu_bw_vs_union_tbps", "TB/s", row.gu_bw_vs_union_tbps());
   *r.add_derived() = Derived("gu_bw_vs_slots_tbps", "TB/s", row.gu_bw_vs_slots_tbps());
-  *r.add_derived() =
-      Derived("gu_read_bytes", "bytes", static_cast<double>(row.gu_read_bytes()));
+  *r.add_derived() = Derived("gu_read_bytes", "bytes", static_cast<double>(row.gu_read_bytes()));
   *r.add_derived() =
       Derived("down_read_bytes", "bytes", static_cast<double>(row.down_read_bytes()));
   if (row.has_vs_reference()) *r.add_derived() = Derived("vs_reference", "", row.vs_reference());
@@ -150,8 +149,7 @@ v1::Row RowOfResult(const v1::Result& r, const v1::ResolvedSweep& sweep) {
   row.set_gu_bw_vs_union_tbps(FindDerived(r, "gu_bw_vs_union_tbps").value_or(0.0));
   row.set_gu_bw_vs_slots_tbps(FindDerived(r, "gu_bw_vs_slots_tbps").value_or(0.0));
   row.set_gu_read_bytes(static_cast<uint64_t>(FindDerived(r, "gu_read_bytes").value_or(0.0)));
-  row.set_down_read_bytes(
-      static_cast<uint64_t>(FindDerived(r, "down_read_bytes").value_or(0.0)));
+  row.set_down_read_bytes(static_cast<uint64_t>(FindDerived(r, "down_read_bytes").value_or(0.0)));
   row.set_gu_pct_of_read_bw(FindDerived(r, "gu_pct_of_read").value_or(0.0));
   row.set_down_pct_of_read_bw(FindDerived(r, "down_pct_of_read").value_or(0.0));
   if (std::optional<double> v = FindDerived(r, "vs_reference")) row.set_vs_reference(*v);

@@ -16,11 +16,6 @@ namespace {
 
 using google::protobuf::util::TimeUtil;
 
-// Registry entries of daemons silent this long are removed when another daemon registers.
-constexpr absl::Duration kForgetLostDaemonsAfter = absl::Minutes(10);
-
-int64_t Us(absl::Time t) { return absl::ToUnixMicros(t); }
-
 // Row `r` of a query that selected kJobColumns first.
 v1::Job JobAt(const SqlRows& rows, size_t r) {
   JobColumns c;
@@ -54,29 +49,8 @@ SqlValue OptionalBlob(const v1::TelemetrySummary* telemetry) {
 
 // A placeholder id, unique among concurrent inserts, until the row's seq names the job.
 std::string PendingId() {
-  return absl::StrFormat("pending-%d-%x", Us(absl::Now()), absl::Uniform<uint64_t>(absl::BitGen()));
-}
-
-// Why a running job's lease expired, for its log line and, on its last attempt, its failure:
-// whose it was, how long ago it ran out, and whether that daemon still heartbeats.
-std::string LeaseExpiry(const std::string& owner, int64_t expired_us,
-                        std::optional<int64_t> owner_heartbeat_us, absl::Time now) {
-  if (expired_us == 0) return absl::StrCat("its gpuprobed ", owner, " stopped while the job ran");
-  const auto seconds_ago = [&](int64_t us) {
-    return absl::StrFormat("%.1f s", absl::ToDoubleSeconds(now - absl::FromUnixMicros(us)));
-  };
-  std::string reason = absl::StrCat("its lease, held by ", owner, ", expired ",
-                                    seconds_ago(expired_us), " ago without renewal");
-  if (!owner_heartbeat_us.has_value()) {
-    absl::StrAppend(&reason, " (that daemon has left the fleet registry)");
-  } else if (*owner_heartbeat_us > expired_us) {
-    absl::StrAppend(&reason, " (that daemon still heartbeats, ", seconds_ago(*owner_heartbeat_us),
-                    " ago, but did not renew this job)");
-  } else {
-    absl::StrAppend(&reason, " (that daemon's last heartbeat was ",
-                    seconds_ago(*owner_heartbeat_us), " ago)");
-  }
-  return reason;
+  return absl::StrFormat("pending-%d-%x", StoreMicros(absl::Now()),
+                         absl::Uniform<uint64_t>(absl::BitGen()));
 }
 
 }  // namespace
@@ -88,16 +62,6 @@ absl::Status SqlJobStore::InTransaction(SqlConnection& db,
   if (s.ok()) s = db.Exec("COMMIT");
   if (!s.ok()) (void)db.Exec("ROLLBACK");
   return s;
-}
-
-absl::Status SqlJobStore::OnFleetConnection(
-    const std::function<absl::Status(SqlConnection& db)>& body) {
-  if (fleet_db_ == nullptr) {
-    absl::MutexLock lock(&mu_);
-    return body(*db_);
-  }
-  absl::MutexLock lock(&fleet_mu_);
-  return body(*fleet_db_);
 }
 
 absl::StatusOr<int64_t> SqlJobStore::CountLocked(const std::string& sql,
@@ -181,7 +145,7 @@ absl::StatusOr<JobStore::Inserted> SqlJobStore::Insert(
                    "ON CONFLICT (idempotency_key) DO NOTHING RETURNING seq",
                    {PendingId(), int64_t{v1::JOB_STATE_QUEUED},
                     SqlBlob{request.SerializeAsString()}, int64_t{request.priority()}, submitter,
-                    key, Us(now), pinned, request.gpu(), request.host(), job.probe,
+                    key, StoreMicros(now), pinned, request.gpu(), request.host(), job.probe,
                     SqlBlob{job.resolved.SerializeAsString()}, int64_t{job.check ? 1 : 0}}));
     if (created.empty()) {
       ASSIGN_OR_RETURN(std::optional<v1::Job> other,
@@ -321,19 +285,19 @@ absl::StatusOr<std::optional<JobStore::Claimed>> SqlJobStore::ClaimNext(
                                    "error_message = ?3, finished_us = ?4 WHERE id = ?5",
                                    {int64_t{v1::JOB_STATE_FAILED},
                                     static_cast<int64_t>(absl::StatusCode::kDataLoss),
-                                    std::string(kCorruptRequest), Us(now), job.id()})
+                                    std::string(kCorruptRequest), StoreMicros(now), job.id()})
                             .status());
         continue;
       }
       ASSIGN_OR_RETURN(
           SqlRows attempt,
-          db_->Query(
-              "UPDATE jobs SET state = ?1, device = ?2, started_us = ?3, "
-              "attempts = attempts + 1, results = 0, device_index = ?4, host = ?5, "
-              "lease_owner = ?6, lease_expires_us = ?7, cancel_requested = 0 "
-              "WHERE id = ?8 RETURNING attempts",
-              {int64_t{v1::JOB_STATE_RUNNING}, device.description, Us(now), int64_t{device.index},
-               daemon.host, daemon.daemon_id, Us(lease_until), job.id()}));
+          db_->Query("UPDATE jobs SET state = ?1, device = ?2, started_us = ?3, "
+                     "attempts = attempts + 1, results = 0, device_index = ?4, host = ?5, "
+                     "lease_owner = ?6, lease_expires_us = ?7, cancel_requested = 0 "
+                     "WHERE id = ?8 RETURNING attempts",
+                     {int64_t{v1::JOB_STATE_RUNNING}, device.description, StoreMicros(now),
+                      int64_t{device.index}, daemon.host, daemon.daemon_id,
+                      StoreMicros(lease_until), job.id()}));
       if (attempt.empty()) return absl::InternalError("claim: the job vanished");
       Claimed c{.job = std::move(job), .attempt = static_cast<int>(attempt.Int(0, 0))};
       c.job.set_state(v1::JOB_STATE_RUNNING);
@@ -341,7 +305,7 @@ absl::StatusOr<std::optional<JobStore::Claimed>> SqlJobStore::ClaimNext(
       c.job.set_device(device.description);
       c.job.set_device_index(device.index);
       c.job.set_host(daemon.host);
-      *c.job.mutable_started_at() = TimeUtil::MicrosecondsToTimestamp(Us(now));
+      *c.job.mutable_started_at() = TimeUtil::MicrosecondsToTimestamp(StoreMicros(now));
       claimed = std::move(c);
       return absl::OkStatus();
     }
@@ -360,7 +324,7 @@ absl::Status SqlJobStore::MarkFinished(const std::string& id, int attempt,
                                 "finished_us = ?4, telemetry = ?5, lease_owner = '' "
                                 "WHERE id = ?6 AND attempts = ?7 AND state = ?8 RETURNING seq",
                                 {int64_t{f.state()}, int64_t{f.error_code()}, f.error_message(),
-                                 Us(now), OptionalBlob(telemetry), id, int64_t{attempt},
+                                 StoreMicros(now), OptionalBlob(telemetry), id, int64_t{attempt},
                                  int64_t{v1::JOB_STATE_RUNNING}}));
     if (ended.empty()) return absl::AbortedError(LeaseLost(id, attempt));
     return with_event ? AppendEventLocked(id, finished) : absl::OkStatus();
@@ -384,7 +348,7 @@ absl::StatusOr<bool> SqlJobStore::CancelQueued(const std::string& id, const v1::
                      db_->Query("UPDATE jobs SET state = ?1, error_code = ?2, error_message = ?3, "
                                 "finished_us = ?4 WHERE id = ?5 AND state = ?6 RETURNING seq",
                                 {int64_t{f.state()}, int64_t{f.error_code()}, f.error_message(),
-                                 Us(now), id, int64_t{v1::JOB_STATE_QUEUED}}));
+                                 StoreMicros(now), id, int64_t{v1::JOB_STATE_QUEUED}}));
     was_queued = !ended.empty();
     return was_queued ? AppendEventLocked(id, cancelled) : absl::OkStatus();
   }));
@@ -444,174 +408,6 @@ absl::StatusOr<std::vector<v1::JobEvent>> SqlJobStore::Events(const std::string&
     events[r] = UpgradedEvent(std::move(events[r]));
   }
   return events;
-}
-
-absl::Status SqlJobStore::Forget(SqlConnection& db, const DaemonRegistration& daemon,
-                                 absl::Time now) {
-  const int64_t forget_before = Us(now - kForgetLostDaemonsAfter);
-  std::vector<std::string> forgotten = {daemon.daemon_id};
-  for (const DeviceRegistration& device : daemon.devices) {
-    ASSIGN_OR_RETURN(SqlRows same,
-                     db.Query("SELECT d.id FROM daemons d JOIN devices v ON v.daemon_id = d.id "
-                              "WHERE d.host = ?1 AND v.device_index = ?2 AND d.id <> ?3",
-                              {daemon.host, int64_t{device.index}, daemon.daemon_id}));
-    for (size_t r = 0; r < same.size(); ++r) forgotten.push_back(same.Text(r, 0));
-  }
-  for (const std::string& id : forgotten) {
-    RETURN_IF_ERROR(db.Query("DELETE FROM devices WHERE daemon_id = ?1", {id}).status());
-    RETURN_IF_ERROR(db.Query("DELETE FROM daemons WHERE id = ?1", {id}).status());
-  }
-  RETURN_IF_ERROR(db.Query("DELETE FROM devices WHERE daemon_id IN "
-                           "(SELECT id FROM daemons WHERE heartbeat_us < ?1)",
-                           {forget_before})
-                      .status());
-  return db.Query("DELETE FROM daemons WHERE heartbeat_us < ?1", {forget_before}).status();
-}
-
-absl::Status SqlJobStore::Register(const DaemonRegistration& daemon, absl::Time now) {
-  return OnFleetConnection([&](SqlConnection& db) {
-    return InTransaction(db, [&]() -> absl::Status {
-      RETURN_IF_ERROR(Forget(db, daemon, now));
-      RETURN_IF_ERROR(db.Query("INSERT INTO daemons (id, host, started_us, heartbeat_us) "
-                               "VALUES (?1, ?2, ?3, ?3)",
-                               {daemon.daemon_id, daemon.host, Us(now)})
-                          .status());
-      for (const DeviceRegistration& d : daemon.devices) {
-        RETURN_IF_ERROR(
-            db.Query("INSERT INTO devices (daemon_id, device_index, model, description, "
-                     "calibrated_read_tbps) VALUES (?1, ?2, ?3, ?4, ?5)",
-                     {daemon.daemon_id, int64_t{d.index}, d.model, d.description,
-                      d.calibrated_read_tbps})
-                .status());
-      }
-      return absl::OkStatus();
-    });
-  });
-}
-
-absl::Status SqlJobStore::Unregister(const std::string& daemon_id) {
-  return OnFleetConnection([&](SqlConnection& db) {
-    return InTransaction(db, [&]() -> absl::Status {
-      RETURN_IF_ERROR(db.Query("DELETE FROM devices WHERE daemon_id = ?1", {daemon_id}).status());
-      RETURN_IF_ERROR(db.Query("DELETE FROM daemons WHERE id = ?1", {daemon_id}).status());
-      // Jobs it leaves running (interrupted by its shutdown) may be taken over at once.
-      return db
-          .Query("UPDATE jobs SET lease_expires_us = 0 WHERE lease_owner = ?1 AND state = ?2",
-                 {daemon_id, int64_t{v1::JOB_STATE_RUNNING}})
-          .status();
-    });
-  });
-}
-
-absl::StatusOr<std::vector<std::string>> SqlJobStore::Heartbeat(
-    const std::string& daemon_id, const std::vector<std::string>& running, absl::Time now,
-    absl::Time lease_until) {
-  std::vector<std::string> cancels;
-  RETURN_IF_ERROR(OnFleetConnection([&](SqlConnection& db) {
-    return InTransaction(db, [&]() -> absl::Status {
-      ASSIGN_OR_RETURN(SqlRows known, db.Query("UPDATE daemons SET heartbeat_us = ?1 "
-                                               "WHERE id = ?2 RETURNING id",
-                                               {Us(now), daemon_id}));
-      if (known.empty()) {
-        return absl::NotFoundError(absl::StrCat("daemon ", daemon_id, " is not registered"));
-      }
-      for (size_t i = 0; i < running.size(); ++i) {
-        RETURN_IF_ERROR(db.Query("UPDATE devices SET running_job = ?1 "
-                                 "WHERE daemon_id = ?2 AND device_index = ?3",
-                                 {running[i], daemon_id, static_cast<int64_t>(i)})
-                            .status());
-        if (running[i].empty()) continue;
-        // Only jobs the daemon still runs: one whose end it could not store stays unrenewed,
-        // so that it is queued again once its lease expires.
-        ASSIGN_OR_RETURN(
-            SqlRows job,
-            db.Query("UPDATE jobs SET lease_expires_us = ?1 WHERE id = ?2 AND "
-                     "lease_owner = ?3 AND state = ?4 RETURNING cancel_requested",
-                     {Us(lease_until), running[i], daemon_id, int64_t{v1::JOB_STATE_RUNNING}}));
-        if (!job.empty() && job.Int(0, 0) != 0) cancels.push_back(running[i]);
-      }
-      return absl::OkStatus();
-    });
-  }));
-  return cancels;
-}
-
-absl::StatusOr<std::vector<v1::FleetDevice>> SqlJobStore::FleetDevices(absl::Time now,
-                                                                       absl::Duration lost_after) {
-  absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(SqlRows rows,
-                   db_->Query("SELECT d.host, v.daemon_id, v.device_index, v.model, v.description, "
-                              "v.calibrated_read_tbps, v.running_job, d.heartbeat_us "
-                              "FROM devices v JOIN daemons d ON v.daemon_id = d.id "
-                              "ORDER BY d.host, v.daemon_id, v.device_index"));
-  std::vector<v1::FleetDevice> fleet(rows.size());
-  for (size_t r = 0; r < rows.size(); ++r) {
-    v1::FleetDevice& f = fleet[r];
-    f.set_host(rows.Text(r, 0));
-    f.set_daemon_id(rows.Text(r, 1));
-    f.set_index(static_cast<uint32_t>(rows.Int(r, 2)));
-    f.set_model(rows.Text(r, 3));
-    f.set_description(rows.Text(r, 4));
-    f.set_calibrated_read_tbps(rows.Double(r, 5));
-    const int64_t heartbeat = rows.Int(r, 7);
-    *f.mutable_heartbeat_at() = TimeUtil::MicrosecondsToTimestamp(heartbeat);
-    const bool lost = heartbeat < Us(now - lost_after);
-    f.set_state(lost ? "lost" : "serving");
-    // A lost daemon runs nothing anyone can vouch for: its job's lease lapses and the job is
-    // queued again or ended.
-    if (!lost) f.set_running_job_id(rows.Text(r, 6));
-  }
-  return fleet;
-}
-
-absl::StatusOr<std::vector<ExpiredLease>> SqlJobStore::RequeueExpired(int max_attempts,
-                                                                      absl::Time now) {
-  std::vector<ExpiredLease> expired;
-  RETURN_IF_ERROR(OnFleetConnection([&](SqlConnection& db) {
-    expired.clear();
-    return InTransaction(db, [&]() -> absl::Status {
-      RETURN_IF_ERROR(Forget(db, {}, now));
-      const SqlValue running = int64_t{v1::JOB_STATE_RUNNING};
-      ASSIGN_OR_RETURN(SqlRows jobs,
-                       db.Query(absl::StrCat("SELECT id, attempts, lease_owner, lease_expires_us, "
-                                             "cancel_requested FROM jobs WHERE state = ?1 AND "
-                                             "lease_expires_us < ?2 ORDER BY seq",
-                                             db.LockRowsClause()),
-                                {running, Us(now)}));
-      for (size_t r = 0; r < jobs.size(); ++r) {
-        ExpiredLease lease{.job_id = jobs.Text(r, 0)};
-        const int64_t attempts = jobs.Int(r, 1);
-        const std::string owner = jobs.Text(r, 2);
-        ASSIGN_OR_RETURN(SqlRows beat,
-                         db.Query("SELECT heartbeat_us FROM daemons WHERE id = ?1", {owner}));
-        lease.reason = LeaseExpiry(owner, jobs.Int(r, 3),
-                                   beat.empty() ? std::nullopt : beat.OptionalInt(0, 0), now);
-        absl::StatusCode code = absl::StatusCode::kOk;
-        v1::JobState state = v1::JOB_STATE_QUEUED;
-        std::string message;
-        if (jobs.Int(r, 4) != 0) {  // a cancel asked for meanwhile ends the job instead
-          state = v1::JOB_STATE_CANCELLED;
-          code = absl::StatusCode::kCancelled;
-          message = absl::StrCat("cancelled; ", lease.reason);
-        } else if (attempts >= max_attempts) {
-          state = v1::JOB_STATE_FAILED;
-          code = absl::StatusCode::kAborted;
-          message = absl::StrCat(lease.reason, "; it ran ", attempts, " times, not run again");
-        }
-        lease.queued_again = state == v1::JOB_STATE_QUEUED;
-        RETURN_IF_ERROR(
-            db.Query("UPDATE jobs SET state = ?1, error_code = ?2, error_message = ?3, "
-                     "finished_us = ?4, lease_owner = '' WHERE id = ?5",
-                     {int64_t{state}, static_cast<int64_t>(code), message,
-                      lease.queued_again ? SqlValue(nullptr) : SqlValue(Us(now)), lease.job_id})
-                .status());
-        if (lease.queued_again) RETURN_IF_ERROR(db.Notify(kQueueChannel, lease.job_id));
-        expired.push_back(std::move(lease));
-      }
-      return absl::OkStatus();
-    });
-  }));
-  return expired;
 }
 
 absl::StatusOr<StoreChanges> SqlJobStore::AwaitChanges(absl::Duration timeout) {

@@ -7,14 +7,19 @@
 // connection of their own where one is given, so that job traffic never delays a heartbeat.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "server/store/job_store.h"
 #include "server/store/sql_connection.h"
 
 namespace gpuprobe {
+
+// A time as the store's columns hold it: microseconds since the Unix epoch.
+inline int64_t StoreMicros(absl::Time t) { return absl::ToUnixMicros(t); }
 
 class SqlJobStore : public JobStore {
  public:

@@ -59,6 +59,80 @@ void ResetSignal(int signal) {
   sigaction(signal, &action, nullptr);
 }
 
+// Starts `argv` in a process group of its own (whose id is its pid), with the daemon's
+// environment and `env` laid over it, stdin from /dev/null, stdout and stderr into the pipes,
+// whose write ends are closed here once the child holds them.
+absl::StatusOr<pid_t> Spawn(const std::vector<std::string>& argv,
+                            const std::map<std::string, std::string>& env, Pipe& out, Pipe& err) {
+  std::vector<std::string> args = argv, envs = Environment(env);
+  std::vector<char*> arg_pointers = Pointers(args), env_pointers = Pointers(envs);
+  const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd < 0) return absl::InternalError(absl::StrCat("/dev/null: ", strerror(errno)));
+  // fork and exec, not posix_spawn: the child asks for SIGKILL when the thread that started it
+  // dies (a worker killed by its watchdog takes its command with it).
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // Only async-signal-safe calls until exec.
+    setpgid(0, 0);  // a process group of its own
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int signal = 1; signal < NSIG; ++signal) ResetSignal(signal);
+    dup2(null_fd, STDIN_FILENO);
+    dup2(out.fd[1], STDOUT_FILENO);
+    dup2(err.fd[1], STDERR_FILENO);
+    execve(arg_pointers[0], arg_pointers.data(), env_pointers.data());
+    _exit(127);
+  }
+  close(null_fd);
+  if (pid < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("could not start ", argv[0], ": ", strerror(errno)));
+  }
+  setpgid(pid, pid);  // also here, so that the group exists before the first killpg
+  close(out.fd[1]);
+  close(err.fd[1]);
+  out.fd[1] = err.fd[1] = -1;
+  return pid;
+}
+
+// Waits up to 100 ms for output, then reads what is ready on each open pipe into `output`
+// (counting stdout's lines), as far as the limits allow; a pipe at its end is closed in `open`.
+// RESOURCE_EXHAUSTED names the limit the output broke.
+absl::Status ReadReady(const Pipe& out, const Pipe& err, const CommandLimits& limits, bool open[2],
+                       CommandOutput& output, int64_t& lines) {
+  pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
+  for (int i = 0; i < 2; ++i) {
+    if (!open[i]) fds[i].fd = -1;
+  }
+  poll(fds, 2, /*timeout_ms=*/100);
+  absl::Status broke;
+  for (int i = 0; i < 2; ++i) {
+    if (!open[i] || fds[i].revents == 0) continue;
+    char buffer[65536];
+    const ssize_t n = read(i == 0 ? out.fd[0] : err.fd[0], buffer, sizeof(buffer));
+    if (n <= 0) {
+      open[i] = false;
+      continue;
+    }
+    const int64_t total = static_cast<int64_t>(output.out.size() + output.err.size());
+    const int64_t room = std::max<int64_t>(0, limits.max_output_bytes - total);
+    std::string& to = i == 0 ? output.out : output.err;
+    to.append(buffer, static_cast<size_t>(std::min<int64_t>(n, room)));
+    if (i == 0) lines += std::count(buffer, buffer + std::min<int64_t>(n, room), '\n');
+    if (n > room) {
+      broke = absl::ResourceExhaustedError(
+          absl::StrFormat("it printed more than max_output_bytes (%d bytes of stdout and stderr)",
+                          limits.max_output_bytes));
+    } else if (lines > limits.max_lines) {
+      broke = absl::ResourceExhaustedError(
+          absl::StrFormat("it printed more than max_lines (%d lines of stdout)", limits.max_lines));
+    }
+  }
+  return broke;
+}
+
 }  // namespace
 
 int LiveProcessesOfGroup(int group) {
@@ -90,36 +164,9 @@ absl::StatusOr<CommandOutput> RunBoundedCommand(const std::vector<std::string>& 
   if (pipe2(out.fd, O_CLOEXEC) != 0 || pipe2(err.fd, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
   }
-  std::vector<std::string> args = argv, envs = Environment(env);
-  std::vector<char*> arg_pointers = Pointers(args), env_pointers = Pointers(envs);
-  const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null_fd < 0) return absl::InternalError(absl::StrCat("/dev/null: ", strerror(errno)));
-  // fork and exec, not posix_spawn: the child asks for SIGKILL when the thread that started it
-  // dies (a worker killed by its watchdog takes its command with it).
-  const pid_t pid = fork();
-  if (pid == 0) {
-    // Only async-signal-safe calls until exec.
-    setpgid(0, 0);  // a process group of its own
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int signal = 1; signal < NSIG; ++signal) ResetSignal(signal);
-    dup2(null_fd, STDIN_FILENO);
-    dup2(out.fd[1], STDOUT_FILENO);
-    dup2(err.fd[1], STDERR_FILENO);
-    execve(arg_pointers[0], arg_pointers.data(), env_pointers.data());
-    _exit(127);
-  }
-  close(null_fd);
-  if (pid < 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("could not start ", argv[0], ": ", strerror(errno)));
-  }
-  setpgid(pid, pid);  // also here, so that the group exists before the first killpg
-  close(out.fd[1]);
-  close(err.fd[1]);
-  out.fd[1] = err.fd[1] = -1;
+  absl::StatusOr<pid_t> spawned = Spawn(argv, env, out, err);
+  if (!spawned.ok()) return spawned.status();
+  const pid_t pid = *spawned;
   const pid_t group = pid;
   on_started(group);
 
@@ -148,32 +195,8 @@ absl::StatusOr<CommandOutput> RunBoundedCommand(const std::vector<std::string>& 
     }
   };
   while (open[0] || open[1]) {
-    pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
-    for (int i = 0; i < 2; ++i) {
-      if (!open[i]) fds[i].fd = -1;
-    }
-    poll(fds, 2, /*timeout_ms=*/100);
-    for (int i = 0; i < 2; ++i) {
-      if (!open[i] || fds[i].revents == 0) continue;
-      char buffer[65536];
-      const ssize_t n = read(i == 0 ? out.fd[0] : err.fd[0], buffer, sizeof(buffer));
-      if (n <= 0) {
-        open[i] = false;
-        continue;
-      }
-      const int64_t total = static_cast<int64_t>(output.out.size() + output.err.size());
-      const int64_t room = std::max<int64_t>(0, limits.max_output_bytes - total);
-      std::string& to = i == 0 ? output.out : output.err;
-      to.append(buffer, static_cast<size_t>(std::min<int64_t>(n, room)));
-      if (i == 0) lines += std::count(buffer, buffer + std::min<int64_t>(n, room), '\n');
-      if (n > room) {
-        stop(absl::ResourceExhaustedError(
-            absl::StrFormat("it printed more than max_output_bytes (%d bytes of stdout and stderr)",
-                            limits.max_output_bytes)));
-      } else if (lines > limits.max_lines) {
-        stop(absl::ResourceExhaustedError(absl::StrFormat(
-            "it printed more than max_lines (%d lines of stdout)", limits.max_lines)));
-      }
+    if (absl::Status read = ReadReady(out, err, limits, open, output, lines); !read.ok()) {
+      stop(std::move(read));
     }
     const absl::Time now = absl::Now();
     if (now - start > limits.max_time) {
