@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/exit_codes.h"
+#include "client/subcommands.h"
 #include "gpuprobe_commit.h"
 
 namespace gpuprobe {
@@ -84,91 +85,6 @@ std::string CommandsTaking(const CLI::App& app, const std::string& flag) {
   return absl::StrJoin(commands, ", ");
 }
 
-template <typename T>
-void Optional(CLI::App* app, const std::string& name, std::optional<T>& into,
-              const std::string& help) {
-  app->add_option_function<T>(
-         name, [&into](const T& v) { into = v; }, help)
-      ->type_name("N");
-}
-
-void Geometry(CLI::App* app, ClientFlags& f, bool check) {
-  Optional(app, "--experts", f.experts,
-           "experts in the banks (default $MEMRA_MOEU_EXPERTS, else 512)");
-  Optional(app, "--hidden", f.hidden,
-           "model width, a multiple of 16 (default $MEMRA_MOEU_HIDDEN, else 2560)");
-  Optional(app, "--ff", f.ff, "expert width, a multiple of 16 (default $MEMRA_MOEU_FF, else 640)");
-  Optional(app, "--selected", f.selected,
-           "experts per token (default $MEMRA_MOEU_SELECTED, else 10)");
-  Optional(app, "--t", f.t,
-           check
-               ? "the chunk's token count (default $MEMRA_MOEU_T, else 6)"
-               : "largest token count; the sweep covers t = 1..T (default $MEMRA_MOEU_T, else 6)");
-  app->add_option("--unions", f.unions,
-                  "explicit union sizes, each measured at every t where it fits "
-                  "(selected..t*selected), e.g. 10,30,60 (default selected, 2*selected, ..., "
-                  "t*selected)")
-      ->delimiter(',')
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->type_name("U,U");
-  app->add_option("--variant", f.variant,
-                  check ? "per-slot, union, floor, floor-distinct, or all (default all)"
-                        : "per-slot (default), union, floor, floor-distinct, or all")
-      ->delimiter(',')
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->type_name("V,V");
-  Optional(app, "--seed", f.seed,
-           check ? "seed of banks, activations, routing (default a fresh one, printed)"
-                 : "seed of banks, activations, routing (default 1)");
-  app->add_option("--label", f.label, "labels stored with the job: k=v,k2=v2")
-      ->delimiter(',')
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->type_name("K=V");
-}
-
-void SweepFlags(CLI::App* app, ClientFlags& f) {
-  Geometry(app, f, /*check=*/false);
-  app->add_option("--t-values", f.t_values, "explicit token counts, e.g. 1,3,6")
-      ->delimiter(',')
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->type_name("T,T");
-  Optional(app, "--reps", f.reps,
-           "reps per arm including the throwaway rep 0 (default $MEMRA_MOEU_REPS, else 20)");
-  app->add_option("--timing", f.timing, "events (default) or graph");
-  app->add_option("--cache", f.cache, "warm (default) or cold");
-  app->add_option("--order", f.order,
-                  "arms within each rep: fixed (default, the seed's), rotate, or shuffle (seeded)");
-  app->add_option("--precision", f.precision,
-                  "sample until every arm's gate+up and down medians have a 95% interval within "
-                  "this share of the median (e.g. 0.5% or 0.005; --reps is then the least number "
-                  "of reps); default: exactly --reps");
-  Optional(app, "--max-seconds", f.max_seconds,
-           "with --precision: stop sampling after this many seconds of measuring (default 60)");
-  Optional(app, "--blocks", f.blocks,
-           "independent blocks of reps, each on weight banks moved to fresh device memory "
-           "(default 1, at most 64); compare judges two jobs of 3 or more blocks by the spread "
-           "between their blocks");
-  app->add_flag("--require-clean", f.require_clean,
-                "fail the job when telemetry sees a throttle reason or another compute process on "
-                "the device (default: record and flag the rows)");
-}
-
-void ProbeFlags(CLI::App* app, ClientFlags& f) {
-  app->add_option("--param", f.params,
-                  "NAME=VALUE, a parameter of the probe (repeatable; `gpuprobe probes` lists "
-                  "them; a value may hold commas)")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->type_name("NAME=VALUE");
-  app->add_flag("--check", f.check, "the probe's exactness check instead of timing");
-}
-
-void Job(CLI::App* app, std::vector<std::string>& args) {
-  app->add_option("JOB", args, "the job's id (e.g. job-7)")
-      ->required()
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
-}
-
 }  // namespace
 
 std::string VersionText() {
@@ -198,87 +114,12 @@ std::variant<CommandLine, int> ParseCommandLine(int argc, const char* const* arg
                  "PEM root certificate(s): connect with TLS, trusting these (default "
                  "$GPUPROBE_TLS_CA)");
 
-  CLI::App* sweep =
-      app.add_subcommand("sweep", "run a MoE union sweep, printing its rows as they stream in");
-  SweepFlags(sweep, f);
-  CLI::App* check = app.add_subcommand(
-      "check", "exactness of every kernel variant against the float64 reference");
-  Geometry(check, f, /*check=*/true);
-  check->add_option("--dump", f.dump,
-                    "a local directory that receives the check's inputs and outputs as .npy "
-                    "files (the job's artifacts, fetched from the daemon)");
-  CLI::App* submit = app.add_subcommand(
-      "submit", "queue a job (a sweep from the sweep flags, or --probe NAME); prints its id");
-  SweepFlags(submit, f);
-  submit->add_option("--probe", f.probe,
-                     "the probe (gpuprobe probes lists them); default: a moe-union sweep");
-  ProbeFlags(submit, f);
-  submit->add_option("--priority", f.priority, "higher runs first; equal priorities in order")
-      ->capture_default_str();
-  submit->add_option("--idempotency-key", f.idempotency_key,
-                     "a retried submit with the same key returns the first job");
-  submit->add_flag("--wait", f.wait, "then wait for the job as `wait` does");
-  Optional(submit, "--device", f.device,
-           "run on this device index (gpuprobe info lists them); default the first free");
-  submit->add_option("--gpu", f.gpu,
-                     "run on a device of this model, e.g. \"NVIDIA H200\"; default any");
-  submit->add_option("--host", f.host, "run on this host of the fleet; default any");
-  submit->add_option("--timeout", f.timeout, "with --wait: give up after this long (e.g. 30m)");
-  CLI::App* wait = app.add_subcommand("wait", "block until JOB ends; the exit code tells how");
-  Job(wait, line.args);
-  wait->add_option("--timeout", f.timeout, "give up after this long (e.g. 30m), exit 5");
-  CLI::App* watch = app.add_subcommand("watch", "print JOB's rows as they are stored");
-  Job(watch, line.args);
-  watch->add_flag("--all-attempts", f.all_attempts,
-                  "replay every attempt's events, not only the last attempt's");
-  CLI::App* jobs = app.add_subcommand("jobs", "the newest jobs");
-  jobs->add_option("--state", f.state,
-                   "only these states (queued, running, succeeded, failed, cancelled)")
-      ->delimiter(',')
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  jobs->add_option("--label", f.label, "only jobs with these labels: k=v,k2=v2")
-      ->delimiter(',')
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  jobs->add_option("--limit", f.limit, "at most this many (1..1000), newest first")
-      ->capture_default_str();
-  Job(app.add_subcommand("show", "JOB's record and rows"), line.args);
-  Job(app.add_subcommand("cancel", "remove JOB from the queue, or stop it running"), line.args);
-  CLI::App* compare = app.add_subcommand(
-      "compare",
-      "arm by arm: CAND's time over BASE's with a 95% interval and a verdict (faster, slower, "
-      "same, unsure)");
-  std::string base, candidate;
-  compare
-      ->add_option("BASE", base,
-                   "a job id, or label:KEY=VALUE[,KEY2=VALUE2] (the newest succeeded jobs "
-                   "so labelled: the history)")
-      ->required()
-      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
-  compare->add_option("CAND", candidate, "the candidate job's id")
-      ->required()
-      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
-  compare
-      ->add_option("--threshold", f.threshold,
-                   "ratios within 1 +- this are \"same\" (e.g. 2% or 0.02)")
-      ->capture_default_str();
-  compare
-      ->add_option("--history", f.history,
-                   "with a label BASE, how many of the newest matching jobs make the baseline "
-                   "(at least 3 for a verdict; 0: 8)")
-      ->capture_default_str();
-  compare->add_option("--fail-on", f.fail_on,
-                      "exit 6 when an arm is slower (slower), or slower or unsure (unsure)");
-  app.add_subcommand("info", "describe the server, its devices and its fleet");
-  app.add_subcommand("probes", "the probes the daemon serves, with their parameters");
-  CLI::App* run = app.add_subcommand("run", "run a job of any probe, printing its results");
-  run->add_option("PROBE", line.args, "the probe (gpuprobe probes lists them)")
-      ->required()
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
-  ProbeFlags(run, f);
-  run->add_option("--label", f.label, "labels stored with the job: k=v,k2=v2")
-      ->delimiter(',')
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  std::vector<Subcommand> subcommands = Subcommands();
+  std::vector<CLI::App*> apps;
+  for (const Subcommand& command : subcommands) {
+    apps.push_back(app.add_subcommand(command.name, command.help));
+    command.bind(*apps.back(), f, line.args);
+  }
   CLI::App* help = app.add_subcommand("help", "this help, or a command's");
   std::string help_on;
   help->add_option("COMMAND", help_on, "the command")
@@ -355,8 +196,7 @@ std::variant<CommandLine, int> ParseCommandLine(int argc, const char* const* arg
     return usage_error(absl::StrCat("help: unknown command \"", help_on, "\""),
                        near.empty() ? "" : absl::StrCat("did you mean ", near, "?"));
   }
-  line.command = chosen->get_name();
-  if (chosen == compare) line.args = {base, candidate};
+  line.command = subcommands[std::find(apps.begin(), apps.end(), chosen) - apps.begin()];
   return line;
 }
 

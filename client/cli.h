@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "client/client_flags.h"
+#include "client/subcommand.h"
 
 namespace gpuprobe {
 
 struct CommandLine {
-  std::string command;            // sweep, check, submit, wait, watch, jobs, show, ...
-  std::vector<std::string> args;  // its arguments: JOB; BASE CAND; PROBE
+  Subcommand command;             // the command given (not `help`)
+  std::vector<std::string> args;  // its positional arguments: JOB; PROBE
   ClientFlags flags;
 };
 

@@ -32,7 +32,7 @@ struct ClientFlags {
   std::vector<std::string> state;
   int32_t limit = 20;
   // compare.
-  std::string threshold = "2%", fail_on;
+  std::string base, candidate, threshold = "2%", fail_on;
   int32_t history = 0;
 };
 

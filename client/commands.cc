@@ -6,10 +6,12 @@
 #include "client/artifact_download.h"
 #include "client/check_printer.h"
 #include "client/exit_codes.h"
+#include "client/flag_groups.h"
 #include "client/interrupt.h"
 #include "client/job_identity.h"
 #include "client/job_stream.h"
 #include "client/probe_commands.h"
+#include "client/subcommands.h"
 #include "client/sweep_request_flags.h"
 #include "common/api_json.h"
 
@@ -105,6 +107,37 @@ int InfoCommand(const ClientContext& context) {
         d.calibration_bytes() / double(1 << 30));
   }
   return kExitOk;
+}
+
+Subcommand SweepSubcommand() {
+  return {
+      .name = "sweep",
+      .help = "run a MoE union sweep, printing its rows as they stream in",
+      .bind = [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) { SweepFlags(app, f); },
+      .run = [](const ClientContext& c,
+                const std::vector<std::string>&) { return SweepCommand(c); }};
+}
+
+Subcommand CheckSubcommand() {
+  return {.name = "check",
+          .help = "exactness of every kernel variant against the float64 reference",
+          .bind =
+              [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) {
+                GeometryFlags(app, f, /*check=*/true);
+                app.add_option("--dump", f.dump,
+                               "a local directory that receives the check's inputs and outputs "
+                               "as .npy files (the job's artifacts, fetched from the daemon)");
+              },
+          .run = [](const ClientContext& c,
+                    const std::vector<std::string>&) { return CheckCommand(c); }};
+}
+
+Subcommand InfoSubcommand() {
+  return {.name = "info",
+          .help = "describe the server, its devices and its fleet",
+          .bind = [](CLI::App&, ClientFlags&, std::vector<std::string>&) {},
+          .run = [](const ClientContext& c,
+                    const std::vector<std::string>&) { return InfoCommand(c); }};
 }
 
 }  // namespace gpuprobe

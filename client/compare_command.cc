@@ -9,6 +9,7 @@
 #include "client/exit_codes.h"
 #include "client/job_stream.h"
 #include "client/proto_names.h"
+#include "client/subcommands.h"
 #include "client/sweep_request_flags.h"
 #include "common/api_json.h"
 
@@ -138,6 +139,38 @@ int CompareCommand(const ClientContext& context, const std::string& base,
       (fail_on == "slower" && response.slower() > 0) ||
       (fail_on == "unsure" && response.slower() + response.unsure() + response.too_few_reps() > 0);
   return regression ? kExitRegression : kExitOk;
+}
+
+Subcommand CompareSubcommand() {
+  return {.name = "compare",
+          .help =
+              "arm by arm: CAND's time over BASE's with a 95% interval and a verdict (faster, "
+              "slower, same, unsure)",
+          .bind =
+              [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) {
+                app.add_option("BASE", f.base,
+                               "a job id, or label:KEY=VALUE[,KEY2=VALUE2] (the newest succeeded "
+                               "jobs so labelled: the history)")
+                    ->required()
+                    ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+                app.add_option("CAND", f.candidate, "the candidate job's id")
+                    ->required()
+                    ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+                app.add_option("--threshold", f.threshold,
+                               "ratios within 1 +- this are \"same\" (e.g. 2% or 0.02)")
+                    ->capture_default_str();
+                app.add_option("--history", f.history,
+                               "with a label BASE, how many of the newest matching jobs make the "
+                               "baseline (at least 3 for a verdict; 0: 8)")
+                    ->capture_default_str();
+                app.add_option(
+                    "--fail-on", f.fail_on,
+                    "exit 6 when an arm is slower (slower), or slower or unsure (unsure)");
+              },
+          .run =
+              [](const ClientContext& c, const std::vector<std::string>&) {
+                return CompareCommand(c, c.flags->base, c.flags->candidate);
+              }};
 }
 
 }  // namespace gpuprobe

@@ -13,12 +13,14 @@
 #include "client/commands.h"
 #include "client/csv.h"
 #include "client/exit_codes.h"
+#include "client/flag_groups.h"
 #include "client/job_identity.h"
 #include "client/job_printers.h"
 #include "client/job_stream.h"
 #include "client/probe_commands.h"
 #include "client/progress_line.h"
 #include "client/proto_names.h"
+#include "client/subcommands.h"
 #include "client/sweep_request_flags.h"
 #include "common/api_json.h"
 
@@ -337,6 +339,94 @@ int CancelCommand(const ClientContext& context, const std::string& job_id) {
                                    ? "stopping after the current launch"
                                    : StateName(job.state()));
   return kExitOk;
+}
+
+Subcommand SubmitSubcommand() {
+  return {
+      .name = "submit",
+      .help = "queue a job (a sweep from the sweep flags, or --probe NAME); prints its id",
+      .bind =
+          [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) {
+            SweepFlags(app, f);
+            app.add_option("--probe", f.probe,
+                           "the probe (gpuprobe probes lists them); default: a moe-union sweep");
+            ProbeFlags(app, f);
+            app.add_option("--priority", f.priority, "higher runs first; equal priorities in order")
+                ->capture_default_str();
+            app.add_option("--idempotency-key", f.idempotency_key,
+                           "a retried submit with the same key returns the first job");
+            app.add_flag("--wait", f.wait, "then wait for the job as `wait` does");
+            OptionalFlag(app, "--device", f.device,
+                         "run on this device index (gpuprobe info lists them); default the first "
+                         "free");
+            app.add_option("--gpu", f.gpu,
+                           "run on a device of this model, e.g. \"NVIDIA H200\"; default any");
+            app.add_option("--host", f.host, "run on this host of the fleet; default any");
+            app.add_option("--timeout", f.timeout,
+                           "with --wait: give up after this long (e.g. 30m)");
+          },
+      .run = [](const ClientContext& c,
+                const std::vector<std::string>&) { return SubmitCommand(c); }};
+}
+
+Subcommand WaitSubcommand() {
+  return {.name = "wait",
+          .help = "block until JOB ends; the exit code tells how",
+          .bind =
+              [](CLI::App& app, ClientFlags& f, std::vector<std::string>& args) {
+                JobArgument(app, args);
+                app.add_option("--timeout", f.timeout,
+                               "give up after this long (e.g. 30m), exit 5");
+              },
+          .run = [](const ClientContext& c,
+                    const std::vector<std::string>& args) { return WaitCommand(c, args[0]); }};
+}
+
+Subcommand WatchSubcommand() {
+  return {.name = "watch",
+          .help = "print JOB's rows as they are stored",
+          .bind =
+              [](CLI::App& app, ClientFlags& f, std::vector<std::string>& args) {
+                JobArgument(app, args);
+                app.add_flag("--all-attempts", f.all_attempts,
+                             "replay every attempt's events, not only the last attempt's");
+              },
+          .run = [](const ClientContext& c,
+                    const std::vector<std::string>& args) { return WatchCommand(c, args[0]); }};
+}
+
+Subcommand JobsSubcommand() {
+  return {.name = "jobs",
+          .help = "the newest jobs",
+          .bind =
+              [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) {
+                ListFlag(app, "--state", f.state,
+                         "only these states (queued, running, succeeded, failed, cancelled)",
+                         "S,S");
+                ListFlag(app, "--label", f.label, "only jobs with these labels: k=v,k2=v2", "K=V");
+                app.add_option("--limit", f.limit, "at most this many (1..1000), newest first")
+                    ->capture_default_str();
+              },
+          .run = [](const ClientContext& c,
+                    const std::vector<std::string>&) { return JobsCommand(c); }};
+}
+
+Subcommand ShowSubcommand() {
+  return {.name = "show",
+          .help = "JOB's record and rows",
+          .bind = [](CLI::App& app, ClientFlags&,
+                     std::vector<std::string>& args) { JobArgument(app, args); },
+          .run = [](const ClientContext& c,
+                    const std::vector<std::string>& args) { return ShowCommand(c, args[0]); }};
+}
+
+Subcommand CancelSubcommand() {
+  return {.name = "cancel",
+          .help = "remove JOB from the queue, or stop it running",
+          .bind = [](CLI::App& app, ClientFlags&,
+                     std::vector<std::string>& args) { JobArgument(app, args); },
+          .run = [](const ClientContext& c,
+                    const std::vector<std::string>& args) { return CancelCommand(c, args[0]); }};
 }
 
 }  // namespace gpuprobe

@@ -9,9 +9,7 @@
 #include <variant>
 
 #include "client/cli.h"
-#include "client/commands.h"
 #include "client/exit_codes.h"
-#include "client/probe_commands.h"
 #include "common/host_port.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -77,20 +75,5 @@ int main(int argc, char** argv) {
   }
   context.channel = grpc::CreateChannel(context.server, credentials);
 
-  const std::string& command = line.command;
-  const std::string job = line.args.empty() ? "" : line.args[0];
-  if (command == "compare") return gpuprobe::CompareCommand(context, line.args[0], line.args[1]);
-  if (command == "run") return gpuprobe::RunCommand(context, job);
-  if (command == "sweep") return gpuprobe::SweepCommand(context);
-  if (command == "check") return gpuprobe::CheckCommand(context);
-  if (command == "submit") return gpuprobe::SubmitCommand(context);
-  if (command == "wait") return gpuprobe::WaitCommand(context, job);
-  if (command == "watch") return gpuprobe::WatchCommand(context, job);
-  if (command == "jobs") return gpuprobe::JobsCommand(context);
-  if (command == "show") return gpuprobe::ShowCommand(context, job);
-  if (command == "cancel") return gpuprobe::CancelCommand(context, job);
-  if (command == "info") return gpuprobe::InfoCommand(context);
-  if (command == "probes") return gpuprobe::ProbesCommand(context);
-  std::cerr << "gpuprobe: no command \"" << command << "\"\n";  // cli.cc names every command
-  return gpuprobe::kExitUsage;
+  return line.command.run(context, line.args);
 }

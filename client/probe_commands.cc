@@ -6,10 +6,12 @@
 #include "absl/strings/str_join.h"
 #include "client/csv.h"
 #include "client/exit_codes.h"
+#include "client/flag_groups.h"
 #include "client/interrupt.h"
 #include "client/job_identity.h"
 #include "client/job_printers.h"
 #include "client/job_stream.h"
+#include "client/subcommands.h"
 #include "client/sweep_request_flags.h"
 #include "common/abbreviated.h"
 #include "common/api_json.h"
@@ -120,6 +122,30 @@ int SubmitAndFollow(const ClientContext& context, const v1::SubmitRequest& submi
   CancelOnInterrupt cancel(context, rpc);
   cancel.Known(job.id());
   return StreamJob(context, *stream, printer->Handlers(), job.id());
+}
+
+Subcommand ProbesSubcommand() {
+  return {.name = "probes",
+          .help = "the probes the daemon serves, with their parameters",
+          .bind = [](CLI::App&, ClientFlags&, std::vector<std::string>&) {},
+          .run = [](const ClientContext& c,
+                    const std::vector<std::string>&) { return ProbesCommand(c); }};
+}
+
+Subcommand RunSubcommand() {
+  return {.name = "run",
+          .help = "run a job of any probe, printing its results",
+          .bind =
+              [](CLI::App& app, ClientFlags& f, std::vector<std::string>& args) {
+                app.add_option("PROBE", args, "the probe (gpuprobe probes lists them)")
+                    ->required()
+                    ->expected(1)
+                    ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+                ProbeFlags(app, f);
+                ListFlag(app, "--label", f.label, "labels stored with the job: k=v,k2=v2", "K=V");
+              },
+          .run = [](const ClientContext& c,
+                    const std::vector<std::string>& args) { return RunCommand(c, args[0]); }};
 }
 
 }  // namespace gpuprobe

@@ -17,10 +17,10 @@ v1::JobEvent MoeUnionRowView::View(v1::JobEvent event) {
   if (!sweep_) return event;
   if (event.has_result()) {
     v1::Row row = RowOfResult(event.result(), *sweep_);
-    const uint32_t t_max = sweep_->t_values().empty()
-                               ? 0
-                               : *std::max_element(sweep_->t_values().begin(),
-                                                   sweep_->t_values().end());
+    const uint32_t t_max =
+        sweep_->t_values().empty()
+            ? 0
+            : *std::max_element(sweep_->t_values().begin(), sweep_->t_values().end());
     if (row.arm().variant() == v1::KERNEL_VARIANT_PER_SLOT && row.arm().t() == t_max &&
         row.arm().union_size() == row.arm().slots()) {
       reference_section_us_ = row.section_us();

@@ -107,8 +107,8 @@ TEST(MoeUnionRowsTest, OnlyAMoeUnionArmsAxesNameAnArm) {
 TEST(MoeUnionRowsTest, OtherEventsPassUnchanged) {
   v1::JobEvent progress;
   progress.mutable_progress()->set_reps_done(3);
-  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(UpgradedEvent(progress),
-                                                                  progress));
+  EXPECT_TRUE(
+      google::protobuf::util::MessageDifferencer::Equals(UpgradedEvent(progress), progress));
   v1::JobEvent row;
   *row.mutable_row() = FullRow();
   row.set_attempt(2);

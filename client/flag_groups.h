@@ -1,0 +1,38 @@
+// The flags that several `gpuprobe` commands share, bound on a command's CLI11 subcommand: the
+// moe-union geometry and sweep, a probe's --param and --check, labels, and the JOB argument.
+//
+//   SweepFlags(app, flags);  // sweep and submit
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "client/client_flags.h"
+
+namespace gpuprobe {
+
+// An optional number: unset unless given (so that the daemon's default applies).
+template <typename T>
+void OptionalFlag(CLI::App& app, const std::string& name, std::optional<T>& into,
+                  const std::string& help) {
+  app.add_option_function<T>(
+         name, [&into](const T& v) { into = v; }, help)
+      ->type_name("N");
+}
+
+// A comma-separated list that accumulates over repeats (--label a=1 --label b=2).
+CLI::Option* ListFlag(CLI::App& app, const std::string& name, std::vector<std::string>& into,
+                      const std::string& help, const std::string& type_name);
+
+// The layer's shape, t, unions, variants, seed and labels: a check's (`check`) or a sweep's.
+void GeometryFlags(CLI::App& app, ClientFlags& f, bool check);
+// A sweep's flags: the geometry's, then t values, reps, timing, cache, order and sampling.
+void SweepFlags(CLI::App& app, ClientFlags& f);
+// --param NAME=VALUE (repeatable) and --check.
+void ProbeFlags(CLI::App& app, ClientFlags& f);
+// The one positional JOB (a job id), into args[0].
+void JobArgument(CLI::App& app, std::vector<std::string>& args);
+
+}  // namespace gpuprobe
