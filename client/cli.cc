@@ -85,6 +85,31 @@ std::string CommandsTaking(const CLI::App& app, const std::string& flag) {
   return absl::StrJoin(commands, ", ");
 }
 
+// Tells a usage mistake (and a hint, if any) on stderr; kExitUsage.
+int UsageMistake(const std::string& message, const std::string& hint) {
+  std::cerr << "gpuprobe: " << message << (hint.empty() ? "" : "; " + hint) << "\n"
+            << "`gpuprobe help` lists the commands, `gpuprobe COMMAND --help` a command's flags\n";
+  return kExitUsage;
+}
+
+// `gpuprobe help [COMMAND]`: the program's help, or the command's.
+int Help(const CLI::App& app, const std::string& on, const std::vector<std::string>& commands) {
+  if (on.empty()) {
+    // The program's help (app.help() would hand over to the chosen command, `help` itself).
+    std::cout << app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
+    return kExitOk;
+  }
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == on) {
+      std::cout << sub->help(app.get_name());
+      return kExitOk;
+    }
+  }
+  const std::string near = Nearest(on, commands);
+  return UsageMistake(absl::StrCat("help: unknown command \"", on, "\""),
+                      near.empty() ? "" : absl::StrCat("did you mean ", near, "?"));
+}
+
 }  // namespace
 
 std::string VersionText() {
@@ -130,12 +155,6 @@ std::variant<CommandLine, int> ParseCommandLine(int argc, const char* const* arg
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     commands.push_back(sub->get_name());
   }
-  auto usage_error = [&](const std::string& message, const std::string& hint) {
-    std::cerr
-        << "gpuprobe: " << message << (hint.empty() ? "" : "; " + hint) << "\n"
-        << "`gpuprobe help` lists the commands, `gpuprobe COMMAND --help` a command's flags\n";
-    return kExitUsage;
-  };
   try {
     app.parse(DashedArgsReversed(argc, argv));
   } catch (const CLI::CallForHelp&) {
@@ -155,47 +174,32 @@ std::variant<CommandLine, int> ParseCommandLine(int argc, const char* const* arg
         const std::vector<std::string> known = FlagNames(*chosen[0]);
         const std::string taking = CommandsTaking(app, name);
         if (!taking.empty()) {
-          return usage_error(absl::StrCat(name, " is not a flag of ", chosen[0]->get_name()),
-                             absl::StrCat("it belongs to ", taking));
+          return UsageMistake(absl::StrCat(name, " is not a flag of ", chosen[0]->get_name()),
+                              absl::StrCat("it belongs to ", taking));
         }
         const std::string near = Nearest(name, known);
-        return usage_error(absl::StrCat(chosen[0]->get_name(), ": unknown flag ", name),
-                           near.empty() ? "" : absl::StrCat("did you mean ", near, "?"));
+        return UsageMistake(absl::StrCat(chosen[0]->get_name(), ": unknown flag ", name),
+                            near.empty() ? "" : absl::StrCat("did you mean ", near, "?"));
       }
     }
-    return usage_error(e.what(), "");
+    return UsageMistake(e.what(), "");
   } catch (const CLI::RequiredError& e) {
     if (app.get_subcommands().empty()) {
       // The first word left over (no flag, nor a flag's value) is where the command was.
       for (const std::string& arg : app.remaining()) {
         if (absl::StartsWith(arg, "-")) continue;
         const std::string near = Nearest(arg, commands);
-        return usage_error(absl::StrCat("unknown command \"", arg, "\""),
-                           near.empty() ? "" : absl::StrCat("did you mean ", near, "?"));
+        return UsageMistake(absl::StrCat("unknown command \"", arg, "\""),
+                            near.empty() ? "" : absl::StrCat("did you mean ", near, "?"));
       }
-      return usage_error("a command is needed", "");
+      return UsageMistake("a command is needed", "");
     }
-    return usage_error(e.what(), "");
+    return UsageMistake(e.what(), "");
   } catch (const CLI::ParseError& e) {
-    return usage_error(e.what(), "");
+    return UsageMistake(e.what(), "");
   }
   CLI::App* chosen = app.get_subcommands()[0];
-  if (chosen == help) {
-    if (help_on.empty()) {
-      // The program's help (app.help() would hand over to the chosen command, `help` itself).
-      std::cout << app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
-      return kExitOk;
-    }
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-      if (sub->get_name() == help_on) {
-        std::cout << sub->help(app.get_name());
-        return kExitOk;
-      }
-    }
-    const std::string near = Nearest(help_on, commands);
-    return usage_error(absl::StrCat("help: unknown command \"", help_on, "\""),
-                       near.empty() ? "" : absl::StrCat("did you mean ", near, "?"));
-  }
+  if (chosen == help) return Help(app, help_on, commands);
   line.command = subcommands[std::find(apps.begin(), apps.end(), chosen) - apps.begin()];
   return line;
 }

@@ -3,8 +3,8 @@
 namespace gpuprobe {
 
 std::vector<Subcommand> Subcommands() {
-  return {SweepSubcommand(),   CheckSubcommand(), SubmitSubcommand(),  WaitSubcommand(),
-          WatchSubcommand(),   JobsSubcommand(),  ShowSubcommand(),    CancelSubcommand(),
+  return {SweepSubcommand(),   CheckSubcommand(), SubmitSubcommand(), WaitSubcommand(),
+          WatchSubcommand(),   JobsSubcommand(),  ShowSubcommand(),   CancelSubcommand(),
           CompareSubcommand(), InfoSubcommand(),  ProbesSubcommand(), RunSubcommand()};
 }
 

@@ -129,11 +129,11 @@ absl::StatusOr<std::vector<std::string>> SqlJobStore::Heartbeat(
         if (running[i].empty()) continue;
         // Only jobs the daemon still runs: one whose end it could not store stays unrenewed,
         // so that it is queued again once its lease expires.
-        ASSIGN_OR_RETURN(
-            SqlRows job,
-            db.Query("UPDATE jobs SET lease_expires_us = ?1 WHERE id = ?2 AND "
-                     "lease_owner = ?3 AND state = ?4 RETURNING cancel_requested",
-                     {StoreMicros(lease_until), running[i], daemon_id, int64_t{v1::JOB_STATE_RUNNING}}));
+        ASSIGN_OR_RETURN(SqlRows job,
+                         db.Query("UPDATE jobs SET lease_expires_us = ?1 WHERE id = ?2 AND "
+                                  "lease_owner = ?3 AND state = ?4 RETURNING cancel_requested",
+                                  {StoreMicros(lease_until), running[i], daemon_id,
+                                   int64_t{v1::JOB_STATE_RUNNING}}));
         if (!job.empty() && job.Int(0, 0) != 0) cancels.push_back(running[i]);
       }
       return absl::OkStatus();
@@ -209,7 +209,8 @@ absl::StatusOr<std::vector<ExpiredLease>> SqlJobStore::RequeueExpired(int max_at
             db.Query("UPDATE jobs SET state = ?1, error_code = ?2, error_message = ?3, "
                      "finished_us = ?4, lease_owner = '' WHERE id = ?5",
                      {int64_t{state}, static_cast<int64_t>(code), message,
-                      lease.queued_again ? SqlValue(nullptr) : SqlValue(StoreMicros(now)), lease.job_id})
+                      lease.queued_again ? SqlValue(nullptr) : SqlValue(StoreMicros(now)),
+                      lease.job_id})
                 .status());
         if (lease.queued_again) RETURN_IF_ERROR(db.Notify(kQueueChannel, lease.job_id));
         expired.push_back(std::move(lease));
