@@ -121,9 +121,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   // can write. The overall status ("") and the service's own name answer alike:
   // SetServingStatus(bool) sets every service named so far.
   grpc::HealthCheckServiceInterface* health = d->server_->GetHealthCheckService();
-  health->SetServingStatus(v1::ProbeService::service_full_name(), d->manager_->StoreWritable());
-  d->manager_->OnStoreHealth([health](bool writable) { health->SetServingStatus(writable); });
-  health->SetServingStatus(d->manager_->StoreWritable());
+  health->SetServingStatus(v1::ProbeService::service_full_name(),
+                           d->manager_->store_health().Writable());
+  d->manager_->store_health().OnChange(
+      [health](bool writable) { health->SetServingStatus(writable); });
+  health->SetServingStatus(d->manager_->store_health().Writable());
   spdlog::info("gpuprobed {} listening on {}:{} ({}, {})", GPUPROBE_VERSION, options.listen_host,
                port, options.tls_cert_file.empty() ? "plaintext" : "tls",
                tokens_on ? "tokens required" : "no tokens");
@@ -145,7 +147,7 @@ void Daemon::Stop() {
   if (stopped_) return;
   stopped_ = true;
   if (ready_) NotifyServiceManager("STOPPING=1");
-  if (manager_ != nullptr) manager_->OnStoreHealth(nullptr);
+  if (manager_ != nullptr) manager_->store_health().OnChange(nullptr);
   if (server_ != nullptr) server_->GetHealthCheckService()->SetServingStatus(false);
   if (http_ != nullptr) http_->Stop();
   if (manager_ != nullptr) manager_->Stop();  // interrupts the running job; it runs again later

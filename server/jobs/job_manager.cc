@@ -67,7 +67,7 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
              }
            },
        .store_health =
-           [m](const absl::Status& answer) { m->SetStoreWritable(answer.ok(), answer); },
+           [m](const absl::Status& answer) { m->store_health_.Set(answer.ok(), answer); },
        .queued_again =
            [m] {
              absl::MutexLock lock(&m->mu_);
@@ -170,20 +170,6 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std:
   return inserted.job;
 }
 
-absl::Status JobManager::EnsureStoreWritable() {
-  if (StoreWritable()) return absl::OkStatus();
-  if (absl::Status probe = store_->ProbeWrite(); !probe.ok()) {
-    // RESOURCE_EXHAUSTED: gRPC's code for a full file system; the daemon itself is reachable.
-    return absl::ResourceExhaustedError(
-        absl::StrCat("gpuprobed's job store cannot write (", probe.message(),
-                     "); no job is accepted until it can: ",
-                     store_->Shared() ? "the --store database must take writes again"
-                                      : "free disk space under --data-dir"));
-  }
-  SetStoreWritable(true, absl::OkStatus());
-  return absl::OkStatus();
-}
-
 absl::StatusOr<const Backend*> JobManager::DeviceFor(const v1::SubmitRequest& request) const {
   if (!ServesTargets(request)) return nullptr;
   if (request.has_device() && request.device() >= devices_.size()) {
@@ -205,35 +191,6 @@ absl::Status JobManager::Watch(const std::string& job_id, std::shared_ptr<JobEve
                                bool all_attempts) {
   RETURN_IF_ERROR(CheckJobId(job_id));
   return fanout_.Watch(job_id, std::move(sink), all_attempts);
-}
-
-bool JobManager::StoreWritable() {
-  absl::MutexLock lock(&mu_);
-  return store_writable_;
-}
-
-void JobManager::OnStoreHealth(std::function<void(bool)> listener) {
-  absl::MutexLock lock(&mu_);
-  store_health_listener_ = std::move(listener);
-}
-
-void JobManager::SetStoreWritable(bool writable, const absl::Status& why) {
-  std::function<void(bool)> listener;
-  {
-    absl::MutexLock lock(&mu_);
-    if (store_writable_ == writable) return;
-    store_writable_ = writable;
-    listener = store_health_listener_;
-  }
-  if (writable) {
-    spdlog::info("the job store can write again; serving");
-  } else {
-    spdlog::error(
-        "the job store cannot write ({}): new jobs are refused and health is "
-        "NOT_SERVING until it can",
-        why.ToString());
-  }
-  if (listener) listener(writable);
 }
 
 absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
@@ -274,7 +231,7 @@ absl::Status JobManager::Publish(const std::string& job_id, v1::JobEvent event) 
     return true;
   });
   // A lost lease is the fleet's news, not the store's failure.
-  if (!stored.ok() && !absl::IsAborted(stored)) SetStoreWritable(false, stored);
+  if (!stored.ok() && !absl::IsAborted(stored)) store_health_.Set(false, stored);
   return stored;
 }
 
@@ -432,7 +389,7 @@ bool JobManager::RecordEnd(int device, const std::string& id, const v1::JobEvent
   if (!recorded.ok() && !absl::IsAborted(recorded)) {
     // Kept here, not lost: the device holds the job (so the heartbeat renews its lease and no
     // daemon runs it again) and takes no other job until the store takes its end.
-    SetStoreWritable(false, recorded);
+    store_health_.Set(false, recorded);
     v1::JobEvent ending;
     *ending.mutable_ending()->mutable_finished() = finished.finished();
     ending.mutable_ending()->set_reason(absl::StrCat(

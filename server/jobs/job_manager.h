@@ -36,6 +36,7 @@
 #include "server/jobs/device_executor.h"
 #include "server/jobs/event_fanout.h"
 #include "server/jobs/fleet_membership.h"
+#include "server/jobs/store_health.h"
 #include "server/probes/moe_union/sweep_spec.h"
 #include "server/probes/registry.h"
 #include "server/store/job_store.h"
@@ -74,11 +75,8 @@ class JobManager {
   absl::StatusOr<std::unique_ptr<ArtifactReader>> OpenArtifact(const std::string& job_id,
                                                                const std::string& name);
 
-  // Whether the store took its last write: false after a failed write or heartbeat, true again
-  // once a probe write succeeds (every heartbeat tries one, and so does Submit). `listener`
-  // hears every change (health checks).
-  bool StoreWritable();
-  void OnStoreHealth(std::function<void(bool writable)> listener);
+  // Whether the store took its last write, and who hears when that changes.
+  StoreHealth& store_health() { return store_health_; }
 
   absl::StatusOr<v1::Job> Get(const std::string& job_id);
   absl::StatusOr<v1::ListJobsResponse> List(const v1::ListJobsRequest& request);
@@ -146,10 +144,11 @@ class JobManager {
         artifacts_(std::move(artifacts)),
         fleet_(std::move(fleet)),
         fanout_(*store_),
+        store_health_(*store_),
         admission_(
             *store_, *probes_, limits, artifacts_.get(),
-            {.writable = [this] { return EnsureStoreWritable(); },
-             .write_failed = [this](const absl::Status& why) { SetStoreWritable(false, why); },
+            {.writable = [this] { return store_health_.Ensure(); },
+             .write_failed = [this](const absl::Status& why) { store_health_.Set(false, why); },
              .device_for = [this](const v1::SubmitRequest& r) { return DeviceFor(r); }}),
         devices_(std::move(devices)),
         runs_(devices_.size()) {}
@@ -176,14 +175,10 @@ class JobManager {
   bool ServesTargets(const v1::SubmitRequest& request) const;
   // The device that would run the request here (Admission::Hooks::device_for).
   absl::StatusOr<const Backend*> DeviceFor(const v1::SubmitRequest& request) const;
-  // OK when the store takes writes, trying a probe write once it could not (Submit).
-  absl::Status EnsureStoreWritable();
   // Stores the event, then hands it to the job's watchers. An event that cannot be stored is
   // not streamed: the store is marked unwritable and the error returned (the caller fails the
   // job with it).
   absl::Status Publish(const std::string& job_id, v1::JobEvent event);
-  // Records the store's health; tells the listener when it changed.
-  void SetStoreWritable(bool writable, const absl::Status& why);
 
   std::unique_ptr<JobStore> store_;
   const QueueLimits limits_;
@@ -191,18 +186,17 @@ class JobManager {
   const std::unique_ptr<ArtifactStore> artifacts_;
   const std::unique_ptr<FleetMembership> fleet_;
   EventFanout fanout_;
+  StoreHealth store_health_;
   Admission admission_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::thread watch_thread_;
 
-  // What the devices run, the wake-ups and the store's health; never held over store I/O.
+  // What the devices run and the wake-ups; never held over store I/O.
   absl::Mutex mu_;
   // Per device, by index: what it runs now.
   std::vector<DeviceRun> runs_ ABSL_GUARDED_BY(mu_);
   int64_t submissions_ ABSL_GUARDED_BY(mu_) = 0;  // wakes the device threads
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  bool store_writable_ ABSL_GUARDED_BY(mu_) = true;
-  std::function<void(bool)> store_health_listener_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace gpuprobe

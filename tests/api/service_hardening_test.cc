@@ -126,7 +126,7 @@ TEST_F(ServiceHardeningTest, AStoreThatCannotWriteFailsTheJobRefusesSubmitsAndSa
   const grpc::Status status = RunAll(Small(5000), &events);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DATA_LOSS) << status.error_message();
   EXPECT_THAT(status.error_message(), HasSubstr("could not store"));
-  EXPECT_FALSE(manager_->StoreWritable());
+  EXPECT_FALSE(manager_->store_health().Writable());
   // Every event the client saw before the failure was stored: replay equals it.
   const std::string id = events[0].accepted().job_id();
   std::vector<v1::JobEvent> stored;
