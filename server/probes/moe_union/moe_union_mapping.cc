@@ -128,6 +128,48 @@ absl::StatusOr<SweepOptions> CheckOptionsFromProto(const v1::CheckRequest& r) {
   return o;
 }
 
+namespace {
+
+// A filled request's geometry, seed and variants, as its spec holds them.
+absl::StatusOr<SweepSpec> SpecOfFilled(const v1::Geometry& g, uint64_t seed,
+                                       const google::protobuf::RepeatedField<int>& variants) {
+  SweepSpec spec;
+  spec.geometry = {.experts = static_cast<int>(g.experts()),
+                   .hidden = static_cast<int>(g.hidden()),
+                   .ff = static_cast<int>(g.ff()),
+                   .selected = static_cast<int>(g.selected())};
+  spec.seed = seed;
+  SweepOptions o;
+  RETURN_IF_ERROR(VariantsFromProto(variants, o));
+  spec.variants = std::move(o.variants);
+  return spec;
+}
+
+}  // namespace
+
+absl::StatusOr<SweepSpec> SpecOfFilled(const v1::SweepRequest& r) {
+  ASSIGN_OR_RETURN(SweepSpec spec, SpecOfFilled(r.geometry(), r.seed(), r.variants()));
+  spec.t_values.assign(r.t_values().begin(), r.t_values().end());
+  spec.unions.assign(r.unions().begin(), r.unions().end());
+  spec.reps = static_cast<int>(r.reps());
+  spec.blocks = static_cast<int>(r.blocks());
+  spec.timing = TimingFromProto(r.timing());
+  spec.cache = CacheFromProto(r.cache());
+  spec.order = OrderFromProto(r.order());
+  spec.require_clean = r.require_clean();
+  spec.precision = r.precision();
+  spec.max_seconds = r.max_seconds();
+  return spec;
+}
+
+absl::StatusOr<SweepSpec> SpecOfFilled(const v1::CheckRequest& r) {
+  ASSIGN_OR_RETURN(SweepSpec spec, SpecOfFilled(r.geometry(), r.seed(), r.variants()));
+  spec.t_values = {static_cast<int>(r.t())};
+  spec.unions.assign(r.unions().begin(), r.unions().end());
+  spec.reps = 2;  // an exactness job times nothing; as CheckOptionsFromProto resolves it
+  return spec;
+}
+
 v1::SweepRequest FilledSweepRequest(const SweepSpec& spec) {
   v1::SweepRequest r;
   v1::Geometry* g = r.mutable_geometry();

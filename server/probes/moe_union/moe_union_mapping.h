@@ -29,6 +29,10 @@ absl::StatusOr<SweepOptions> CheckOptionsFromProto(const v1::CheckRequest& reque
 // daemon stores with the job when it accepts it.
 v1::SweepRequest FilledSweepRequest(const SweepSpec& spec);
 v1::CheckRequest FilledCheckRequest(const SweepSpec& spec, bool dump);
+// The spec of a request that FilledSweepRequest (FilledCheckRequest) made, as it is: nothing
+// resolved again. INVALID_ARGUMENT for an enum value this server does not know.
+absl::StatusOr<SweepSpec> SpecOfFilled(const v1::SweepRequest& filled);
+absl::StatusOr<SweepSpec> SpecOfFilled(const v1::CheckRequest& filled);
 
 v1::KernelVariant VariantToProto(KernelVariant variant);
 

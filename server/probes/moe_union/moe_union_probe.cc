@@ -132,29 +132,24 @@ absl::StatusOr<google::protobuf::Any> MoeUnionProbe::Resolve(
   return resolved;
 }
 
-absl::StatusOr<SweepSpec> MoeUnionSpecOf(const google::protobuf::Any& resolved, bool check,
-                                         const SweepLimits& limits) {
-  absl::StatusOr<SweepOptions> options;
+absl::StatusOr<SweepSpec> MoeUnionSpecOf(const google::protobuf::Any& resolved, bool check) {
   if (check) {
     v1::CheckRequest request;
     if (!resolved.UnpackTo(&request)) {
       return absl::DataLossError("resolved: not the moe-union check's CheckRequest");
     }
-    options = CheckOptionsFromProto(request);
-  } else {
-    v1::SweepRequest request;
-    if (!resolved.UnpackTo(&request)) {
-      return absl::DataLossError("resolved: not the moe-union sweep's SweepRequest");
-    }
-    options = SweepOptionsFromProto(request);
+    return SpecOfFilled(request);
   }
-  if (!options.ok()) return options.status();
-  return ResolveSweep(*options, limits);
+  v1::SweepRequest request;
+  if (!resolved.UnpackTo(&request)) {
+    return absl::DataLossError("resolved: not the moe-union sweep's SweepRequest");
+  }
+  return SpecOfFilled(request);
 }
 
 absl::StatusOr<ProbePlan> MoeUnionProbe::Plan(const google::protobuf::Any& resolved, bool check,
                                               const Backend& device) const {
-  ASSIGN_OR_RETURN(SweepSpec spec, MoeUnionSpecOf(resolved, check, limits_));
+  ASSIGN_OR_RETURN(SweepSpec spec, MoeUnionSpecOf(resolved, check));
   RETURN_IF_ERROR(CheckFitsBackend(spec, device));
   ProbePlan plan{.device_seconds = EstimateDeviceSeconds(spec, device)};
   v1::CheckRequest request;
@@ -167,7 +162,7 @@ absl::StatusOr<ProbePlan> MoeUnionProbe::Plan(const google::protobuf::Any& resol
 JobOutcome MoeUnionProbe::Run(const ProbeRun& run, Backend& device, const EventPublisher& publish,
                               const std::atomic<bool>& cancelled) const {
   JobOutcome outcome;
-  absl::StatusOr<SweepSpec> spec = MoeUnionSpecOf(run.resolved, run.check, limits_);
+  absl::StatusOr<SweepSpec> spec = MoeUnionSpecOf(run.resolved, run.check);
   if (!spec.ok()) {
     outcome.status = spec.status();
     return outcome;

@@ -27,9 +27,8 @@ class MoeUnionProbe final : public Probe {
   const v1::ProbeInfo info_;
 };
 
-// The engine's spec of a resolved moe-union job (what MoeUnionProbe::Resolve stored): DATA_LOSS
-// when `resolved` holds another message.
-absl::StatusOr<SweepSpec> MoeUnionSpecOf(const google::protobuf::Any& resolved, bool check,
-                                         const SweepLimits& limits);
+// The engine's spec of a resolved moe-union job, as MoeUnionProbe::Resolve stored it (resolved
+// once, at admission; not again): DATA_LOSS when `resolved` holds another message.
+absl::StatusOr<SweepSpec> MoeUnionSpecOf(const google::protobuf::Any& resolved, bool check);
 
 }  // namespace gpuprobe

@@ -3,6 +3,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/device/cpu_backend.h"
+#include "server/probes/moe_union/moe_union_mapping.h"
 #include "server/probes/registry.h"
 
 namespace gpuprobe {
@@ -43,6 +44,49 @@ TEST(MoeUnionProbeTest, ResolveFillsEveryDefaultAndResolvingTheResultChangesNoth
   absl::StatusOr<google::protobuf::Any> again = probe.Resolve(Request(r));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->SerializeAsString(), any->SerializeAsString());
+}
+
+// Plan and Run take the spec as admission resolved it, without resolving it again: what they
+// read is exactly what was stored.
+TEST(MoeUnionProbeTest, PlanAndRunReadTheStoredSpecAsItIs) {
+  const MoeUnionProbe probe{SweepLimits{}};
+  v1::SweepRequest sweep;
+  sweep.mutable_geometry()->set_experts(64);
+  sweep.mutable_geometry()->set_selected(4);
+  sweep.add_t_values(2);
+  sweep.add_t_values(5);
+  sweep.add_unions(8);
+  sweep.add_variants(v1::KERNEL_VARIANT_UNION);
+  sweep.add_variants(v1::KERNEL_VARIANT_PER_SLOT);
+  sweep.set_timing(v1::TIMING_MODE_GRAPH);
+  sweep.set_cache(v1::CACHE_MODE_COLD);
+  sweep.set_order(v1::ARM_ORDER_SHUFFLE);
+  sweep.set_precision(0.01);
+  sweep.set_max_seconds(7);
+  sweep.set_blocks(3);
+  sweep.set_require_clean(true);
+  absl::StatusOr<google::protobuf::Any> any = probe.Resolve(Request(sweep));
+  ASSERT_TRUE(any.ok()) << any.status();
+  absl::StatusOr<SweepSpec> spec = MoeUnionSpecOf(*any, /*check=*/false);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(FilledSweepRequest(*spec).SerializeAsString(), Resolved(*any).SerializeAsString());
+  EXPECT_EQ(spec->order, ArmOrder::kShuffle);
+  EXPECT_EQ(spec->blocks, 3);
+  EXPECT_EQ(ExpandArms(*spec).size(), 4u);  // union 8 at t = 2 and t = 5, both variants
+
+  v1::ProbeRequest check;
+  check.set_probe("moe-union");
+  check.set_check(true);
+  check.mutable_params()->PackFrom(v1::CheckRequest());
+  absl::StatusOr<google::protobuf::Any> checked = probe.Resolve(check);
+  ASSERT_TRUE(checked.ok()) << checked.status();
+  absl::StatusOr<SweepSpec> check_spec = MoeUnionSpecOf(*checked, /*check=*/true);
+  ASSERT_TRUE(check_spec.ok()) << check_spec.status();
+  v1::CheckRequest stored;
+  ASSERT_TRUE(checked->UnpackTo(&stored));
+  EXPECT_EQ(FilledCheckRequest(*check_spec, stored.dump()).SerializeAsString(),
+            stored.SerializeAsString());
+  EXPECT_EQ(MoeUnionSpecOf(*any, /*check=*/true).status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST(MoeUnionProbeTest, TextParametersResolveAsTheMessageDoes) {
