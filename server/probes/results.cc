@@ -5,20 +5,6 @@
 
 namespace gpuprobe {
 
-v1::AxisValue IntAxis(const std::string& name, int64_t value) {
-  v1::AxisValue a;
-  a.set_name(name);
-  a.set_int_value(value);
-  return a;
-}
-
-v1::AxisValue TextAxis(const std::string& name, const std::string& value) {
-  v1::AxisValue a;
-  a.set_name(name);
-  a.set_text_value(value);
-  return a;
-}
-
 v1::MetricStats MetricOf(const std::string& name, const std::string& unit,
                          const std::vector<double>& samples) {
   const SampleStats stats = Summarize(samples);
@@ -35,14 +21,6 @@ v1::MetricStats MetricOf(const std::string& name, const std::string& unit,
   m.set_kept(static_cast<uint32_t>(samples.size()));
   m.mutable_samples()->Add(samples.begin(), samples.end());
   return m;
-}
-
-v1::DerivedValue Derived(const std::string& name, const std::string& unit, double value) {
-  v1::DerivedValue d;
-  d.set_name(name);
-  d.set_unit(unit);
-  d.set_value(value);
-  return d;
 }
 
 v1::ProbeParam Param(const std::string& name, const std::string& type,

@@ -1,6 +1,6 @@
 // Generic results (v1::Result) as probes build them: an arm's axes, each metric's statistics
 // over its kept samples (median, min, max, spread, 95% bootstrap interval), derived values; and
-// the declarations in ProbeInfo that name them.
+// the declarations in ProbeInfo that name them (axes and derived values: common/result_values.h).
 //
 //   v1::Result r;
 //   *r.add_axes() = IntAxis("size_bytes", bytes);
@@ -12,18 +12,16 @@
 #include <string>
 #include <vector>
 
+#include "common/result_values.h"
 #include "gpuprobe/v1/probe.pb.h"
 
 namespace gpuprobe {
 
 namespace v1 = ::gpuprobe::v1;
 
-v1::AxisValue IntAxis(const std::string& name, int64_t value);
-v1::AxisValue TextAxis(const std::string& name, const std::string& value);
 // Requires non-empty samples.
 v1::MetricStats MetricOf(const std::string& name, const std::string& unit,
                          const std::vector<double>& samples);
-v1::DerivedValue Derived(const std::string& name, const std::string& unit, double value);
 
 // A declaration of ProbeInfo (a parameter, an axis, a metric, a derived value).
 v1::ProbeParam Param(const std::string& name, const std::string& type,

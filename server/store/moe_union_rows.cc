@@ -3,24 +3,10 @@
 #include <string>
 
 #include "common/enum_names.h"
+#include "common/result_values.h"
 
 namespace gpuprobe {
 namespace {
-
-v1::AxisValue Axis(const std::string& name, int64_t value) {
-  v1::AxisValue a;
-  a.set_name(name);
-  a.set_int_value(value);
-  return a;
-}
-
-v1::DerivedValue Derived(const std::string& name, const std::string& unit, double value) {
-  v1::DerivedValue d;
-  d.set_name(name);
-  d.set_unit(unit);
-  d.set_value(value);
-  return d;
-}
 
 v1::MetricStats Metric(const std::string& name, double median, double min, double max,
                        double spread, double low, double high, uint32_t kept,
@@ -60,13 +46,12 @@ v1::Result ResultOfRow(const v1::Row& row) {
   r.set_arm_index(row.arm_index());
   const google::protobuf::EnumValueDescriptor* variant =
       v1::KernelVariant_descriptor()->FindValueByNumber(row.arm().variant());
-  v1::AxisValue* v = r.add_axes();
-  v->set_name("variant");
-  v->set_text_value(variant != nullptr && variant->number() != 0 ? ShortEnumName(*variant)
-                                                                 : "per-slot");
-  *r.add_axes() = Axis("t", row.arm().t());
-  *r.add_axes() = Axis("slots", row.arm().slots());
-  *r.add_axes() = Axis("union", row.arm().union_size());
+  *r.add_axes() =
+      TextAxis("variant",
+               variant != nullptr && variant->number() != 0 ? ShortEnumName(*variant) : "per-slot");
+  *r.add_axes() = IntAxis("t", row.arm().t());
+  *r.add_axes() = IntAxis("slots", row.arm().slots());
+  *r.add_axes() = IntAxis("union", row.arm().union_size());
   *r.add_metrics() =
       Metric("gu_us", row.gu_us(), row.gu_min_us(), row.gu_max_us(), row.gu_spread(),
              row.gu_us_low(), row.gu_us_high(), row.kept_reps(), row.gu_samples_us());
