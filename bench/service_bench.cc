@@ -118,7 +118,7 @@ absl::StatusOr<Daemon> StartDaemon(const std::string& store_flag, const std::str
   limits.max_queued_jobs = 2000;
   auto probes = std::make_shared<const ProbeRegistry>(ProbeRegistry::Builtin({}).value());
   std::vector<std::unique_ptr<DeviceExecutor>> executors;
-  executors.push_back(std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), probes));
+  executors.push_back(std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>()));
   FleetOptions fleet;
   fleet.host = HostName(i);
   Daemon d;

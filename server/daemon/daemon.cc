@@ -62,7 +62,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
 
   ASSIGN_OR_RETURN(const std::shared_ptr<const ProbeRegistry> probes, ProbesOf(options));
   ASSIGN_OR_RETURN(std::vector<std::unique_ptr<DeviceExecutor>> executors,
-                   DeviceExecutorsOf(options, probes));
+                   DeviceExecutorsOf(options));
   for (size_t i = 0; i < executors.size(); ++i) {
     const Backend& info = executors[i]->info();
     spdlog::info("device {}: backend {}: {}", i, info.Name(), info.Description());

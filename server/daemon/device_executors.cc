@@ -25,12 +25,12 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeDevice(const DaemonOptions& options
   return backend;
 }
 
-absl::StatusOr<std::unique_ptr<DeviceExecutor>> MakeExecutor(
-    const DaemonOptions& options, int device, const std::shared_ptr<const ProbeRegistry>& probes) {
+absl::StatusOr<std::unique_ptr<DeviceExecutor>> MakeExecutor(const DaemonOptions& options,
+                                                             int device) {
   if (options.isolation == "none") {
     ASSIGN_OR_RETURN(std::unique_ptr<Backend> in_process, MakeDevice(options, device));
     return std::unique_ptr<DeviceExecutor>(
-        std::make_unique<InProcessExecutor>(std::move(in_process), probes));
+        std::make_unique<InProcessExecutor>(std::move(in_process)));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<WorkerProcessExecutor> worker,
                    WorkerProcessExecutor::Start("/proc/self/exe", options.WorkerArguments(device)));
@@ -47,11 +47,11 @@ absl::StatusOr<std::shared_ptr<const ProbeRegistry>> ProbesOf(const DaemonOption
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<DeviceExecutor>>> DeviceExecutorsOf(
-    const DaemonOptions& options, const std::shared_ptr<const ProbeRegistry>& probes) {
+    const DaemonOptions& options) {
   const std::optional<std::vector<int>>& requested = options.devices;
   std::vector<int> devices = requested.value_or(std::vector<int>{0});
   std::vector<std::unique_ptr<DeviceExecutor>> executors;
-  ASSIGN_OR_RETURN(executors.emplace_back(), MakeExecutor(options, devices[0], probes));
+  ASSIGN_OR_RETURN(executors.emplace_back(), MakeExecutor(options, devices[0]));
   // How many devices there are: the first worker counted them, where the driver is loaded.
   const int visible = options.isolation == "process"
                           ? static_cast<WorkerProcessExecutor&>(*executors[0]).visible_devices()
@@ -64,7 +64,7 @@ absl::StatusOr<std::vector<std::unique_ptr<DeviceExecutor>>> DeviceExecutorsOf(
       return absl::InvalidArgumentError(
           absl::StrFormat("devices: %d is not a device here (%d visible)", devices[i], visible));
     }
-    ASSIGN_OR_RETURN(executors.emplace_back(), MakeExecutor(options, devices[i], probes));
+    ASSIGN_OR_RETURN(executors.emplace_back(), MakeExecutor(options, devices[i]));
   }
   return executors;
 }

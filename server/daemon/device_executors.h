@@ -4,7 +4,7 @@
 // worker child's side is here too: the same binary started with --worker-fd.
 //
 //   ASSIGN_OR_RETURN(auto probes, ProbesOf(options));
-//   ASSIGN_OR_RETURN(auto executors, DeviceExecutorsOf(options, probes));
+//   ASSIGN_OR_RETURN(auto executors, DeviceExecutorsOf(options));
 #pragma once
 
 #include <memory>
@@ -24,7 +24,7 @@ absl::StatusOr<std::shared_ptr<const ProbeRegistry>> ProbesOf(const DaemonOption
 // One executor per device that --devices names (all visible ones by default); INVALID_ARGUMENT
 // names a device that is not there, and a device's start-up error comes as it came.
 absl::StatusOr<std::vector<std::unique_ptr<DeviceExecutor>>> DeviceExecutorsOf(
-    const DaemonOptions& options, const std::shared_ptr<const ProbeRegistry>& probes);
+    const DaemonOptions& options);
 
 // The worker child process (options.worker_fd set): runs its device's jobs until the daemon
 // closes the socket. Returns the process's exit code; a start-up error is logged and gives 2.

@@ -9,15 +9,14 @@
 
 #include "absl/time/time.h"
 #include "server/device/backend.h"
-#include "server/jobs/job_execution.h"
-#include "server/probes/registry.h"
+#include "server/probes/probe.h"
 
 namespace gpuprobe {
 
 // One job as the daemon hands it to a device.
 struct JobRun {
-  std::string probe;  // the probe that runs it
-  ProbeRun run;       // the resolved spec; artifact_dir made by the daemon
+  const Probe* probe;  // the probe that runs it, found once where the job is planned
+  ProbeRun run;        // the resolved spec; artifact_dir made by the daemon
   // The label gpuprobe.fault's value (a test's fault for the worker: "abort", "hang"); empty:
   // none.
   std::string fault;
@@ -40,17 +39,15 @@ class DeviceExecutor {
 
 class InProcessExecutor final : public DeviceExecutor {
  public:
-  InProcessExecutor(std::unique_ptr<Backend> backend, std::shared_ptr<const ProbeRegistry> probes)
-      : backend_(std::move(backend)), probes_(std::move(probes)) {}
+  explicit InProcessExecutor(std::unique_ptr<Backend> backend) : backend_(std::move(backend)) {}
   const Backend& info() const override { return *backend_; }
   JobOutcome Run(const JobRun& run, const EventPublisher& publish,
                  const std::atomic<bool>& cancelled) override {
-    return ExecuteJob(*probes_, run.probe, run.run, *backend_, publish, cancelled);
+    return run.probe->Run(run.run, *backend_, publish, cancelled);
   }
 
  private:
   std::unique_ptr<Backend> backend_;
-  const std::shared_ptr<const ProbeRegistry> probes_;
 };
 
 }  // namespace gpuprobe

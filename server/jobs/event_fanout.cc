@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <iterator>
 
+#include "absl/time/clock.h"
 #include "common/status_macros.h"
+#include "google/protobuf/util/time_util.h"
 #include "server/store/job_record.h"
 
 namespace gpuprobe {
@@ -31,6 +33,12 @@ uint32_t AttemptThatCounts(const v1::Job& job) {
 }
 
 }  // namespace
+
+v1::JobEvent Stamped(v1::JobEvent event) {
+  *event.mutable_stored_at() =
+      google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(absl::Now()));
+  return event;
+}
 
 class EventFanout::JobOrder {
  public:

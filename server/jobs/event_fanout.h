@@ -38,6 +38,9 @@ class JobEventSink {
   virtual bool Publish(const v1::JobEvent& event) = 0;
 };
 
+// The event stamped with the time it is stored (now).
+v1::JobEvent Stamped(v1::JobEvent event);
+
 class EventFanout {
  public:
   explicit EventFanout(JobStore& store) : store_(store) {}

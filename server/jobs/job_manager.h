@@ -1,10 +1,11 @@
 // The daemon's devices' queues: the replacement for the hand-taken measurement lock.
 //
-// Jobs wait in the store (priority, then submission order); each device runs one at a time on
-// its own thread (never a gRPC callback), claiming the next job that matches it (pinned index,
-// gpu model, host). Admission checks a submitted request completely and stores it within the
-// queue's bound; the events of jobs reach their watchers through EventFanout (stored first, no
-// gap, no duplicate). No lock of the manager is held over store I/O.
+// Jobs wait in the store (priority, then submission order); the DeviceRunner runs them, one at a
+// time per device, each device claiming the next job that matches it (pinned index, gpu model,
+// host). Admission checks a submitted request completely and stores it within the queue's bound;
+// the events of jobs reach their watchers through EventFanout (stored first, no gap, no
+// duplicate). The read side (a job, lists, results, info) is in job_queries.cc. No lock of the
+// manager is held over store I/O.
 //
 // The daemon is a member of the store's fleet (FleetMembership: registration, heartbeat, leases,
 // cancels asked through other daemons, jobs of lost daemons queued again). With a shared store (a
@@ -34,10 +35,10 @@
 #include "server/device/backend.h"
 #include "server/jobs/admission.h"
 #include "server/jobs/device_executor.h"
+#include "server/jobs/device_runner.h"
 #include "server/jobs/event_fanout.h"
 #include "server/jobs/fleet_membership.h"
 #include "server/jobs/store_health.h"
-#include "server/probes/moe_union/sweep_spec.h"
 #include "server/probes/registry.h"
 #include "server/store/job_store.h"
 
@@ -98,48 +99,20 @@ class JobManager {
   // The rows (sweeps) or checks of the job's last attempt, in order.
   absl::StatusOr<std::vector<v1::JobEvent>> Results(const std::string& job_id);
   // What device 0 is and can do (const use only); all devices of a daemon share a backend kind.
-  const Backend& backend() const { return devices_[0]->executor->info(); }
+  const Backend& backend() const { return runner_.info(0); }
   // The probes the daemon serves.
   const ProbeRegistry& probes() const { return *probes_; }
 
  private:
-  struct Device {
-    std::unique_ptr<DeviceExecutor> executor;
-    DeviceRegistration registration;
-    std::atomic<bool> cancel{false};  // stops the running job between launches
-    std::atomic<double> busy_seconds{0.0};
-    std::thread thread;
-  };
-
-  // What a device runs now, as Info and the heartbeat report it.
-  struct DeviceRun {
-    std::string job_id;                             // "" when idle
-    v1::JobProgress progress;                       // the running job's last progress event
-    std::optional<v1::TelemetryReading> telemetry;  // the latest reading; unset: none yet
-    // How the job ended, while the store has not taken its end (Job.ending); else empty.
-    std::string ending;
-  };
-
   absl::StatusOr<std::vector<v1::DeviceStatus>> Devices();
-  // The device running `job_id`, or -1.
-  int DeviceRunning(const std::string& job_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Marks the device idle.
-  void EndRun(int device) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Stores the job's end and hands it to its watchers. Until the store takes it, the end is
-  // kept here: the watchers hear a JobEnding, Get and List show it (Job.ending), the device
-  // holds the job and runs nothing else, and the store is asked again at every heartbeat,
-  // until it takes the end, another attempt owns the job (ABORTED) or the daemon stops.
-  // Whether the end is stored.
-  bool RecordEnd(int device, const std::string& id, const v1::JobEvent& finished, absl::Time end,
-                 const v1::TelemetrySummary* telemetry);
   // Job.ending of the jobs whose end this daemon keeps.
   void ExplainEnding(const std::vector<v1::Job*>& jobs);
 
   JobManager(std::unique_ptr<JobStore> store, QueueLimits limits,
              std::shared_ptr<const ProbeRegistry> probes, std::unique_ptr<ArtifactStore> artifacts,
-             std::unique_ptr<FleetMembership> fleet, std::vector<std::unique_ptr<Device>> devices)
+             std::unique_ptr<FleetMembership> fleet,
+             std::vector<std::unique_ptr<DeviceExecutor>> executors)
       : store_(std::move(store)),
-        limits_(limits),
         probes_(std::move(probes)),
         artifacts_(std::move(artifacts)),
         fleet_(std::move(fleet)),
@@ -150,20 +123,19 @@ class JobManager {
             {.writable = [this] { return store_health_.Ensure(); },
              .write_failed = [this](const absl::Status& why) { store_health_.Set(false, why); },
              .device_for = [this](const v1::SubmitRequest& r) { return DeviceFor(r); }}),
-        devices_(std::move(devices)),
-        runs_(devices_.size()) {}
+        runner_({.store = *store_,
+                 .fanout = fanout_,
+                 .store_health = store_health_,
+                 .fleet = *fleet_,
+                 .probes = *probes_,
+                 .artifacts = artifacts_.get(),
+                 .min_watchdog = limits.min_watchdog},
+                std::move(executors)) {}
 
   // Stores the resolved spec of every job stored before there was one (schema 6): its probe
   // resolves the stored request once.
   void ResolveStoredJobs();
 
-  void Loop(int device);
-  void RunJob(int device, const JobStore::Claimed& claimed);
-  // The job as `device` runs it: its resolved spec planned on the device (the watchdog from the
-  // plan's device time) and its artifact directory made; otherwise the error that ends it.
-  absl::StatusOr<JobRun> PrepareRun(const v1::Job& job, const Backend& device) const;
-  // The job each device runs, by index ("" when idle), as the heartbeat renews their leases.
-  std::vector<std::string> RunningJobs();
   // Feeds the store watchers, until Stop.
   void WatchLoop();
   // Sets the waiting reason of each queued job with a gpu or host target that no serving
@@ -175,28 +147,16 @@ class JobManager {
   bool ServesTargets(const v1::SubmitRequest& request) const;
   // The device that would run the request here (Admission::Hooks::device_for).
   absl::StatusOr<const Backend*> DeviceFor(const v1::SubmitRequest& request) const;
-  // Stores the event, then hands it to the job's watchers. An event that cannot be stored is
-  // not streamed: the store is marked unwritable and the error returned (the caller fails the
-  // job with it).
-  absl::Status Publish(const std::string& job_id, v1::JobEvent event);
 
   std::unique_ptr<JobStore> store_;
-  const QueueLimits limits_;
   const std::shared_ptr<const ProbeRegistry> probes_;
   const std::unique_ptr<ArtifactStore> artifacts_;
   const std::unique_ptr<FleetMembership> fleet_;
   EventFanout fanout_;
   StoreHealth store_health_;
   Admission admission_;
-  std::vector<std::unique_ptr<Device>> devices_;
+  DeviceRunner runner_;
   std::thread watch_thread_;
-
-  // What the devices run and the wake-ups; never held over store I/O.
-  absl::Mutex mu_;
-  // Per device, by index: what it runs now.
-  std::vector<DeviceRun> runs_ ABSL_GUARDED_BY(mu_);
-  int64_t submissions_ ABSL_GUARDED_BY(mu_) = 0;  // wakes the device threads
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace gpuprobe

@@ -14,12 +14,9 @@ namespace gpuprobe {
 absl::StatusOr<std::vector<v1::FleetDevice>> JobManager::Fleet() { return fleet_->Devices(); }
 
 absl::StatusOr<int64_t> JobManager::QueueDepth() {
-  int64_t running = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    running = std::count_if(runs_.begin(), runs_.end(),
-                            [](const DeviceRun& run) { return !run.job_id.empty(); });
-  }
+  const std::vector<std::string> jobs = runner_.RunningJobs();
+  const int64_t running =
+      std::count_if(jobs.begin(), jobs.end(), [](const std::string& id) { return !id.empty(); });
   ASSIGN_OR_RETURN(const int64_t queued, store_->CountQueued());
   return queued + running;
 }
@@ -57,14 +54,10 @@ absl::StatusOr<std::vector<v1::JobEvent>> JobManager::Results(const std::string&
 }
 
 absl::StatusOr<std::vector<v1::DeviceStatus>> JobManager::Devices() {
-  std::vector<DeviceRun> runs;
-  {
-    absl::MutexLock lock(&mu_);
-    runs = runs_;
-  }
+  const std::vector<DeviceRunner::DeviceRun> runs = runner_.Runs();
   std::vector<v1::DeviceStatus> out;
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    const Backend& info = devices_[i]->executor->info();
+  for (size_t i = 0; i < runner_.size(); ++i) {
+    const Backend& info = runner_.info(i);
     v1::DeviceStatus& d = out.emplace_back();
     d.set_index(static_cast<uint32_t>(i));
     d.set_description(info.Description());
@@ -72,10 +65,10 @@ absl::StatusOr<std::vector<v1::DeviceStatus>> JobManager::Devices() {
     d.set_running_job_id(runs[i].job_id);
     ASSIGN_OR_RETURN(const int64_t pinned, store_->CountQueuedOn(static_cast<int>(i)));
     d.set_pinned_queue_depth(static_cast<uint32_t>(pinned));
-    d.set_busy_seconds(devices_[i]->busy_seconds.load());
+    d.set_busy_seconds(runner_.busy_seconds(i));
     d.set_running_reps_done(runs[i].progress.reps_done());
     d.set_running_reps_total(runs[i].progress.reps_total());
-    d.set_worker_restarts(static_cast<uint32_t>(devices_[i]->executor->restarts()));
+    d.set_worker_restarts(static_cast<uint32_t>(runner_.restarts(i)));
     if (runs[i].telemetry) *d.mutable_telemetry() = *runs[i].telemetry;
   }
   return out;
@@ -118,12 +111,8 @@ void JobManager::ExplainWaiting(v1::Job& job, const std::vector<v1::FleetDevice>
 }
 
 void JobManager::ExplainEnding(const std::vector<v1::Job*>& jobs) {
-  absl::MutexLock lock(&mu_);
   for (v1::Job* job : jobs) {
-    const int device = DeviceRunning(job->id());
-    if (device >= 0 && job->state() == v1::JOB_STATE_RUNNING) {
-      job->set_ending(runs_[device].ending);
-    }
+    if (job->state() == v1::JOB_STATE_RUNNING) job->set_ending(runner_.Ending(job->id()));
   }
 }
 

@@ -45,7 +45,7 @@ class ProbeServiceTest : public testing::Test {
     std::vector<std::unique_ptr<DeviceExecutor>> executors;
     for (int i = 0; i < devices; ++i) {
       executors.push_back(std::make_unique<InProcessExecutor>(
-          make_backend_ ? make_backend_() : std::make_unique<CpuBackend>(), probes));
+          make_backend_ ? make_backend_() : std::make_unique<CpuBackend>()));
     }
     absl::StatusOr<std::unique_ptr<JobManager>> manager = JobManager::Start(
         *std::move(store), std::move(executors), limits, probes,

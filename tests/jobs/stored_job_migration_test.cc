@@ -88,8 +88,7 @@ class StoredJobMigrationTest : public ::testing::Test {
     EXPECT_TRUE(store.ok()) << store.status();
     auto probes = std::make_shared<const ProbeRegistry>(ProbeRegistry::Builtin({}).value());
     std::vector<std::unique_ptr<DeviceExecutor>> executors;
-    executors.push_back(
-        std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), probes));
+    executors.push_back(std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>()));
     absl::StatusOr<std::unique_ptr<JobManager>> manager =
         JobManager::Start(*std::move(store), std::move(executors), QueueLimits{}, probes);
     EXPECT_TRUE(manager.ok()) << manager.status();

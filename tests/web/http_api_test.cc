@@ -45,8 +45,7 @@ class HttpApiTest : public testing::Test {
     ASSERT_TRUE(store.ok());
     auto probes = std::make_shared<const ProbeRegistry>(ProbeRegistry::Builtin({}).value());
     std::vector<std::unique_ptr<DeviceExecutor>> executors;
-    executors.push_back(
-        std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>(), probes));
+    executors.push_back(std::make_unique<InProcessExecutor>(std::make_unique<CpuBackend>()));
     absl::StatusOr<std::unique_ptr<JobManager>> manager =
         JobManager::Start(*std::move(store), std::move(executors), QueueLimits{}, probes,
                           std::make_unique<ArtifactStore>(data_dir_ + "/artifacts", 1 << 20));
