@@ -8,18 +8,18 @@
 #include <string>
 #include <vector>
 
+#include "client/param_flags.h"
+
 namespace gpuprobe {
 
 struct ClientFlags {
   // Global.
   std::string server, format = "table", token, tls_ca;
-  // sweep, check, submit: the moe-union request.
-  std::optional<int64_t> experts, hidden, ff, selected, t, reps, blocks;
-  std::vector<std::string> t_values, unions, variant, label;
-  std::string precision, timing, cache, order, dump;
-  std::optional<double> max_seconds;
-  std::optional<uint64_t> seed;
-  bool require_clean = false;
+  // sweep, check, submit: the moe-union request's declared parameters, its labels, and the
+  // check's local --dump directory.
+  ParamFlags moe_union;
+  std::vector<std::string> label;
+  std::string dump;
   // run, submit --probe.
   std::string probe;
   std::vector<std::string> params;

@@ -119,17 +119,12 @@ Subcommand SweepSubcommand() {
 }
 
 Subcommand CheckSubcommand() {
-  return {.name = "check",
-          .help = "exactness of every kernel variant against the float64 reference",
-          .bind =
-              [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) {
-                GeometryFlags(app, f, /*check=*/true);
-                app.add_option("--dump", f.dump,
-                               "a local directory that receives the check's inputs and outputs "
-                               "as .npy files (the job's artifacts, fetched from the daemon)");
-              },
-          .run = [](const ClientContext& c,
-                    const std::vector<std::string>&) { return CheckCommand(c); }};
+  return {
+      .name = "check",
+      .help = "exactness of every kernel variant against the float64 reference",
+      .bind = [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) { CheckFlags(app, f); },
+      .run = [](const ClientContext& c,
+                const std::vector<std::string>&) { return CheckCommand(c); }};
 }
 
 Subcommand InfoSubcommand() {

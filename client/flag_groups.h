@@ -1,5 +1,5 @@
-// The flags that several `gpuprobe` commands share, bound on a command's CLI11 subcommand: the
-// moe-union geometry and sweep, a probe's --param and --check, labels, and the JOB argument.
+// The flags that several `gpuprobe` commands share, bound on a command's CLI11 subcommand:
+// moe-union's sweep and check, a probe's --param and --check, labels, and the JOB argument.
 //
 //   SweepFlags(app, flags);  // sweep and submit
 #pragma once
@@ -26,10 +26,13 @@ void OptionalFlag(CLI::App& app, const std::string& name, std::optional<T>& into
 CLI::Option* ListFlag(CLI::App& app, const std::string& name, std::vector<std::string>& into,
                       const std::string& help, const std::string& type_name);
 
-// The layer's shape, t, unions, variants, seed and labels: a check's (`check`) or a sweep's.
-void GeometryFlags(CLI::App& app, ClientFlags& f, bool check);
-// A sweep's flags: the geometry's, then t values, reps, timing, cache, order and sampling.
+// A moe-union sweep's flags (sweep, submit): its declared parameters (client/param_flags.h) and
+// --label.
 void SweepFlags(CLI::App& app, ClientFlags& f);
+// A moe-union check's: its declared parameters, --label and --dump DIR.
+void CheckFlags(CLI::App& app, ClientFlags& f);
+// --label k=v (repeatable, comma-separated).
+void LabelFlag(CLI::App& app, ClientFlags& f);
 // --param NAME=VALUE (repeatable) and --check.
 void ProbeFlags(CLI::App& app, ClientFlags& f);
 // The one positional JOB (a job id), into args[0].

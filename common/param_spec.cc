@@ -1,13 +1,13 @@
-#include "server/probes/param_spec.h"
+#include "common/param_spec.h"
 
 #include <cmath>
 #include <string>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/param_text.h"
 #include "common/status_macros.h"
 #include "gpuprobe/v1/param_spec.pb.h"
-#include "server/probes/param_text.h"
 
 namespace gpuprobe {
 namespace {
@@ -159,14 +159,29 @@ absl::Status CompleteField(const FieldDescriptor& f, Message& m) {
   return absl::OkStatus();
 }
 
-void AppendDeclared(const Descriptor& d, std::vector<v1::ProbeParam>& params) {
+void AppendFields(const Descriptor& d, std::vector<const FieldDescriptor*>& fields) {
   for (int i = 0; i < d.field_count(); ++i) {
     const FieldDescriptor& f = *d.field(i);
     if (IsNested(f)) {
-      AppendDeclared(*f.message_type(), params);
-      continue;
+      AppendFields(*f.message_type(), fields);
+    } else if (!f.is_map() && f.cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) {
+      fields.push_back(&f);
     }
-    if (f.is_map() || f.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) continue;
+  }
+}
+
+}  // namespace
+
+std::vector<const FieldDescriptor*> DeclaredFields(const Descriptor& descriptor) {
+  std::vector<const FieldDescriptor*> fields;
+  AppendFields(descriptor, fields);
+  return fields;
+}
+
+std::vector<v1::ProbeParam> DeclaredParams(const Descriptor& descriptor) {
+  std::vector<v1::ProbeParam> params;
+  for (const FieldDescriptor* field : DeclaredFields(descriptor)) {
+    const FieldDescriptor& f = *field;
     const v1::ParamSpec& s = SpecOf(f);
     v1::ProbeParam p;
     p.set_name(f.name());
@@ -178,13 +193,6 @@ void AppendDeclared(const Descriptor& d, std::vector<v1::ProbeParam>& params) {
     p.set_unit(s.unit());
     params.push_back(std::move(p));
   }
-}
-
-}  // namespace
-
-std::vector<v1::ProbeParam> DeclaredParams(const Descriptor& descriptor) {
-  std::vector<v1::ProbeParam> params;
-  AppendDeclared(descriptor, params);
   return params;
 }
 

@@ -18,7 +18,12 @@
 
 namespace gpuprobe {
 
-// The message's parameters (ParamNames order, nested messages flattened) with their type,
+// The message's parameter fields: every field but maps and messages, nested singular messages
+// flattened (ParamNames order).
+std::vector<const google::protobuf::FieldDescriptor*> DeclaredFields(
+    const google::protobuf::Descriptor& descriptor);
+
+// The message's parameters (DeclaredFields order) with their type,
 // default, limits, unit and description. A field without the option is listed bare.
 std::vector<v1::ProbeParam> DeclaredParams(const google::protobuf::Descriptor& descriptor);
 

@@ -1,4 +1,4 @@
-#include "server/probes/param_text.h"
+#include "common/param_text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -9,10 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/abbreviated.h"
 #include "common/shortest_double.h"
 #include "common/status_macros.h"
 #include "google/protobuf/descriptor.h"
+#include "gpuprobe/v1/param_spec.pb.h"
 
 namespace gpuprobe {
 namespace {
@@ -35,6 +37,11 @@ std::string CommonPrefix(const EnumDescriptor& e) {
   }
   const size_t underscore = prefix.rfind('_');
   return underscore == std::string::npos ? "" : prefix.substr(0, underscore + 1);
+}
+
+// Whether the field is declared a fraction (ParamSpec.unit "fraction"): it takes "0.5%" too.
+bool IsFraction(const FieldDescriptor& f) {
+  return f.options().GetExtension(v1::param).unit() == "fraction";
 }
 
 bool IsParameter(const FieldDescriptor& f) {
@@ -87,7 +94,7 @@ std::string ParamValueType(const FieldDescriptor& f) {
       break;
     case FieldDescriptor::CPPTYPE_FLOAT:
     case FieldDescriptor::CPPTYPE_DOUBLE:
-      type = "a number";
+      type = IsFraction(f) ? "a number (or a percentage: 0.5% is 0.005)" : "a number";
       break;
     default:
       type = f.cpp_type() == FieldDescriptor::CPPTYPE_UINT32 ||
@@ -139,7 +146,10 @@ absl::Status SetOne(const FieldDescriptor& f, Message& m, absl::string_view text
     case FieldDescriptor::CPPTYPE_DOUBLE:
     case FieldDescriptor::CPPTYPE_FLOAT: {
       double v;
-      if (!absl::SimpleAtod(text, &v)) return Bad(f, text);
+      absl::string_view number = text;
+      const bool percent = IsFraction(f) && absl::ConsumeSuffix(&number, "%");
+      if (!absl::SimpleAtod(number, &v)) return Bad(f, text);
+      if (percent) v /= 100.0;
       if (f.cpp_type() == FieldDescriptor::CPPTYPE_FLOAT) {
         rep ? r.AddFloat(&m, &f, static_cast<float>(v)) : r.SetFloat(&m, &f, static_cast<float>(v));
       } else {
@@ -271,6 +281,15 @@ absl::Status SetParamsFromText(const google::protobuf::Map<std::string, std::str
       continue;
     }
     p.holder->GetReflection()->ClearField(p.holder, p.field);
+    if (p.field->cpp_type() == FieldDescriptor::CPPTYPE_ENUM &&
+        absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(text), "all")) {
+      const EnumDescriptor& e = *p.field->enum_type();
+      for (int i = 0; i < e.value_count(); ++i) {
+        if (e.value(i)->number() != 0)
+          p.holder->GetReflection()->AddEnum(p.holder, p.field, e.value(i));
+      }
+      continue;
+    }
     for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
       RETURN_IF_ERROR(SetOne(*p.field, *p.holder, item));
     }

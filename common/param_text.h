@@ -3,9 +3,11 @@
 // whose parameters are a message takes text parameters without code of its own.
 //
 // NAME is a field of the message, or a field of one of its singular message fields (flattened:
-// "hidden" sets geometry.hidden). Integers are decimal; enums are their value names without the
-// enum's common prefix, in any case, with '-' for '_' ("graph", "per-slot"); booleans are true
-// or false; repeated fields take comma-separated lists. Map fields are not parameters.
+// "hidden" sets geometry.hidden). Integers are decimal; a number declared a fraction (ParamSpec
+// unit "fraction") takes a percentage too ("0.5%"); enums are their value names without the
+// enum's common prefix, in any case, with '-' for '_' ("graph", "per-slot"), and a list of them
+// takes "all" (every value); booleans are true or false; repeated fields take comma-separated
+// lists. Map fields are not parameters.
 //
 //   v1::SweepRequest sweep;
 //   RETURN_IF_ERROR(SetParamsFromText(request.param_values(), sweep));

@@ -4,11 +4,11 @@
 #include <random>
 
 #include "absl/time/clock.h"
+#include "common/param_text.h"
 #include "common/seeded_rng.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/util/time_util.h"
-#include "server/probes/param_text.h"
 
 namespace gpuprobe {
 

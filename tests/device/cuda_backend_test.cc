@@ -15,6 +15,7 @@
 #include "kernels/read_buffer.h"
 #include "kernels/sel/launch_deals.h"
 #include "server/measure/launch_timer.h"
+#include "server/probes/job_events.h"
 #include "server/probes/moe_union/exactness.h"
 #include "server/probes/moe_union/sweep_runner.h"
 #include "server/probes/read_bandwidth/read_buffers.h"
@@ -55,6 +56,13 @@ void PrintTo(const Geometry& g, std::ostream* os) { *os << Name(g); }
 
 class ExactnessOnGpu : public CudaBackendTest, public testing::WithParamInterface<Geometry> {};
 
+void AddEveryVariant(v1::SweepRequest& request) {
+  for (v1::KernelVariant v : {v1::KERNEL_VARIANT_PER_SLOT, v1::KERNEL_VARIANT_UNION,
+                              v1::KERNEL_VARIANT_FLOOR, v1::KERNEL_VARIANT_FLOOR_DISTINCT}) {
+    request.add_variants(v);
+  }
+}
+
 class Recorder final : public CheckObserver {
  public:
   void OnCheck(const KernelCheckResult&) override {}
@@ -62,16 +70,15 @@ class Recorder final : public CheckObserver {
 
 TEST_P(ExactnessOnGpu, EveryVariantAndUnionMatchesTheFloat64Reference) {
   const Geometry p = GetParam();
-  SweepOptions o;
-  o.experts = p.experts;
-  o.hidden = p.hidden;
-  o.ff = p.ff;
-  o.selected = p.selected;
-  o.t_values = {p.t};
-  o.reps = 2;
-  o.variants = {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor,
-                KernelVariant::kFloorDistinct};
-  o.seed = std::random_device{}();  // fresh inputs every run; printed on failure
+  v1::SweepRequest o;
+  o.mutable_geometry()->set_experts(p.experts);
+  o.mutable_geometry()->set_hidden(p.hidden);
+  o.mutable_geometry()->set_ff(p.ff);
+  o.mutable_geometry()->set_selected(p.selected);
+  o.add_t_values(p.t);
+  o.set_reps(2);
+  AddEveryVariant(o);
+  o.set_seed(std::random_device{}());  // fresh inputs every run; printed on failure
   absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
   ASSERT_TRUE(spec.ok()) << spec.status();
   Recorder recorder;
@@ -154,17 +161,16 @@ TEST_F(CudaBackendTest, RefusesWidthsItsKernelsCannotLoad) {
 TEST_F(CudaBackendTest, EveryTimingAndCacheModeGivesPositiveFiniteSamples) {
   for (TimingMode timing : {TimingMode::kEvents, TimingMode::kGraph}) {
     for (CacheMode cache : {CacheMode::kWarm, CacheMode::kCold}) {
-      SweepOptions o;
-      o.experts = 64;
-      o.hidden = 1024;
-      o.ff = 256;
-      o.selected = 4;
-      o.t_max = 2;
-      o.reps = 3;
-      o.timing = timing;
-      o.cache = cache;
-      o.variants = {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor,
-                    KernelVariant::kFloorDistinct};
+      v1::SweepRequest o;
+      o.mutable_geometry()->set_experts(64);
+      o.mutable_geometry()->set_hidden(1024);
+      o.mutable_geometry()->set_ff(256);
+      o.mutable_geometry()->set_selected(4);
+      o.set_t_max(2);
+      o.set_reps(3);
+      o.set_timing(TimingToProto(timing));
+      o.set_cache(CacheToProto(cache));
+      AddEveryVariant(o);
       absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
       ASSERT_TRUE(spec.ok());
       RecordedEvents recorded;

@@ -150,7 +150,7 @@ TEST_F(SweepEndToEndTest, TheCommandLineKeepsTheConventions) {
   // Flags spelt with underscores, as the client took them before, are the dashed flags.
   const CommandResult underscored = Cli({"sweep", "--t_values", "0"});
   EXPECT_EQ(underscored.exit_code, 2);
-  EXPECT_THAT(underscored.err, HasSubstr("t_values: 0 is out of range"));  // the value arrived
+  EXPECT_THAT(underscored.err, HasSubstr("t_values: 0 is outside [1, 128]"));  // the value arrived
   // Global flags go after the command as well as before it.
   const CommandResult after = Cli({"info", "--format", "json"});
   EXPECT_EQ(after.exit_code, 0) << after.err;

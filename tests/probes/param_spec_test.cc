@@ -1,9 +1,9 @@
-#include "server/probes/param_spec.h"
+#include "common/param_spec.h"
 
 #include "absl/status/statusor.h"
+#include "common/param_text.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/probes/param_text.h"
 #include "tests/probes/testdata/declared_params.pb.h"
 
 namespace gpuprobe {

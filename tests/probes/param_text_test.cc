@@ -1,4 +1,4 @@
-#include "server/probes/param_text.h"
+#include "common/param_text.h"
 
 #include "gmock/gmock.h"
 #include "gpuprobe/v1/probe.pb.h"
@@ -33,6 +33,22 @@ TEST(ParamTextTest, ScalarsNestedFieldsEnumsAndListsAreSetByName) {
                                      v1::KERNEL_VARIANT_FLOOR_DISTINCT));
   EXPECT_EQ(sweep.seed(), 18446744073709551615u);
   EXPECT_TRUE(sweep.require_clean());
+}
+
+// A number declared a fraction takes a percentage; a list of an enum takes "all"; elsewhere
+// neither is a value.
+TEST(ParamTextTest, FractionsTakePercentagesAndEnumListsTakeAll) {
+  v1::SweepRequest sweep;
+  ASSERT_TRUE(
+      SetParamsFromText(Values({{"precision", "0.5%"}, {"variants", " ALL "}}), sweep).ok());
+  EXPECT_DOUBLE_EQ(sweep.precision(), 0.005);
+  EXPECT_THAT(sweep.variants(),
+              ::testing::ElementsAre(v1::KERNEL_VARIANT_PER_SLOT, v1::KERNEL_VARIANT_UNION,
+                                     v1::KERNEL_VARIANT_FLOOR, v1::KERNEL_VARIANT_FLOOR_DISTINCT));
+  EXPECT_THAT(SetParamsFromText(Values({{"max_seconds", "5%"}}), sweep).message(),
+              ::testing::HasSubstr("param max_seconds: \"5%\" is not a number"));
+  EXPECT_THAT(SetParamsFromText(Values({{"timing", "all"}}), sweep).message(),
+              ::testing::HasSubstr("param timing: \"all\" is not one of events|graph"));
 }
 
 // What ParamsAsText writes, SetParamsFromText reads back to the same message; unset optional

@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "common/param_spec.h"
+#include "common/param_text.h"
 #include "common/status_macros.h"
 #include "server/measure/interleaved.h"
 #include "server/probes/job_events.h"
 #include "server/probes/launch_latency/empty_launch.h"
 #include "server/probes/launch_latency/launch_latency.pb.h"
 #include "server/probes/measure_arms.h"
-#include "server/probes/param_spec.h"
-#include "server/probes/param_text.h"
 #include "server/probes/results.h"
 
 namespace gpuprobe {

@@ -1,9 +1,9 @@
 #include "server/probes/moe_union/moe_union_mapping.h"
 
 #include "absl/strings/str_format.h"
+#include "common/param_text.h"
 #include "common/status_macros.h"
 #include "server/probes/job_events.h"
-#include "server/probes/param_text.h"
 #include "server/probes/results.h"
 
 namespace gpuprobe {
@@ -13,119 +13,42 @@ absl::Status UnknownEnum(std::string_view field, int value) {
   return absl::InvalidArgumentError(absl::StrFormat("%s: unknown value %d", field, value));
 }
 
-template <typename Proto>
-std::optional<int64_t> Optional(bool has, Proto value) {
-  return has ? std::optional<int64_t>(value) : std::nullopt;
-}
-
-void GeometryFromProto(const v1::Geometry& g, SweepOptions& o) {
-  o.experts = Optional(g.has_experts(), g.experts());
-  o.hidden = Optional(g.has_hidden(), g.hidden());
-  o.ff = Optional(g.has_ff(), g.ff());
-  o.selected = Optional(g.has_selected(), g.selected());
-}
-
-absl::Status VariantsFromProto(const google::protobuf::RepeatedField<int>& variants,
-                               SweepOptions& o) {
+absl::StatusOr<std::vector<KernelVariant>> VariantsFromProto(
+    const google::protobuf::RepeatedField<int>& variants) {
+  std::vector<KernelVariant> out;
   for (int v : variants) {
     switch (v) {
       case v1::KERNEL_VARIANT_UNSPECIFIED:
       case v1::KERNEL_VARIANT_PER_SLOT:
-        o.variants.push_back(KernelVariant::kPerSlot);
+        out.push_back(KernelVariant::kPerSlot);
         break;
       case v1::KERNEL_VARIANT_UNION:
-        o.variants.push_back(KernelVariant::kUnion);
+        out.push_back(KernelVariant::kUnion);
         break;
       case v1::KERNEL_VARIANT_FLOOR:
-        o.variants.push_back(KernelVariant::kFloor);
+        out.push_back(KernelVariant::kFloor);
         break;
       case v1::KERNEL_VARIANT_FLOOR_DISTINCT:
-        o.variants.push_back(KernelVariant::kFloorDistinct);
+        out.push_back(KernelVariant::kFloorDistinct);
         break;
       default:
         return UnknownEnum("variants", v);
     }
   }
-  return absl::OkStatus();
+  return out;
 }
 
 }  // namespace
 
-absl::StatusOr<SweepOptions> SweepOptionsFromProto(const v1::SweepRequest& r) {
-  SweepOptions o;
-  GeometryFromProto(r.geometry(), o);
-  o.t_max = Optional(r.has_t_max(), r.t_max());
-  o.reps = Optional(r.has_reps(), r.reps());
-  o.blocks = Optional(r.has_blocks(), r.blocks());
-  o.t_values.assign(r.t_values().begin(), r.t_values().end());
-  o.unions.assign(r.unions().begin(), r.unions().end());
-  if (r.has_seed()) o.seed = r.seed();
-  o.labels.insert(r.labels().begin(), r.labels().end());
-
-  switch (r.timing()) {
-    case v1::TIMING_MODE_UNSPECIFIED:
-      break;
-    case v1::TIMING_MODE_EVENTS:
-      o.timing = TimingMode::kEvents;
-      break;
-    case v1::TIMING_MODE_GRAPH:
-      o.timing = TimingMode::kGraph;
-      break;
-    default:
-      return UnknownEnum("timing", r.timing());
-  }
-  switch (r.cache()) {
-    case v1::CACHE_MODE_UNSPECIFIED:
-      break;
-    case v1::CACHE_MODE_WARM:
-      o.cache = CacheMode::kWarm;
-      break;
-    case v1::CACHE_MODE_COLD:
-      o.cache = CacheMode::kCold;
-      break;
-    default:
-      return UnknownEnum("cache", r.cache());
-  }
-  o.require_clean = r.require_clean();
-  if (r.has_precision()) o.precision = r.precision();
-  if (r.has_max_seconds()) o.max_seconds = r.max_seconds();
-  switch (r.order()) {
-    case v1::ARM_ORDER_UNSPECIFIED:
-      break;
-    case v1::ARM_ORDER_FIXED:
-      o.order = ArmOrder::kFixed;
-      break;
-    case v1::ARM_ORDER_ROTATE:
-      o.order = ArmOrder::kRotate;
-      break;
-    case v1::ARM_ORDER_SHUFFLE:
-      o.order = ArmOrder::kShuffle;
-      break;
-    default:
-      return UnknownEnum("order", r.order());
-  }
-  RETURN_IF_ERROR(VariantsFromProto(r.variants(), o));
-  return o;
-}
-
-absl::StatusOr<SweepOptions> CheckOptionsFromProto(const v1::CheckRequest& r) {
-  SweepOptions o;
-  GeometryFromProto(r.geometry(), o);
-  if (const int max_t = SweepLimits{}.max_t; r.has_t() && (r.t() < 1 || r.t() > max_t)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("t: %d is outside [1, %d] (tokens in the chunk)", r.t(), max_t));
-  }
-  o.t_values = {r.has_t() ? int64_t{r.t()} : int64_t{SweepDefaults::kTMax}};
-  o.unions.assign(r.unions().begin(), r.unions().end());
-  o.reps = 2;  // an exactness job times nothing; the smallest valid value
-  RETURN_IF_ERROR(VariantsFromProto(r.variants(), o));
-  if (o.variants.empty()) {
-    o.variants = {KernelVariant::kPerSlot, KernelVariant::kUnion, KernelVariant::kFloor,
-                  KernelVariant::kFloorDistinct};
-  }
-  if (r.has_seed()) o.seed = r.seed();
-  o.labels.insert(r.labels().begin(), r.labels().end());
-  return o;
+v1::SweepRequest SweepOfCheck(const v1::CheckRequest& check) {
+  v1::SweepRequest sweep;
+  *sweep.mutable_geometry() = check.geometry();
+  if (check.has_t()) sweep.add_t_values(check.t());
+  *sweep.mutable_unions() = check.unions();
+  sweep.set_reps(2);  // an exactness job times nothing; the smallest valid value
+  *sweep.mutable_variants() = check.variants();
+  if (check.has_seed()) sweep.set_seed(check.seed());
+  return sweep;
 }
 
 namespace {
@@ -139,9 +62,7 @@ absl::StatusOr<SweepSpec> SpecOfFilled(const v1::Geometry& g, uint64_t seed,
                    .ff = static_cast<int>(g.ff()),
                    .selected = static_cast<int>(g.selected())};
   spec.seed = seed;
-  SweepOptions o;
-  RETURN_IF_ERROR(VariantsFromProto(variants, o));
-  spec.variants = std::move(o.variants);
+  ASSIGN_OR_RETURN(spec.variants, VariantsFromProto(variants));
   return spec;
 }
 
@@ -166,7 +87,7 @@ absl::StatusOr<SweepSpec> SpecOfFilled(const v1::CheckRequest& r) {
   ASSIGN_OR_RETURN(SweepSpec spec, SpecOfFilled(r.geometry(), r.seed(), r.variants()));
   spec.t_values = {static_cast<int>(r.t())};
   spec.unions.assign(r.unions().begin(), r.unions().end());
-  spec.reps = 2;  // an exactness job times nothing; as CheckOptionsFromProto resolves it
+  spec.reps = 2;  // an exactness job times nothing; as SweepOfCheck asks
   return spec;
 }
 

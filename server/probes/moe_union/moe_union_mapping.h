@@ -2,7 +2,7 @@
 // (SweepRequest, CheckRequest), resolved specs (the same messages with every field set) and
 // events out (the started sweep, arms' axes, checks).
 //
-//   ASSIGN_OR_RETURN(SweepOptions options, SweepOptionsFromProto(request));
+//   ASSIGN_OR_RETURN(SweepSpec spec, ResolveSweep(SweepOfCheck(check), SweepLimits{}));
 //   v1::SweepRequest resolved = FilledSweepRequest(spec);
 //   v1::JobEvent event = CheckEvent(result);
 #pragma once
@@ -19,11 +19,9 @@ namespace gpuprobe {
 
 namespace v1 = ::gpuprobe::v1;
 
-// INVALID_ARGUMENT names a field that holds an enum value this server does not know.
-absl::StatusOr<SweepOptions> SweepOptionsFromProto(const v1::SweepRequest& request);
-
-// An exactness request as sweep options: one t (default 6), all variants unless given.
-absl::StatusOr<SweepOptions> CheckOptionsFromProto(const v1::CheckRequest& request);
+// An exactness request (completed: CompleteParams) as the sweep that resolves it: its one t, its
+// unions, variants and seed, and 2 reps (it times nothing).
+v1::SweepRequest SweepOfCheck(const v1::CheckRequest& check);
 
 // A resolved spec as the request that resolves to it with no default left to apply: what the
 // daemon stores with the job when it accepts it.

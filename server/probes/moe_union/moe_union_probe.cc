@@ -6,18 +6,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/param_spec.h"
+#include "common/param_text.h"
 #include "common/status_macros.h"
 #include "server/probes/job_events.h"
 #include "server/probes/moe_union/exactness.h"
 #include "server/probes/moe_union/moe_union_mapping.h"
 #include "server/probes/moe_union/sweep_runner.h"
-#include "server/probes/param_text.h"
 #include "server/probes/results.h"
 
 namespace gpuprobe {
 namespace {
 
-v1::ProbeInfo MakeInfo(const SweepLimits& l) {
+v1::ProbeInfo MakeInfo() {
   v1::ProbeInfo info;
   info.set_name("moe-union");
   info.set_description(
@@ -26,33 +27,8 @@ v1::ProbeInfo MakeInfo(const SweepLimits& l) {
   info.set_params_type(v1::SweepRequest::descriptor()->full_name());
   info.set_check_params_type(v1::CheckRequest::descriptor()->full_name());
   info.set_has_check(true);
-  const std::string experts = absl::StrCat("1..", l.max_experts);
-  const std::string width = absl::StrCat("16..", l.max_width, ", a multiple of 16");
-  const std::string selected = absl::StrCat("1..", l.max_selected, ", at most experts");
-  const std::string t = absl::StrCat("1..", l.max_t);
-  const std::string reps = absl::StrCat("2..", l.max_reps);
-  for (v1::ProbeParam p : {
-           Param("experts", "an integer", "512", experts.c_str(), "experts in the weight banks"),
-           Param("hidden", "an integer", "2560", width.c_str(), "model width"),
-           Param("ff", "an integer", "640", width.c_str(), "expert intermediate width"),
-           Param("selected", "an integer", "10", selected.c_str(), "experts each token selects"),
-           Param("t_max", "an integer", "6", t.c_str(), "sweep t = 1..t_max"),
-           Param("t_values", "a comma-separated list of integers", "", t.c_str(),
-                 "explicit token counts (instead of t_max)"),
-           Param("unions", "a comma-separated list of integers",
-                 "selected, 2*selected, ..., t*selected",
-                 "each in [selected, min(t*selected, experts)]", "union sizes, for every t"),
-           Param("reps", "an integer", "20", reps.c_str(), "reps per arm, rep 0 discarded"),
-           Param("timing", "one of events|graph", "events", "", "how launches are timed"),
-           Param("cache", "one of warm|cold", "warm", "", "cache state before each launch"),
-           Param("variants", "a comma-separated list of per-slot|union|floor|floor-distinct",
-                 "per-slot", "", "kernel variants"),
-           Param("seed", "an integer", "1", "", "seed of banks, activations and routing"),
-           Param("order", "one of fixed|rotate|shuffle", "fixed", "", "arm order within a rep"),
-           Param("require_clean", "true or false", "false", "",
-                 "fail at the first disturbed telemetry reading"),
-       }) {
-    *info.add_params() = p;
+  for (v1::ProbeParam& p : DeclaredParams(*v1::SweepRequest::descriptor())) {
+    *info.add_params() = std::move(p);
   }
   *info.add_axes() =
       Quantity("variant", "", "kernel variant: per-slot, union, floor or floor-distinct");
@@ -102,7 +78,7 @@ class PublishingObserver final : public CheckObserver {
 
 }  // namespace
 
-MoeUnionProbe::MoeUnionProbe(SweepLimits limits) : limits_(limits), info_(MakeInfo(limits)) {}
+MoeUnionProbe::MoeUnionProbe(SweepLimits limits) : limits_(limits), info_(MakeInfo()) {}
 
 absl::StatusOr<google::protobuf::Any> MoeUnionProbe::Resolve(
     const v1::ProbeRequest& request) const {
@@ -113,10 +89,11 @@ absl::StatusOr<google::protobuf::Any> MoeUnionProbe::Resolve(
     if (!check.labels().empty()) {
       return absl::InvalidArgumentError("params.labels: a probe request's labels are its own");
     }
+    RETURN_IF_ERROR(CompleteParams(check));
     if (!check.has_seed()) check.set_seed(FreshSeed());  // every attempt checks the same
-    ASSIGN_OR_RETURN(SweepOptions options, CheckOptionsFromProto(check));
-    options.labels.insert(request.labels().begin(), request.labels().end());
-    ASSIGN_OR_RETURN(SweepSpec spec, ResolveSweep(options, limits_));
+    v1::SweepRequest sweep = SweepOfCheck(check);
+    *sweep.mutable_labels() = request.labels();
+    ASSIGN_OR_RETURN(SweepSpec spec, ResolveSweep(std::move(sweep), limits_));
     resolved.PackFrom(FilledCheckRequest(spec, check.dump()));
     return resolved;
   }
@@ -125,9 +102,8 @@ absl::StatusOr<google::protobuf::Any> MoeUnionProbe::Resolve(
   if (!sweep.labels().empty()) {
     return absl::InvalidArgumentError("params.labels: a probe request's labels are its own");
   }
-  ASSIGN_OR_RETURN(SweepOptions options, SweepOptionsFromProto(sweep));
-  options.labels.insert(request.labels().begin(), request.labels().end());
-  ASSIGN_OR_RETURN(SweepSpec spec, ResolveSweep(options, limits_));
+  *sweep.mutable_labels() = request.labels();
+  ASSIGN_OR_RETURN(SweepSpec spec, ResolveSweep(std::move(sweep), limits_));
   resolved.PackFrom(FilledSweepRequest(spec));
   return resolved;
 }

@@ -5,7 +5,9 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
+#include "common/param_spec.h"
 #include "common/status_macros.h"
+#include "server/probes/moe_union/moe_union_mapping.h"
 
 namespace gpuprobe {
 namespace {
@@ -13,25 +15,6 @@ namespace {
 absl::Status OutOfRange(std::string_view field, int64_t value, std::string_view limit) {
   return absl::InvalidArgumentError(
       absl::StrFormat("%s: %d is out of range: %s", field, value, limit));
-}
-
-// Resolves an optional integer field to [lo, hi], the default when unset.
-absl::StatusOr<int> Bounded(std::string_view field, const std::optional<int64_t>& value,
-                            int fallback, int64_t lo, int64_t hi) {
-  const int64_t v = value.value_or(fallback);
-  if (v < lo || v > hi) {
-    return OutOfRange(field, v, absl::StrFormat("must be in [%d, %d]", lo, hi));
-  }
-  return static_cast<int>(v);
-}
-
-absl::Status MultipleOf16(std::string_view field, int value) {
-  if (value % kNvfp4BlockSize != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: %d is not a multiple of %d (one NVFP4 scale covers 16 inputs)", field,
-                        value, kNvfp4BlockSize));
-  }
-  return absl::OkStatus();
 }
 
 absl::Status ListLength(std::string_view field, size_t size, int limit) {
@@ -42,19 +25,11 @@ absl::Status ListLength(std::string_view field, size_t size, int limit) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<int>> ResolveTValues(const SweepOptions& o, const SweepLimits& l) {
-  std::vector<int> t_values;
-  if (o.t_values.empty()) {
-    ASSIGN_OR_RETURN(int t_max, Bounded("t", o.t_max, SweepDefaults::kTMax, 1, l.max_t));
-    for (int t = 1; t <= t_max; ++t) t_values.push_back(t);
-    return t_values;
-  }
-  RETURN_IF_ERROR(ListLength("t_values", o.t_values.size(), l.max_list_entries));
-  for (int64_t t : o.t_values) {
-    if (t < 1 || t > l.max_t) {
-      return OutOfRange("t_values", t, absl::StrFormat("each t must be in [1, %d]", l.max_t));
-    }
-    t_values.push_back(static_cast<int>(t));
+// The explicit token counts, else 1..t_max; ascending, distinct.
+std::vector<int> ResolveTValues(const v1::SweepRequest& r) {
+  std::vector<int> t_values(r.t_values().begin(), r.t_values().end());
+  if (t_values.empty()) {
+    for (int t = 1; t <= static_cast<int>(r.t_max()); ++t) t_values.push_back(t);
   }
   std::sort(t_values.begin(), t_values.end());
   t_values.erase(std::unique(t_values.begin(), t_values.end()), t_values.end());
@@ -67,14 +42,12 @@ int MostUnion(const MoeGeometry& g, int t) {
 
 // Explicit unions: each is measured at every t where it fits, [selected, min(t*selected,
 // experts)]; a union that fits no t, or a t that no union fits, is refused.
-absl::StatusOr<std::vector<int>> ResolveUnions(const SweepOptions& o, const SweepLimits& l,
-                                               const MoeGeometry& g,
+absl::StatusOr<std::vector<int>> ResolveUnions(const v1::SweepRequest& r, const MoeGeometry& g,
                                                const std::vector<int>& t_values) {
-  RETURN_IF_ERROR(ListLength("unions", o.unions.size(), l.max_list_entries));
-  if (o.unions.empty()) return std::vector<int>{};
+  if (r.unions().empty()) return std::vector<int>{};
   const int most = MostUnion(g, t_values.back());  // t_values is sorted
   std::set<int> unions;
-  for (int64_t u : o.unions) {
+  for (int64_t u : r.unions()) {
     if (u < g.selected || u > most) {
       return OutOfRange(
           "unions", u,
@@ -94,14 +67,6 @@ absl::StatusOr<std::vector<int>> ResolveUnions(const SweepOptions& o, const Swee
     }
   }
   return std::vector<int>(unions.begin(), unions.end());
-}
-
-absl::Status ResolveSampling(const SweepOptions& o, const SweepLimits& l, SweepSpec& spec) {
-  ASSIGN_OR_RETURN(const SamplingRule rule,
-                   ResolveSamplingRule(o.precision, o.max_seconds, l.max_seconds));
-  spec.precision = rule.precision;
-  spec.max_seconds = rule.max_seconds;
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -134,42 +99,30 @@ int MostReps(const SweepSpec& spec, const SweepLimits& l) {
       std::max<int64_t>(spec.reps, std::min<int64_t>(l.max_reps, l.max_arm_reps / arms)));
 }
 
-absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& o, const SweepLimits& l) {
-  SweepSpec spec;
-  MoeGeometry& g = spec.geometry;
-  ASSIGN_OR_RETURN(g.experts,
-                   Bounded("experts", o.experts, SweepDefaults::kExperts, 1, l.max_experts));
-  ASSIGN_OR_RETURN(g.hidden, Bounded("hidden", o.hidden, SweepDefaults::kHidden, 16, l.max_width));
-  RETURN_IF_ERROR(MultipleOf16("hidden", g.hidden));
-  ASSIGN_OR_RETURN(g.ff, Bounded("ff", o.ff, SweepDefaults::kFf, 16, l.max_width));
-  RETURN_IF_ERROR(MultipleOf16("ff", g.ff));
-  const std::optional<int64_t> selected = o.selected.value_or(SweepDefaults::kSelected);
-  if (*selected < 1 || *selected > g.experts) {
-    return OutOfRange("selected", *selected,
+absl::StatusOr<SweepSpec> ResolveSweep(v1::SweepRequest r, const SweepLimits& l) {
+  RETURN_IF_ERROR(CompleteParams(r));
+  ASSIGN_OR_RETURN(const SamplingRule rule,
+                   ResolveSamplingRule(
+                       r.has_precision() ? std::optional<double>(r.precision()) : std::nullopt,
+                       r.has_max_seconds() ? std::optional<double>(r.max_seconds()) : std::nullopt,
+                       l.max_seconds));
+  ASSIGN_OR_RETURN(SweepSpec spec, SpecOfFilled(r));
+  const MoeGeometry& g = spec.geometry;
+  if (g.selected > g.experts) {
+    return OutOfRange("selected", g.selected,
                       absl::StrFormat("must be in [1, experts=%d]", g.experts));
   }
-  ASSIGN_OR_RETURN(g.selected, Bounded("selected", selected, 0, 1, l.max_selected));
-
-  ASSIGN_OR_RETURN(spec.t_values, ResolveTValues(o, l));
-  ASSIGN_OR_RETURN(spec.unions, ResolveUnions(o, l, g, spec.t_values));
-  ASSIGN_OR_RETURN(spec.reps, Bounded("reps", o.reps, SweepDefaults::kReps, 2, l.max_reps));
-  ASSIGN_OR_RETURN(spec.blocks, Bounded("blocks", o.blocks, 1, 1, l.max_blocks));
-  spec.timing = o.timing.value_or(TimingMode::kEvents);
-  spec.cache = o.cache.value_or(CacheMode::kWarm);
-  spec.order = o.order.value_or(ArmOrder::kFixed);
-  spec.require_clean = o.require_clean;
-  RETURN_IF_ERROR(ResolveSampling(o, l, spec));
-
-  RETURN_IF_ERROR(ListLength("variants", o.variants.size(), l.max_list_entries));
-  for (KernelVariant v : o.variants) {
-    if (std::find(spec.variants.begin(), spec.variants.end(), v) == spec.variants.end()) {
-      spec.variants.push_back(v);
-    }
+  spec.t_values = ResolveTValues(r);
+  ASSIGN_OR_RETURN(spec.unions, ResolveUnions(r, g, spec.t_values));
+  spec.precision = rule.precision;
+  spec.max_seconds = rule.max_seconds;
+  std::vector<KernelVariant> variants;
+  for (KernelVariant v : spec.variants) {
+    if (std::find(variants.begin(), variants.end(), v) == variants.end()) variants.push_back(v);
   }
-  if (spec.variants.empty()) spec.variants.push_back(KernelVariant::kPerSlot);
-  spec.seed = o.seed.value_or(SweepDefaults::kSeed);
-  RETURN_IF_ERROR(CheckLabels(o.labels, l));
-  spec.labels = o.labels;
+  spec.variants = std::move(variants);
+  spec.labels.insert(r.labels().begin(), r.labels().end());
+  RETURN_IF_ERROR(CheckLabels(spec.labels, l));
 
   const int64_t arms = static_cast<int64_t>(ExpandArms(spec).size());
   if (arms > l.max_arms) {

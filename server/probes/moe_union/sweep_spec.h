@@ -1,9 +1,10 @@
-// A sweep as a user asks for it (SweepOptions: every field optional), the defaults that fill
-// it (DESIGN.md's serving geometry), the validated result (SweepSpec) and its arms.
+// A sweep as a user asks for it (a SweepRequest: every field optional, its defaults and limits
+// declared on the proto: DESIGN.md's serving geometry), the validated result (SweepSpec) and its
+// arms.
 //
-//   SweepOptions options;
-//   options.hidden = 512;
-//   ASSIGN_OR_RETURN(SweepSpec spec, ResolveSweep(options, SweepLimits{}));
+//   v1::SweepRequest request;
+//   request.mutable_geometry()->set_hidden(512);
+//   ASSIGN_OR_RETURN(SweepSpec spec, ResolveSweep(request, SweepLimits{}));
 //   std::vector<Arm> arms = ExpandArms(spec);
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gpuprobe/v1/probe.pb.h"
 #include "kernels/moe_geometry.h"
 #include "server/device/backend.h"
 #include "server/measure/arm_order.h"
@@ -22,46 +24,16 @@
 
 namespace gpuprobe {
 
-// The qwen4_exp serving geometry and the seed probe's defaults.
-struct SweepDefaults {
-  static constexpr int kExperts = 512;
-  static constexpr int kHidden = 2560;
-  static constexpr int kFf = 640;
-  static constexpr int kSelected = 10;
-  static constexpr int kTMax = 6;
-  static constexpr int kReps = 20;
-  static constexpr uint64_t kSeed = 1;
-};
-
-// Bounds that keep one request sane; every one is checked before anything runs.
+// Bounds across fields and on the sweep as a whole; each field's own default and limits are its
+// (param) declaration in moe_union.proto. Every one is checked before anything runs.
 struct SweepLimits {
-  int max_experts = 8192;
-  int max_width = 65536;  // hidden and ff
-  int max_selected = 256;
-  int max_t = 128;
-  int max_reps = 10000;
-  int max_blocks = 64;
-  int max_list_entries = 256;  // t_values, unions, variants
+  int max_reps = 10000;  // a block's sampling until precise grows reps up to this
   int max_arms = 4096;
   int64_t max_arm_reps = 1'000'000;  // arms * reps * blocks
   int max_labels = 64;
   int max_label_bytes = 256;  // key or value
   // Sampling until precise, seconds; admission bounds the job by --max-job-seconds too.
   double max_seconds = 86400;
-};
-
-struct SweepOptions {
-  std::optional<int64_t> experts, hidden, ff, selected, t_max, reps, blocks;
-  std::vector<int64_t> t_values;
-  std::vector<int64_t> unions;
-  std::optional<TimingMode> timing;
-  std::optional<CacheMode> cache;
-  std::optional<ArmOrder> order;
-  bool require_clean = false;
-  std::optional<double> precision, max_seconds;
-  std::vector<KernelVariant> variants;
-  std::optional<uint64_t> seed;
-  std::map<std::string, std::string> labels;
 };
 
 struct SweepSpec {
@@ -105,9 +77,12 @@ absl::Status CheckLabels(const std::map<std::string, std::string>& labels, const
 // arms and blocks.
 int MostReps(const SweepSpec& spec, const SweepLimits& limits);
 
-// Applies defaults and validates every field; INVALID_ARGUMENT names the field, the value and
-// the limit.
-absl::StatusOr<SweepSpec> ResolveSweep(const SweepOptions& options, const SweepLimits& limits);
+// The request completed (every unset field its declared default, every field within its declared
+// limits), then checked across fields: selected at most experts, every union fitting some t and
+// every t some union, the arms and labels within `limits`. INVALID_ARGUMENT names the field, the
+// value and the limit.
+absl::StatusOr<SweepSpec> ResolveSweep(gpuprobe::v1::SweepRequest request,
+                                       const SweepLimits& limits);
 
 // The arms in run order: variant, then t ascending, then union ascending.
 std::vector<Arm> ExpandArms(const SweepSpec& spec);

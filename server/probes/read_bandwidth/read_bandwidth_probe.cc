@@ -5,13 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/param_spec.h"
+#include "common/param_text.h"
 #include "common/status_macros.h"
 #include "kernels/read_buffer.h"
 #include "server/measure/interleaved.h"
 #include "server/probes/job_events.h"
 #include "server/probes/measure_arms.h"
-#include "server/probes/param_spec.h"
-#include "server/probes/param_text.h"
 #include "server/probes/read_bandwidth/read_bandwidth.pb.h"
 #include "server/probes/results.h"
 

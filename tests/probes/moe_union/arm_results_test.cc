@@ -11,10 +11,10 @@ namespace gpuprobe {
 namespace {
 
 SweepSpec Spec(std::vector<int64_t> unions) {
-  SweepOptions o;
-  o.t_values = {6};
-  o.unions = std::move(unions);
-  absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
+  v1::SweepRequest r;
+  r.add_t_values(6);
+  for (int64_t u : unions) r.add_unions(static_cast<uint32_t>(u));
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(r, SweepLimits{});
   EXPECT_TRUE(spec.ok()) << spec.status();
   return *spec;
 }

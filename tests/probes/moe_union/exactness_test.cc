@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "kernels/expert_checksum.h"
 #include "server/device/cpu_backend.h"
+#include "server/probes/moe_union/moe_union_mapping.h"
 
 namespace gpuprobe {
 namespace {
@@ -83,16 +84,16 @@ class Collect final : public CheckObserver {
 };
 
 SweepSpec Spec(std::vector<KernelVariant> variants) {
-  SweepOptions o;
-  o.experts = 32;
-  o.hidden = 256;
-  o.ff = 64;
-  o.selected = 4;
-  o.t_values = {3};
-  o.reps = 2;
-  o.seed = 77;
-  o.variants = std::move(variants);
-  return *ResolveSweep(o, SweepLimits{});
+  v1::SweepRequest r;
+  r.mutable_geometry()->set_experts(32);
+  r.mutable_geometry()->set_hidden(256);
+  r.mutable_geometry()->set_ff(64);
+  r.mutable_geometry()->set_selected(4);
+  r.add_t_values(3);
+  r.set_reps(2);
+  r.set_seed(77);
+  for (KernelVariant v : variants) r.add_variants(VariantToProto(v));
+  return *ResolveSweep(r, SweepLimits{});
 }
 
 std::vector<KernelCheckResult> RunCheck(Fault fault, std::vector<KernelVariant> variants) {

@@ -6,15 +6,15 @@
 
 namespace gpuprobe {
 
-inline SweepOptions SmallSweepOptions() {
-  SweepOptions o;
-  o.experts = 64;
-  o.hidden = 512;
-  o.ff = 128;
-  o.selected = 4;
-  o.t_max = 3;
-  o.reps = 3;
-  return o;
+inline v1::SweepRequest SmallSweepRequest() {
+  v1::SweepRequest r;
+  r.mutable_geometry()->set_experts(64);
+  r.mutable_geometry()->set_hidden(512);
+  r.mutable_geometry()->set_ff(128);
+  r.mutable_geometry()->set_selected(4);
+  r.set_t_max(3);
+  r.set_reps(3);
+  return r;
 }
 
 }  // namespace gpuprobe

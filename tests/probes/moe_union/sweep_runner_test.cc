@@ -127,10 +127,10 @@ int TelemetryReadings(const RecordedEvents& recorded) {
 }
 
 SweepSpec SmallSpec(int reps = 4) {
-  SweepOptions o = SmallSweepOptions();
-  o.reps = reps;
-  o.seed = 9;
-  return *ResolveSweep(o, SweepLimits{});
+  v1::SweepRequest r = SmallSweepRequest();
+  r.set_reps(reps);
+  r.set_seed(9);
+  return *ResolveSweep(r, SweepLimits{});
 }
 
 TEST(RunSweepTest, EveryRepRunsEveryArmOnceGateUpThenDown) {
@@ -185,10 +185,10 @@ TEST(RunSweepTest, RequireCleanFailsAtTheFirstDisturbedReadingNamingIt) {
   backend.readings = {busy};
   RecordedEvents recorded;
   std::atomic<bool> cancelled{false};
-  SweepOptions o = SmallSweepOptions();
-  o.require_clean = true;
+  v1::SweepRequest r = SmallSweepRequest();
+  r.set_require_clean(true);
   const JobOutcome outcome =
-      RunSweep(*ResolveSweep(o, SweepLimits{}), backend, backend, recorded.Publisher(), cancelled);
+      RunSweep(*ResolveSweep(r, SweepLimits{}), backend, backend, recorded.Publisher(), cancelled);
   EXPECT_EQ(outcome.status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(outcome.status.message(), testing::HasSubstr("require_clean"));
   EXPECT_THAT(outcome.status.message(), testing::HasSubstr("trainer"));

@@ -1,5 +1,6 @@
 #include "server/probes/moe_union/sweep_spec.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/probes/moe_union/small_sweep.h"
@@ -10,9 +11,14 @@ namespace {
 using testing::AllOf;
 using testing::HasSubstr;
 
-SweepOptions Small() { return SmallSweepOptions(); }
+v1::SweepRequest Small() { return SmallSweepRequest(); }
 
-std::string Refusal(const SweepOptions& o) {
+void SetList(google::protobuf::RepeatedField<uint32_t>* list, std::vector<uint32_t> values) {
+  list->Clear();
+  for (uint32_t v : values) list->Add(v);
+}
+
+std::string Refusal(const v1::SweepRequest& o) {
   absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
   EXPECT_FALSE(spec.ok());
   if (spec.ok()) return "";
@@ -21,7 +27,7 @@ std::string Refusal(const SweepOptions& o) {
 }
 
 TEST(ResolveSweepTest, DefaultsAreTheServingGeometry) {
-  absl::StatusOr<SweepSpec> spec = ResolveSweep(SweepOptions{}, SweepLimits{});
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(v1::SweepRequest{}, SweepLimits{});
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->geometry, (MoeGeometry{512, 2560, 640, 10}));
   EXPECT_EQ(spec->t_values, (std::vector<int>{1, 2, 3, 4, 5, 6}));
@@ -44,8 +50,8 @@ TEST(ResolveSweepTest, DefaultLadderIsSelectedStepsUpToSlots) {
 }
 
 TEST(ResolveSweepTest, LadderIsCappedAtExperts) {
-  SweepOptions o = Small();
-  o.experts = 10;
+  v1::SweepRequest o = Small();
+  o.mutable_geometry()->set_experts(10);
   absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
   ASSERT_TRUE(spec.ok());
   std::vector<int> t3_unions;
@@ -56,9 +62,9 @@ TEST(ResolveSweepTest, LadderIsCappedAtExperts) {
 }
 
 TEST(ResolveSweepTest, ExplicitListsOverrideTheLadder) {
-  SweepOptions o = Small();
-  o.t_values = {3, 1, 3};
-  o.unions = {4};
+  v1::SweepRequest o = Small();
+  SetList(o.mutable_t_values(), {3, 1, 3});
+  SetList(o.mutable_unions(), {4});
   absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->t_values, (std::vector<int>{1, 3}));
@@ -66,36 +72,36 @@ TEST(ResolveSweepTest, ExplicitListsOverrideTheLadder) {
 }
 
 TEST(ResolveSweepTest, WidthsMustBeMultiplesOf16) {
-  SweepOptions o = Small();
-  o.hidden = 500;
+  v1::SweepRequest o = Small();
+  o.mutable_geometry()->set_hidden(500);
   EXPECT_THAT(Refusal(o), AllOf(HasSubstr("hidden"), HasSubstr("500"), HasSubstr("16")));
   o = Small();
-  o.ff = 100;
+  o.mutable_geometry()->set_ff(100);
   EXPECT_THAT(Refusal(o), AllOf(HasSubstr("ff"), HasSubstr("100"), HasSubstr("16")));
 }
 
 TEST(ResolveSweepTest, SelectedMustFitTheExperts) {
-  SweepOptions o = Small();
-  o.selected = 0;
+  v1::SweepRequest o = Small();
+  o.mutable_geometry()->set_selected(0);
   EXPECT_THAT(Refusal(o), AllOf(HasSubstr("selected"), HasSubstr("0")));
-  o.selected = 65;
+  o.mutable_geometry()->set_selected(65);
   EXPECT_THAT(Refusal(o), AllOf(HasSubstr("selected"), HasSubstr("65"), HasSubstr("experts=64")));
 }
 
 TEST(ResolveSweepTest, UnionsMustLieBetweenSelectedAndSlotsAndExperts) {
-  SweepOptions o = Small();
-  o.unions = {3};
+  v1::SweepRequest o = Small();
+  SetList(o.mutable_unions(), {3});
   EXPECT_THAT(Refusal(o), AllOf(HasSubstr("unions"), HasSubstr("3"), HasSubstr("selected=4")));
-  o.unions = {13};  // t = 3, the largest, has 12 slots
+  SetList(o.mutable_unions(), {13});  // t = 3, the largest, has 12 slots
   EXPECT_THAT(Refusal(o), AllOf(HasSubstr("unions"), HasSubstr("13"), HasSubstr("t=3")));
-  o.unions = {8};  // fits t = 2 and 3, but t = 1 has only 4 slots
+  SetList(o.mutable_unions(), {8});  // fits t = 2 and 3, but t = 1 has only 4 slots
   EXPECT_THAT(Refusal(o), AllOf(HasSubstr("t_values"), HasSubstr("no union"), HasSubstr("t=1")));
 }
 
 TEST(ResolveSweepTest, EachUnionIsMeasuredAtEveryTWhereItFits) {
-  SweepOptions o = Small();
-  o.t_values = {1, 3};
-  o.unions = {12, 4};
+  v1::SweepRequest o = Small();
+  SetList(o.mutable_t_values(), {1, 3});
+  SetList(o.mutable_unions(), {12, 4});
   absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
   ASSERT_TRUE(spec.ok()) << spec.status();
   const std::vector<Arm> expected = {{KernelVariant::kPerSlot, 1, 4, 4},
@@ -105,67 +111,67 @@ TEST(ResolveSweepTest, EachUnionIsMeasuredAtEveryTWhereItFits) {
 }
 
 TEST(ResolveSweepTest, TAndRepsHaveLowerBounds) {
-  SweepOptions o = Small();
-  o.t_max = 0;
-  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("t:"), HasSubstr("0")));
+  v1::SweepRequest o = Small();
+  o.set_t_max(0);
+  EXPECT_THAT(Refusal(o), HasSubstr("t_max: 0 is outside [1, 128]"));
   o = Small();
-  o.t_values = {2, 0};
+  SetList(o.mutable_t_values(), {2, 0});
   EXPECT_THAT(Refusal(o), HasSubstr("t_values"));
   o = Small();
-  o.reps = 1;
+  o.set_reps(1);
   EXPECT_THAT(Refusal(o), AllOf(HasSubstr("reps"), HasSubstr("1"), HasSubstr("[2,")));
 }
 
 TEST(ResolveSweepTest, UpperBoundsKeepRequestsSane) {
-  SweepOptions o = Small();
-  o.experts = 1'000'000;
+  v1::SweepRequest o = Small();
+  o.mutable_geometry()->set_experts(1'000'000);
   EXPECT_THAT(Refusal(o), AllOf(HasSubstr("experts"), HasSubstr("8192")));
   o = Small();
-  o.hidden = 1 << 20;
+  o.mutable_geometry()->set_hidden(1 << 20);
   EXPECT_THAT(Refusal(o), AllOf(HasSubstr("hidden"), HasSubstr("65536")));
   o = Small();
-  o.reps = 10000;
-  o.t_max = 40;
-  o.experts = 4096;
+  o.set_reps(10000);
+  o.set_t_max(40);
+  o.mutable_geometry()->set_experts(4096);
   EXPECT_THAT(Refusal(o), HasSubstr("reps"));  // 820 arms x 10000 reps
   o = Small();
-  o.labels["k"] = std::string(300, 'v');
+  (*o.mutable_labels())["k"] = std::string(300, 'v');
   EXPECT_THAT(Refusal(o), HasSubstr("labels"));
 }
 
 TEST(ResolveSweepTest, SamplingUntilPreciseIsBoundedAndNeedsItsPrecision) {
-  SweepOptions o = Small();
-  o.precision = 0.005;
+  v1::SweepRequest o = Small();
+  o.set_precision(0.005);
   absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->precision, 0.005);
   EXPECT_EQ(spec->max_seconds, kDefaultMaxSeconds);
   // 6 arms: the rep bound is the limits' reps, not arm-reps over arms.
   EXPECT_EQ(MostReps(*spec, SweepLimits{}), SweepLimits{}.max_reps);
-  o.max_seconds = 8;
+  o.set_max_seconds(8);
   spec = ResolveSweep(o, SweepLimits{});
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->max_seconds, 8);
 
-  o.precision = 0.00001;
-  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("precision: 1e-05"), HasSubstr("[0.0001, 0.5]")));
-  o.precision = 0.7;
+  o.set_precision(0.00001);
+  EXPECT_THAT(Refusal(o), AllOf(HasSubstr("precision: "), HasSubstr("is outside [0.0001, 0.5]")));
+  o.set_precision(0.7);
   EXPECT_THAT(Refusal(o), HasSubstr("precision: 0.7"));
-  o.precision = 0.01;
-  o.max_seconds = 0;
+  o.set_precision(0.01);
+  o.set_max_seconds(0);
   EXPECT_THAT(Refusal(o), HasSubstr("max_seconds: 0 is outside (0, 86400]"));
-  o.max_seconds = 1e6;
-  EXPECT_THAT(Refusal(o), HasSubstr("max_seconds: 1e+06"));
-  o.precision.reset();
-  o.max_seconds = 5;
+  o.set_max_seconds(1e6);
+  EXPECT_THAT(Refusal(o), HasSubstr("max_seconds: 1e+06 is outside (0, 86400]"));
+  o.clear_precision();
+  o.set_max_seconds(5);
   EXPECT_THAT(Refusal(o), HasSubstr("max_seconds: bounds sampling until precise; give precision"));
 }
 
 TEST(MostRepsTest, ManyArmsShareTheArmRepBound) {
-  SweepOptions o = Small();
-  o.experts = 4096;
-  o.t_max = 40;
-  o.reps = 3;
+  v1::SweepRequest o = Small();
+  o.mutable_geometry()->set_experts(4096);
+  o.set_t_max(40);
+  o.set_reps(3);
   absl::StatusOr<SweepSpec> spec = ResolveSweep(o, SweepLimits{});
   ASSERT_TRUE(spec.ok()) << spec.status();
   const int arms = static_cast<int>(ExpandArms(*spec).size());
@@ -173,7 +179,7 @@ TEST(MostRepsTest, ManyArmsShareTheArmRepBound) {
 }
 
 TEST(EstimateDeviceBytesTest, CountsBanksOfEveryExpertTwiceTheMovedTensorAndArmBuffers) {
-  absl::StatusOr<SweepSpec> spec = ResolveSweep(SweepOptions{}, SweepLimits{});
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(v1::SweepRequest{}, SweepLimits{});
   ASSERT_TRUE(spec.ok());
   const int64_t bytes = EstimateDeviceBytes(*spec, ExpandArms(*spec));
   const int64_t banks = int64_t{512} * (1'843'200 + 921'600);
@@ -183,20 +189,20 @@ TEST(EstimateDeviceBytesTest, CountsBanksOfEveryExpertTwiceTheMovedTensorAndArmB
 }
 
 TEST(ResolveSweepTest, BlocksDefaultToOneAndAreBounded) {
-  absl::StatusOr<SweepSpec> spec = ResolveSweep(SweepOptions{}, SweepLimits{});
+  absl::StatusOr<SweepSpec> spec = ResolveSweep(v1::SweepRequest{}, SweepLimits{});
   ASSERT_TRUE(spec.ok());
   EXPECT_EQ(spec->blocks, 1);
-  for (int64_t blocks : {int64_t{0}, int64_t{65}, int64_t{-1}}) {
-    SweepOptions o;
-    o.blocks = blocks;
+  for (uint32_t blocks : {0u, 65u, 4294967295u}) {
+    v1::SweepRequest o;
+    o.set_blocks(blocks);
     const absl::Status s = ResolveSweep(o, SweepLimits{}).status();
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << blocks;
-    EXPECT_THAT(s.message(), HasSubstr("blocks: ")) << blocks;
-    EXPECT_THAT(s.message(), HasSubstr("must be in [1, 64]")) << blocks;
+    EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("blocks: ", blocks, " is outside [1, 64]")))
+        << blocks;
   }
-  SweepOptions o;
-  o.blocks = 4;
-  o.reps = 10;
+  v1::SweepRequest o;
+  o.set_blocks(4);
+  o.set_reps(10);
   spec = ResolveSweep(o, SweepLimits{});
   ASSERT_TRUE(spec.ok());
   EXPECT_EQ(spec->blocks, 4);
