@@ -54,7 +54,8 @@ void ParamFlags::Bind(CLI::App& app, const google::protobuf::Descriptor& descrip
     const v1::ParamSpec& spec = f.options().GetExtension(v1::param);
     std::string flag = spec.flag().empty() ? f.name() : spec.flag();
     std::replace(flag.begin(), flag.end(), '_', '-');
-    Flag& bound = flags_.emplace_back(Flag{.app = &app, .param = f.name(), .flag = flag, .env = spec.env()});
+    Flag& bound =
+        flags_.emplace_back(Flag{.app = &app, .param = f.name(), .flag = flag, .env = spec.env()});
     const std::string help = Help(params[i], spec.env());
     if (f.cpp_type() == FieldDescriptor::CPPTYPE_BOOL && !f.is_repeated()) {
       app.add_flag(absl::StrCat("--", flag), bound.set, help);

@@ -42,8 +42,8 @@ class ParamFlags {
   struct Flag {
     const CLI::App* app;  // the command it belongs to
     std::string param;    // the field's name, as --param takes it
-    std::string flag;   // without the dashes
-    std::string env;    // "" when none
+    std::string flag;     // without the dashes
+    std::string env;      // "" when none
     std::vector<std::string> values;
     bool set = false;  // a boolean flag given
   };

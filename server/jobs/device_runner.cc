@@ -114,8 +114,9 @@ void DeviceRunner::Loop(int device) {
       seen = wakeups_;
     }
     const absl::Time now = absl::Now();
-    absl::StatusOr<std::optional<JobStore::Claimed>> next = context_.store.ClaimNext(
-        context_.fleet.registration(), devices_[device]->registration, now, now + context_.fleet.options().lease);
+    absl::StatusOr<std::optional<JobStore::Claimed>> next =
+        context_.store.ClaimNext(context_.fleet.registration(), devices_[device]->registration, now,
+                                 now + context_.fleet.options().lease);
     log.Record(next.status());
     if (next.ok() && next->has_value()) {
       RunJob(device, **next);
@@ -124,9 +125,8 @@ void DeviceRunner::Loop(int device) {
     // Nothing queued: sleep until a job is queued (a submission here, a job queued again, or
     // another daemon's announcement), or the backstop poll.
     absl::MutexLock lock(&mu_);
-    auto woken = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return stopping_ || wakeups_ != seen;
-    };
+    auto woken = [this, seen]()
+                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || wakeups_ != seen; };
     mu_.AwaitWithTimeout(absl::Condition(&woken), context_.fleet.options().claim_poll);
   }
 }
@@ -241,16 +241,18 @@ absl::StatusOr<JobRun> DeviceRunner::PrepareRun(const v1::Job& job, const Backen
     if (context_.artifacts == nullptr) {
       return absl::FailedPreconditionError("dump: this gpuprobed keeps no artifacts");
     }
-    ASSIGN_OR_RETURN(run.run.artifact_dir, context_.artifacts->PrepareJob(job.id(), plan.artifact_bytes));
+    ASSIGN_OR_RETURN(run.run.artifact_dir,
+                     context_.artifacts->PrepareJob(job.id(), plan.artifact_bytes));
   }
   return run;
 }
 
 bool DeviceRunner::RecordEnd(int device, const std::string& id, const v1::JobEvent& finished,
-                           absl::Time end, const v1::TelemetrySummary* telemetry) {
+                             absl::Time end, const v1::TelemetrySummary* telemetry) {
   auto store = [&] {
     return context_.fanout.Publish(id, finished, [&]() -> absl::StatusOr<bool> {
-      RETURN_IF_ERROR(context_.store.MarkFinished(id, finished.attempt(), finished, end, telemetry));
+      RETURN_IF_ERROR(
+          context_.store.MarkFinished(id, finished.attempt(), finished, end, telemetry));
       return true;
     });
   };
@@ -279,7 +281,8 @@ bool DeviceRunner::RecordEnd(int device, const std::string& id, const v1::JobEve
       {
         absl::MutexLock lock(&mu_);
         auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
-        if (mu_.AwaitWithTimeout(absl::Condition(&stopping), context_.fleet.options().heartbeat)) break;
+        if (mu_.AwaitWithTimeout(absl::Condition(&stopping), context_.fleet.options().heartbeat))
+          break;
       }
       recorded = store();
     }

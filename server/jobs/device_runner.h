@@ -42,7 +42,7 @@ class DeviceRunner {
     StoreHealth& store_health;
     const FleetMembership& fleet;
     const ProbeRegistry& probes;
-    ArtifactStore* artifacts;    // null: the daemon keeps no artifacts
+    ArtifactStore* artifacts;     // null: the daemon keeps no artifacts
     absl::Duration min_watchdog;  // a job's watchdog: this plus 10 x its planned device time
   };
 

@@ -19,6 +19,7 @@
 #include "server/api/probe_service.h"
 #include "server/device/cpu_backend.h"
 #include "server/store/sqlite_job_store.h"
+#include "tests/probes/moe_union/small_sweep.h"
 #include "tests/temp_dir.h"
 
 namespace gpuprobe {
@@ -75,12 +76,7 @@ class ProbeServiceTest : public testing::Test {
   }
 
   static v1::SweepRequest Small(int reps = 3) {
-    v1::SweepRequest r;
-    r.mutable_geometry()->set_experts(64);
-    r.mutable_geometry()->set_hidden(512);
-    r.mutable_geometry()->set_ff(128);
-    r.mutable_geometry()->set_selected(4);
-    r.set_t_max(3);
+    v1::SweepRequest r = SmallSweepRequest();
     r.set_reps(reps);
     return r;
   }
