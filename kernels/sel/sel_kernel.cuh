@@ -8,6 +8,7 @@
 #include "kernels/arch/cp_async.cuh"
 #include "kernels/sel/block_work.cuh"
 #include "kernels/sel/epilogue.cuh"
+#include "kernels/sel/item_end.cuh"
 #include "kernels/sel/mainloop.cuh"
 #include "kernels/sel/params.h"
 #include "kernels/sel/smem_layout.h"
@@ -17,13 +18,86 @@
 namespace gpuprobe::sel {
 
 using arch::ClusterArrive;
-using arch::ClusterWait;
 using arch::CommitCopies;
-using arch::ExpectExchangeBytes;
 using arch::InitExchangeBarrier;
-using arch::SendToRankZero;
 using arch::WaitCopies;
-using arch::WaitExchange;
+
+// A warp's items (warp, warp + warps, ...) through its ring: the software pipeline's compute
+// side. `issue_next(stage)` requests the next pass into a free stage and commits its copy group.
+// acc ends holding the last item's sums where the cluster K halves exchange them.
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kOctets, typename IssueNext>
+__device__ __forceinline__ void ComputeItems(const SelParams& p, const BlockTiles& bt,
+                                             const BlockGroups& bg, const uint4* staged,
+                                             const uint4* zero, const float* out_scale,
+                                             float* partials, uint8_t* ring, int items, int warps,
+                                             int warp, int lane, int g, int c,
+                                             IssueNext& issue_next, float (&acc)[4]) {
+  using Tune = Tuning<kGateUpSilu, kOneSlot, kOctets>;
+  constexpr int kChunks = Tune::kChunksPerThread;
+  constexpr int kChunksPerPass = Tune::kChunksPerPass;
+  constexpr int kStages = Tune::kStages;
+  using Stage = StageLane<kChunks, kOctets>;
+  // Where a computed stage is refilled: right after its compute, so that an item's end (its sums,
+  // lookups and stores) does not hold the request back, or at the top of the next iteration. The
+  // same requests in the same order either way; each kernel takes the place measured faster for
+  // it (H200, 2026-12-01: after the compute 0.1-0.3 us faster for gate+up and the
+  // union down, but slower for the cluster halves and, at t = 8 and 256 / 4096, the per-slot down).
+  constexpr bool kRefillAfterCompute = kDeal != Deal::kClusterKHalves && (kGateUpSilu || !kOneSlot);
+  ComputeCursor at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kOctets>(p, bt, bg, warp, staged,
+                                                                         zero, out_scale, g, c);
+  // The lane's places in the stage computed last: at first the ring's last stage, still free.
+  const Stage last = Stage::At(ring + (kStages - 1) * StageBytes(kChunks, kOctets), lane);
+  const RingWalk<kChunks, kOctets, kStages> ring_walk{last.code};
+  Stage stage = last;
+  if (kRefillAfterCompute) issue_next(last);
+  for (;;) {
+    // The stage computed last is free again (each lane reads only what it copied): refilled
+    // here or right after its compute.
+    if (!kRefillAfterCompute) issue_next(stage);
+    stage = ring_walk.Next(stage);
+    WaitCopies<kStages - 1>();  // all but the newest kStages - 1 groups: this pass landed
+    // Passes wholly inside the item (all but an item's last, where K is not a multiple of a
+    // pass) take the path without clamps and selects.
+    if (at.q + kChunksPerPass <= at.chunk_end) {
+      ComputePass<kOneSlot, kChunks, kOctets, true>(ReadPass<kChunks, kOctets, true>(stage, lane),
+                                                    at.b, at.q, at.chunk_end, c, acc);
+    } else {
+      ComputePass<kOneSlot, kChunks, kOctets, false>(ReadPass<kChunks, kOctets, false>(stage, lane),
+                                                     at.b, at.q, at.chunk_end, c, acc);
+    }
+    if (kRefillAfterCompute) issue_next(stage);
+    if (at.q + kChunksPerPass < at.chunk_end) {
+      at.q += kChunksPerPass;
+      at.b += StagedChunkOffset<kOneSlot>(kChunksPerPass);
+      continue;
+    }
+    // The item is done: write its tile, or (split plans) leave its partial sums.
+    if (kOneSlot) SumColumnThreads<kOctets>(acc);
+    if (kDeal == Deal::kClusterKHalves) break;  // one item per warp, its sums kept in acc
+    StoreItemSums<kGateUpSilu, kOneSlot, kDeal, kOctets>(p, bt, bg, at, out_scale, partials, acc,
+                                                         warp, lane, g, c);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
+    if (at.index + warps >= items) break;
+    at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kOctets>(p, bt, bg, at.index + warps, staged,
+                                                             zero, out_scale, g, c);
+  }
+}
+
+// The cluster K halves' gate+up warps (one item of a few passes each: a start-bound launch)
+// request one pass before the staging: a second delays the staging more than it feeds the loop
+// (H200, 2026-12-01: the union-10 gate+up 0.3-0.4 us faster with one, 0.25 with none).
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kOctets>
+constexpr int kEarlyPasses = kDeal == Deal::kClusterKHalves&& kGateUpSilu
+                                 ? 1
+                                 : Tuning<kGateUpSilu, kOneSlot, kOctets>::kPassesBeforeStaging;
+// Down stages with per-row barriers, gate+up with the block's (StageInputs says why). The
+// per-slot gate+up issues its first passes before the rows' set-up where the block stages every
+// input row (t = 1); the other kernels keep one order (kernel-decisions.md row 164: H100,
+// 2026-12-05, the per-slot down at t = 1 and the union kernels at union 10 were 0.7-6% slower
+// with it).
+template <bool kGateUpSilu, bool kOneSlot, Deal kDeal>
+constexpr bool kMayIssueFirst = kGateUpSilu&& kOneSlot&& kDeal == Deal::kConsecutive;
 
 // A persistent block of warps streams a contiguous range of tiles: item i of the block (tile
 // first + i / splits, K split i % splits) belongs to warp i % warps. A warp's items form one
@@ -57,14 +131,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
   using Stage = StageLane<kChunks, kOctets>;
 
   // The blocks of a cluster arrive now and wait before rank 1 writes into rank 0's shared
-  // memory, which therefore exists, its exchange barrier initialised, by then. (The barrier's
-  // address is computed where it is used: kept live through the loop it spills a register.)
-  auto exchange_barrier = [&] {
-    return reinterpret_cast<uint64_t*>(reinterpret_cast<uint4*>(partials) +
-                                       ExchangeBarrierOffset(warps, p.staged_rows));
-  };
+  // memory, which therefore exists, its exchange barrier initialised, by then.
   if constexpr (kDeal == Deal::kClusterKHalves) {
-    if (threadIdx.x == 0) InitExchangeBarrier(exchange_barrier());
+    if (threadIdx.x == 0) InitExchangeBarrier(ExchangeBarrier(partials, warps, p));
     ClusterArrive();
   }
   const BlockTiles bt = MyTiles<kDeal>(p);
@@ -88,18 +157,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     }
     CommitCopies();
   };
-  // The cluster K halves' gate+up warps (one item of a few passes each: a start-bound launch)
-  // request one pass before the staging: a second delays the staging more than it feeds the loop
-  // (H200, 2026-12-01: the union-10 gate+up 0.3-0.4 us faster with one, 0.25 with none).
-  constexpr int kEarly =
-      kDeal == Deal::kClusterKHalves && kGateUpSilu ? 1 : Tune::kPassesBeforeStaging;
-  // Down stages with per-row barriers, gate+up with the block's (StageInputs says why). The
-  // per-slot gate+up issues its first passes before the rows' set-up where the block stages every
-  // input row (t = 1); the other kernels keep one order (kernel-decisions.md row 164: H100,
-  // 2026-12-05, the per-slot down at t = 1 and the union kernels at union 10 were 0.7-6% slower
-  // with it).
-  constexpr bool kMayIssueFirst = kGateUpSilu && kOneSlot && kDeal == Deal::kConsecutive;
-  StageInputs<kOneSlot, kDeal, kEarly, !kGateUpSilu, kMayIssueFirst>(
+  constexpr int kEarly = kEarlyPasses<kGateUpSilu, kOneSlot, kDeal, kOctets>;
+  StageInputs<kOneSlot, kDeal, kEarly, !kGateUpSilu, kMayIssueFirst<kGateUpSilu, kOneSlot, kDeal>>(
       p, bt, bg, staged, zero, out_scale, row_max, row_input, [&] {
         if (warp < items) {  // kEarlyConsecutive: the first expert from global memory
           load = StartLoad<kGateUpSilu, kDeal, kOctets>(
@@ -114,103 +173,20 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) SelNvfp4Kernel(SelParams p)
     issue_next(Stage::At(ring + stage * StageBytes(kChunks, kOctets), lane));
   }
 
-  // Where a computed stage is refilled: right after its compute, so that an item's end (its sums,
-  // lookups and stores) does not hold the request back, or at the top of the next iteration. The
-  // same requests in the same order either way; each kernel takes the place measured faster for
-  // it (H200, 2026-12-01: after the compute 0.1-0.3 us faster for gate+up and the
-  // union down, but slower for the cluster halves and, at t = 8 and 256 / 4096, the per-slot down).
-  constexpr bool kRefillAfterCompute = kDeal != Deal::kClusterKHalves && (kGateUpSilu || !kOneSlot);
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (warp < items) {
-    ComputeCursor at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kOctets>(p, bt, bg, warp, staged,
-                                                                           zero, out_scale, g, c);
-    // The lane's places in the stage computed last: at first the ring's last stage, still free.
-    const Stage last = Stage::At(ring + (kStages - 1) * StageBytes(kChunks, kOctets), lane);
-    const RingWalk<kChunks, kOctets, kStages> ring_walk{last.code};
-    Stage stage = last;
-    if (kRefillAfterCompute) issue_next(last);
-    for (;;) {
-      // The stage computed last is free again (each lane reads only what it copied): refilled
-      // here or right after its compute.
-      if (!kRefillAfterCompute) issue_next(stage);
-      stage = ring_walk.Next(stage);
-      WaitCopies<kStages - 1>();  // all but the newest kStages - 1 groups: this pass landed
-      // Passes wholly inside the item (all but an item's last, where K is not a multiple of a
-      // pass) take the path without clamps and selects.
-      if (at.q + kChunksPerPass <= at.chunk_end) {
-        ComputePass<kOneSlot, kChunks, kOctets, true>(ReadPass<kChunks, kOctets, true>(stage, lane),
-                                                      at.b, at.q, at.chunk_end, c, acc);
-      } else {
-        ComputePass<kOneSlot, kChunks, kOctets, false>(
-            ReadPass<kChunks, kOctets, false>(stage, lane), at.b, at.q, at.chunk_end, c, acc);
-      }
-      if (kRefillAfterCompute) issue_next(stage);
-      if (at.q + kChunksPerPass < at.chunk_end) {
-        at.q += kChunksPerPass;
-        at.b += StagedChunkOffset<kOneSlot>(kChunksPerPass);
-        continue;
-      }
-      // The item is done: write its tile, or (split plans) leave its partial sums.
-      if (kOneSlot) SumColumnThreads<kOctets>(acc);
-      if (kDeal == Deal::kClusterKHalves) break;  // one item per warp, its sums kept in acc
-      if (kOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal> && p.splits == 1) {
-        if (c == 0) {
-#pragma unroll
-          for (int i = 0; i < kOctets; ++i) at.out[8 * i] = acc[i] * at.out_factor;
-        }
-      } else if (kGroupOutputAtItemStart<kGateUpSilu, kOneSlot, kDeal> && p.splits == 1) {
-#pragma unroll
-        for (int parity = 0; parity < 2; ++parity) {
-          if (at.group_store[parity]) {
-            at.group_out[parity][0] = acc[parity] * at.group_factor[parity];
-            at.group_out[parity][8] = acc[2 + parity] * at.group_factor[parity];
-          }
-        }
-      } else if (p.splits == 1) {
-        WriteTile<kGateUpSilu, kOneSlot, kDeal, kOctets>(
-            p, bt, bg, TileAt<kDeal>(p, bt.first + at.index), out_scale, acc, g, c);
-      } else {
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          partials[warp * kPartialFloatsPerWarp + 4 * lane + k] = acc[k];
-        }
-      }
-#pragma unroll
-      for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
-      if (at.index + warps >= items) break;
-      at = StartCompute<kGateUpSilu, kOneSlot, kDeal, kOctets>(p, bt, bg, at.index + warps, staged,
-                                                               zero, out_scale, g, c);
-    }
+    ComputeItems<kGateUpSilu, kOneSlot, kDeal, kOctets>(p, bt, bg, staged, zero, out_scale,
+                                                        partials, ring, items, warps, warp, lane, g,
+                                                        c, issue_next, acc);
   }
   WaitCopies<0>();
   if constexpr (kDeal == Deal::kClusterKHalves) {
-    // Rank 1 sends its sums and its rows' out_scale to rank 0 and leaves; rank 0's warps wait for
-    // the bytes, add them to their own and write the tiles.
-    float* peer_scale = partials + warps * kPartialFloatsPerWarp;
-    uint64_t* exchange = exchange_barrier();
-    ClusterWait();
-    if (ClusterRank() == 1) {
-      if (warp < items) {
-        SendToRankZero(partials + warp * kPartialFloatsPerWarp + 4 * lane, acc, exchange);
-      }
-      for (int r = threadIdx.x; r < p.staged_rows; r += blockDim.x) {
-        SendToRankZero(peer_scale + r, out_scale[r], exchange);
-      }
-      return;
-    }
-    if (threadIdx.x == 0) ExpectExchangeBytes(exchange, items * 32 * 16 + p.staged_rows * 4);
-    if (warp < items) {
-      WaitExchange(exchange);
-      float peer[4];
-#pragma unroll
-      for (int k = 0; k < 4; ++k) peer[k] = partials[warp * kPartialFloatsPerWarp + 4 * lane + k];
-      WriteTile<kGateUpSilu, kOneSlot, kDeal, kOctets>(p, bt, bg, bt.first + warp, out_scale, acc,
-                                                       g, c, peer, peer_scale);
-    }
+    ExchangeClusterHalves<kGateUpSilu, kOneSlot, kDeal, kOctets>(
+        p, bt, bg, out_scale, partials, ExchangeBarrier(partials, warps, p), acc, items, warps,
+        warp, lane, g, c);
     return;
   }
   if (p.splits == 1) return;
-
   // Split plans have one item per warp: warps i .. i + splits - 1 hold the splits of one tile;
   // the first adds the others' partial sums in split order and writes the tile.
   __syncthreads();
