@@ -155,149 +155,42 @@ __device__ __forceinline__ void ReadBlockGroups(const SelParams& p, const BlockT
   }
 }
 
-template <bool kOneSlot, Deal kDeal, int kPrologueGroups, bool kRowBarriers, bool kMayIssueFirst,
-          typename Prologue>
-__device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
-                            uint4* staged, uint4* zero, float* out_scale, float* row_max,
-                            int* row_input, Prologue&& issue_prologue) {
-  const int groups = p.groups;
-  int rows;
-  if constexpr (kDeal != Deal::kTokenWindows) {
-    const int last_group = min(groups, p.tiles_per_group_divisor.Div(bt.last - 1) + 1);
-    rows = p.all_input_rows > 0 ? p.all_input_rows : (last_group - bt.first_group) * p.staged_cols;
-  } else {  // one input row per window the block touches
-    rows = p.window_positions_divisor.Div(bt.last - 1) - bt.first_window + 1;
-  }
-  const BlockK k = MyK<kDeal>(p);
-  const StagedLayout layout = MakeStagedLayout(kOneSlot, k.chunks);
-  const int units_per_row = k.units;
-  // The group down, where its warps walk one row each and a lane's units fit kRegisterUnits, loads
-  // each lane's units into registers (ld.global) where the other plans copy them to shared memory,
-  // at the same place, and takes the row's maximum and its conversion from there in one pass: no
-  // shared-memory round trip of the f32 inputs, no second read of them (H200, 2026-12-01:
-  // the union-10 down 0.47 us faster; the cluster gate+up, whose rows meet on block
-  // barriers, unchanged, so it keeps the copies).
-  constexpr int kRegisterUnits = 8;
-  const RowWalk first_walk = WarpRowWalk(p);
-  const bool register_walk = !kOneSlot && kRowBarriers && rows <= first_walk.row_step &&
-                             units_per_row <= kRegisterUnits * first_walk.unit_step;
-  float4 units[kRegisterUnits];
-  auto load_units = [&](const int* row_input_of) {
-    const int r = first_walk.first_row;
-    const int in_row = r >= rows ? -1 : row_input_of == nullptr ? r : row_input_of[r];
-    const float4* from =
-        reinterpret_cast<const float4*>(p.in + int64_t{max(in_row, 0)} * p.cols) + k.first_unit;
+// The group down, where its warps walk one row each and a lane's units fit kRegisterUnits, loads
+// each lane's units into registers (ld.global) where the other plans copy them to shared memory,
+// at the same place, and takes the row's maximum and its conversion from there in one pass: no
+// shared-memory round trip of the f32 inputs, no second read of them (H200, 2026-12-01:
+// the union-10 down 0.47 us faster; the cluster gate+up, whose rows meet on block
+// barriers, unchanged, so it keeps the copies).
+constexpr int kRegisterUnits = 8;
+
+// register_walk's loads: the lane's units of its first row (row_input_of[r], or row r where it is
+// null), zeros past the row or for a row without an input row; one empty commit group, the count
+// WaitCopies keeps.
+__device__ __forceinline__ void LoadUnits(const SelParams& p, const BlockK& k,
+                                          const RowWalk& first_walk, int rows,
+                                          const int* row_input_of,
+                                          float4 (&units)[kRegisterUnits]) {
+  const int r = first_walk.first_row;
+  const int in_row = r >= rows ? -1 : row_input_of == nullptr ? r : row_input_of[r];
+  const float4* from =
+      reinterpret_cast<const float4*>(p.in + int64_t{max(in_row, 0)} * p.cols) + k.first_unit;
 #pragma unroll
-    for (int u = 0; u < kRegisterUnits; ++u) {
-      const int col = first_walk.first_unit + u * first_walk.unit_step;
-      units[u] = in_row >= 0 && col < units_per_row ? __ldg(from + col)
-                                                    : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-    CommitCopies();  // an empty group: the count WaitCopies keeps
-  };
-  // The group data goes out first; where the block stages every input row (which needs none of
-  // it), the inputs' copies follow at once, so that their round trip overlaps the group data's
-  // instead of queueing ahead of it.
-  // kEarlyConsecutive: the global scales (asked for first: a load sent after the codes' passes
-  // comes back behind them), the inputs and the prologue go out before the group data lands
-  // (H200, 2026-12-01: the per-slot gate+up at t = 6 union 60 30.1-30.2 -> 29.7 us).
-  float early_global_a = 0.0f, early_global_b = 0.0f;
-  ReadBlockGroups(p, bt, bg, groups, [&] {
-    if constexpr (kDeal == Deal::kEarlyConsecutive) {
-      const int group = bt.first_group + static_cast<int>(threadIdx.x);
-      if (static_cast<int>(threadIdx.x) < p.groups_per_block && group < groups) {
-        const int expert = p.group_expert[group];
-        early_global_a = p.global_a[expert];
-        if (p.global_b != nullptr) early_global_b = p.global_b[expert];
-      }
-      CopyInputs<kOneSlot, kDeal>(p, staged, layout, nullptr, rows, bt.first_group);
-      issue_prologue();
-    } else {
-      if (p.all_input_rows > 0) {
-        if (register_walk) {
-          load_units(nullptr);
-        } else {
-          CopyInputs<kOneSlot, kDeal>(p, staged, layout, nullptr, rows);
-        }
-      }
-    }
-  });
-  __syncthreads();
-  // The global scales, needed only when tiles are written, travel while the inputs are staged:
-  // requested here, stored once the inputs' and the codes' copies are out.
-  const int scale_group = threadIdx.x;
-  const bool loads_scales =
-      scale_group < p.groups_per_block && bt.first_group + scale_group < groups;
-  float global_a = 0.0f, global_b = 0.0f;
-  if (loads_scales) {
-    if constexpr (kDeal == Deal::kEarlyConsecutive) {
-      global_a = early_global_a;
-      global_b = early_global_b;
-    } else {
-      const int expert = bg.expert[scale_group];
-      global_a = p.global_a[expert];
-      if (p.global_b != nullptr) global_b = p.global_b[expert];
-    }
+  for (int u = 0; u < kRegisterUnits; ++u) {
+    const int col = first_walk.first_unit + u * first_walk.unit_step;
+    units[u] =
+        in_row >= 0 && col < k.units ? __ldg(from + col) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   }
-  auto set_up_rows = [&] {
-    for (int r = threadIdx.x; r < rows; r += blockDim.x) {
-      // The input row of staged row r (StagedRow), or -1 where a group is narrower than
-      // staged_cols; where every input row is staged, staged row r is input row r.
-      if (kDeal == Deal::kTokenWindows) {
-        row_input[r] = bt.first_window + r;
-      } else if (p.all_input_rows == 0) {
-        row_input[r] = bg.slot[r] < 0 ? -1 : p.in_row_divisor.Div(bg.slot[r]);
-      }
-      row_max[r] = 0.0f;
-    }
-    if (kOneSlot) {
-      for (int v = threadIdx.x; v < layout.row_vectors; v += blockDim.x) {
-        zero[v] = make_uint4(0, 0, 0, 0);
-      }
-    }
-    __syncthreads();
-  };
-  auto copy_inputs_and_issue = [&] {
-    if (p.all_input_rows == 0) {
-      if (register_walk) {
-        load_units(row_input);
-      } else {
-        CopyInputs<kOneSlot, kDeal>(p, staged, layout, row_input, rows);
-      }
-    }
-    issue_prologue();
-  };
-  // Where every input row is staged, the inputs went out before the first barrier and the codes'
-  // first passes need nothing of the rows' set-up: kMayIssueFirst sends them before it and its
-  // barrier, after every warp's inputs still, walking one loop of the two steps (two call sites
-  // of each would add 4-9 KB of machine code).
-  if constexpr (kDeal == Deal::kEarlyConsecutive) {
-    set_up_rows();  // its inputs and prologue went out with the group data
-  } else if constexpr (!kMayIssueFirst) {
-    set_up_rows();
-    copy_inputs_and_issue();
-  } else {
-    const bool issue_first = p.all_input_rows > 0;
-#pragma unroll 1
-    for (int step = 0; step < 2; ++step) {
-      if ((step == 0) == issue_first) {
-        copy_inputs_and_issue();
-      } else {
-        set_up_rows();
-      }
-    }
-  }
-  if (loads_scales) {
-    bg.global_a[scale_group] = global_a;
-    bg.global_b[scale_group] = global_b;
-  }
-  for (int local = scale_group + blockDim.x;
-       local < p.groups_per_block && bt.first_group + local < groups; local += blockDim.x) {
-    const int expert = bg.expert[local];
-    bg.global_a[local] = p.global_a[expert];
-    if (p.global_b != nullptr) bg.global_b[local] = p.global_b[expert];
-  }
-  WaitCopies<kPrologueGroups>();  // this thread's inputs (the group before the prologue's) landed
+  CommitCopies();
+}
+
+// Each staged row's largest magnitude, then its scales (out_scale[r], the decode's; the input
+// scale it is converted with) and its units converted in place to f16 hi and lo parts.
+// register_walk: the lane's units are in `units` (LoadUnits), not in their places.
+template <bool kOneSlot, bool kRowBarriers>
+__device__ __forceinline__ void ScaleRows(const SelParams& p, uint4* staged,
+                                          const StagedLayout& layout, int rows, int units_per_row,
+                                          bool register_walk, const float4 (&units)[kRegisterUnits],
+                                          float* out_scale, float* row_max) {
   const RowWalk walk = WarpRowWalk(p);
   // A row's largest magnitude over the lanes of the warp walking it (non-negative floats order as
   // their bit patterns), and its units converted with the input scale.
@@ -378,6 +271,156 @@ __device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const Bloc
     __syncthreads();
     for (int r = walk.first_row; r < rows; r += walk.row_step) convert_row(r, row_max[r]);
   }
+}
+
+// The input rows a block stages: every row of the groups its tiles touch (or every input row,
+// all_input_rows), or one per token window.
+template <Deal kDeal>
+__device__ __forceinline__ int StagedInputRows(const SelParams& p, const BlockTiles& bt) {
+  if constexpr (kDeal != Deal::kTokenWindows) {
+    const int last_group = min(p.groups, p.tiles_per_group_divisor.Div(bt.last - 1) + 1);
+    return p.all_input_rows > 0 ? p.all_input_rows : (last_group - bt.first_group) * p.staged_cols;
+  } else {
+    return p.window_positions_divisor.Div(bt.last - 1) - bt.first_window + 1;
+  }
+}
+
+// Each staged row's input row (row_input, where not every input row is staged) and its maximum's
+// zero; per-slot, the zero row; then the block's barrier.
+template <bool kOneSlot, Deal kDeal>
+__device__ __forceinline__ void SetUpRows(const SelParams& p, const BlockTiles& bt,
+                                          const BlockGroups& bg, const StagedLayout& layout,
+                                          int rows, uint4* zero, float* row_max, int* row_input) {
+  for (int r = threadIdx.x; r < rows; r += blockDim.x) {
+    // The input row of staged row r (StagedRow), or -1 where a group is narrower than
+    // staged_cols; where every input row is staged, staged row r is input row r.
+    if (kDeal == Deal::kTokenWindows) {
+      row_input[r] = bt.first_window + r;
+    } else if (p.all_input_rows == 0) {
+      row_input[r] = bg.slot[r] < 0 ? -1 : p.in_row_divisor.Div(bg.slot[r]);
+    }
+    row_max[r] = 0.0f;
+  }
+  if (kOneSlot) {
+    for (int v = threadIdx.x; v < layout.row_vectors; v += blockDim.x) {
+      zero[v] = make_uint4(0, 0, 0, 0);
+    }
+  }
+  __syncthreads();
+}
+
+// The block's groups' global scales into bg: the thread's own group's (scale_group =
+// threadIdx.x, requested before the staging), then any further groups'.
+__device__ __forceinline__ void StoreGlobalScales(const SelParams& p, const BlockTiles& bt,
+                                                  const BlockGroups& bg, int groups,
+                                                  bool loads_scales, float global_a,
+                                                  float global_b) {
+  const int scale_group = threadIdx.x;
+  if (loads_scales) {
+    bg.global_a[scale_group] = global_a;
+    bg.global_b[scale_group] = global_b;
+  }
+  for (int local = scale_group + blockDim.x;
+       local < p.groups_per_block && bt.first_group + local < groups; local += blockDim.x) {
+    const int expert = bg.expert[local];
+    bg.global_a[local] = p.global_a[expert];
+    if (p.global_b != nullptr) bg.global_b[local] = p.global_b[expert];
+  }
+}
+
+template <bool kOneSlot, Deal kDeal, int kPrologueGroups, bool kRowBarriers, bool kMayIssueFirst,
+          typename Prologue>
+__device__ void StageInputs(const SelParams& p, const BlockTiles& bt, const BlockGroups& bg,
+                            uint4* staged, uint4* zero, float* out_scale, float* row_max,
+                            int* row_input, Prologue&& issue_prologue) {
+  const int groups = p.groups;
+  const int rows = StagedInputRows<kDeal>(p, bt);
+  const BlockK k = MyK<kDeal>(p);
+  const StagedLayout layout = MakeStagedLayout(kOneSlot, k.chunks);
+  const int units_per_row = k.units;
+  const RowWalk first_walk = WarpRowWalk(p);
+  const bool register_walk = !kOneSlot && kRowBarriers && rows <= first_walk.row_step &&
+                             units_per_row <= kRegisterUnits * first_walk.unit_step;
+  float4 units[kRegisterUnits];
+  // The group data goes out first; where the block stages every input row (which needs none of
+  // it), the inputs' copies follow at once, so that their round trip overlaps the group data's
+  // instead of queueing ahead of it.
+  // kEarlyConsecutive: the global scales (asked for first: a load sent after the codes' passes
+  // comes back behind them), the inputs and the prologue go out before the group data lands
+  // (H200, 2026-12-01: the per-slot gate+up at t = 6 union 60 30.1-30.2 -> 29.7 us).
+  float early_global_a = 0.0f, early_global_b = 0.0f;
+  ReadBlockGroups(p, bt, bg, groups, [&] {
+    if constexpr (kDeal == Deal::kEarlyConsecutive) {
+      const int group = bt.first_group + static_cast<int>(threadIdx.x);
+      if (static_cast<int>(threadIdx.x) < p.groups_per_block && group < groups) {
+        const int expert = p.group_expert[group];
+        early_global_a = p.global_a[expert];
+        if (p.global_b != nullptr) early_global_b = p.global_b[expert];
+      }
+      CopyInputs<kOneSlot, kDeal>(p, staged, layout, nullptr, rows, bt.first_group);
+      issue_prologue();
+    } else {
+      if (p.all_input_rows > 0) {
+        if (register_walk) {
+          LoadUnits(p, k, first_walk, rows, nullptr, units);
+        } else {
+          CopyInputs<kOneSlot, kDeal>(p, staged, layout, nullptr, rows);
+        }
+      }
+    }
+  });
+  __syncthreads();
+  // The global scales, needed only when tiles are written, travel while the inputs are staged:
+  // requested here, stored once the inputs' and the codes' copies are out.
+  const int scale_group = threadIdx.x;
+  const bool loads_scales =
+      scale_group < p.groups_per_block && bt.first_group + scale_group < groups;
+  float global_a = 0.0f, global_b = 0.0f;
+  if (loads_scales) {
+    if constexpr (kDeal == Deal::kEarlyConsecutive) {
+      global_a = early_global_a;
+      global_b = early_global_b;
+    } else {
+      const int expert = bg.expert[scale_group];
+      global_a = p.global_a[expert];
+      if (p.global_b != nullptr) global_b = p.global_b[expert];
+    }
+  }
+  auto copy_inputs_and_issue = [&] {
+    if (p.all_input_rows == 0) {
+      if (register_walk) {
+        LoadUnits(p, k, first_walk, rows, row_input, units);
+      } else {
+        CopyInputs<kOneSlot, kDeal>(p, staged, layout, row_input, rows);
+      }
+    }
+    issue_prologue();
+  };
+  // Where every input row is staged, the inputs went out before the first barrier and the codes'
+  // first passes need nothing of the rows' set-up: kMayIssueFirst sends them before it and its
+  // barrier, after every warp's inputs still, walking one loop of the two steps (two call sites
+  // of each would add 4-9 KB of machine code).
+  if constexpr (kDeal == Deal::kEarlyConsecutive) {
+    SetUpRows<kOneSlot, kDeal>(p, bt, bg, layout, rows, zero, row_max,
+                               row_input);  // its inputs and prologue went out with the group data
+  } else if constexpr (!kMayIssueFirst) {
+    SetUpRows<kOneSlot, kDeal>(p, bt, bg, layout, rows, zero, row_max, row_input);
+    copy_inputs_and_issue();
+  } else {
+    const bool issue_first = p.all_input_rows > 0;
+#pragma unroll 1
+    for (int step = 0; step < 2; ++step) {
+      if ((step == 0) == issue_first) {
+        copy_inputs_and_issue();
+      } else {
+        SetUpRows<kOneSlot, kDeal>(p, bt, bg, layout, rows, zero, row_max, row_input);
+      }
+    }
+  }
+  StoreGlobalScales(p, bt, bg, groups, loads_scales, global_a, global_b);
+  WaitCopies<kPrologueGroups>();  // this thread's inputs (the group before the prologue's) landed
+  ScaleRows<kOneSlot, kRowBarriers>(p, staged, layout, rows, units_per_row, register_walk, units,
+                                    out_scale, row_max);
   __syncthreads();
 }
 
