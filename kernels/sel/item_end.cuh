@@ -49,7 +49,7 @@ __device__ __forceinline__ void StoreItemSums(const SelParams& p, const BlockTil
 // The cluster K halves' exchange barrier in rank 0's shared memory, after the partial sums. (Its
 // address is computed where it is used: kept live through the main loop it spills a register.)
 __device__ __forceinline__ uint64_t* ExchangeBarrier(float* partials, int warps,
-                                                    const SelParams& p) {
+                                                     const SelParams& p) {
   return reinterpret_cast<uint64_t*>(reinterpret_cast<uint4*>(partials) +
                                      ExchangeBarrierOffset(warps, p.staged_rows));
 }

@@ -52,11 +52,11 @@ absl::StatusOr<JobStore::Inserted> Admission::Admit(v1::SubmitRequest request,
   RETURN_IF_ERROR(CheckLabels(std::map<std::string, std::string>(probe_request.labels().begin(),
                                                                  probe_request.labels().end()),
                               SweepLimits{}));
-  ASSIGN_OR_RETURN(google::protobuf::Any resolved, probe->Resolve(probe_request));
+  ASSIGN_OR_RETURN(const ProbeSpec spec, probe->Resolve(probe_request));
   // A job for another host or model is planned where it runs; this daemon plans what it can.
   ASSIGN_OR_RETURN(const Backend* device, hooks_.device_for(request));
   if (device != nullptr) {
-    ASSIGN_OR_RETURN(const ProbePlan plan, probe->Plan(resolved, probe_request.check(), *device));
+    ASSIGN_OR_RETURN(const ProbePlan plan, probe->Plan(*spec, probe_request.check(), *device));
     if (plan.device_seconds > limits_.max_job_seconds) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "reps: the job needs about %.0f s of device time, more than the limit of %.0f s "
@@ -75,10 +75,8 @@ absl::StatusOr<JobStore::Inserted> Admission::Admit(v1::SubmitRequest request,
       }
     }
   }
-  const NewJob new_job{.request = request,
-                       .probe = probe->Name(),
-                       .resolved = std::move(resolved),
-                       .check = probe_request.check()};
+  NewJob new_job{.request = request, .probe = probe->Name(), .check = probe_request.check()};
+  new_job.resolved.PackFrom(*spec);
   absl::StatusOr<JobStore::Inserted> inserted;
   {
     absl::MutexLock lock(&mu_);

@@ -232,10 +232,11 @@ absl::StatusOr<JobRun> DeviceRunner::PrepareRun(const v1::Job& job, const Backen
         "be resolved)");
   }
   ASSIGN_OR_RETURN(const Probe* probe, context_.probes.Get(job.probe()));
+  ASSIGN_OR_RETURN(ProbeSpec spec, probe->Open(job.resolved(), job.check()));
   JobRun run{.probe = probe,
-             .run = {.job_id = job.id(), .resolved = job.resolved(), .check = job.check()},
+             .run = {.job_id = job.id(), .spec = std::move(spec), .check = job.check()},
              .fault = fault == labels.end() ? "" : fault->second};
-  ASSIGN_OR_RETURN(const ProbePlan plan, probe->Plan(job.resolved(), job.check(), device));
+  ASSIGN_OR_RETURN(const ProbePlan plan, probe->Plan(*run.run.spec, job.check(), device));
   run.watchdog = context_.min_watchdog + absl::Seconds(10 * plan.device_seconds);
   if (plan.artifact_bytes > 0) {
     if (context_.artifacts == nullptr) {

@@ -57,11 +57,12 @@ void JobManager::ResolveStoredJobs() {
     absl::StatusOr<v1::ProbeRequest> request = ProbeRequestOf(job.request());
     absl::StatusOr<const Probe*> probe =
         request.ok() ? probes_->Get(request->probe()) : request.status();
-    absl::StatusOr<google::protobuf::Any> resolved =
-        probe.ok() ? (*probe)->Resolve(*request) : probe.status();
+    absl::StatusOr<ProbeSpec> spec = probe.ok() ? (*probe)->Resolve(*request) : probe.status();
+    google::protobuf::Any resolved;
+    if (spec.ok()) resolved.PackFrom(**spec);
     absl::Status stored =
-        resolved.ok() ? store_->SetResolved(job.id(), request->probe(), *resolved, request->check())
-                      : resolved.status();
+        spec.ok() ? store_->SetResolved(job.id(), request->probe(), resolved, request->check())
+                  : spec.status();
     if (!stored.ok()) {
       spdlog::warn(
           "job {}: its resolved spec could not be stored ({}); it shows, but it "

@@ -100,12 +100,7 @@ int RunWorker(int fd, std::unique_ptr<Backend> backend, int visible_devices,
       *report.mutable_event() = std::move(event);
       (void)WriteFramed(fd, report);
     };
-    const ProbeRun probe_run{.job_id = run->job_id(),
-                             .resolved = run->resolved(),
-                             .check = run->check(),
-                             .artifact_dir = run->artifact_dir()};
-    const JobOutcome outcome =
-        ExecuteJob(probes, run->probe(), probe_run, *backend, publish, commands.cancelled);
+    const JobOutcome outcome = ExecuteJob(probes, *run, *backend, publish, commands.cancelled);
     v1::WorkerReport report;
     v1::WorkerJobOutcome* o = report.mutable_outcome();
     o->set_code(static_cast<int>(outcome.status.code()));

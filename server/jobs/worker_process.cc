@@ -170,7 +170,7 @@ JobOutcome WorkerProcessExecutor::Run(const JobRun& run, const EventPublisher& p
   command.mutable_run()->set_job_id(run.run.job_id);
   command.mutable_run()->set_artifact_dir(run.run.artifact_dir);
   command.mutable_run()->set_probe(run.probe->Name());
-  *command.mutable_run()->mutable_resolved() = run.run.resolved;
+  command.mutable_run()->mutable_resolved()->PackFrom(*run.run.spec);
   command.mutable_run()->set_check(run.run.check);
   command.mutable_run()->set_fault(run.fault);
   absl::Status sent = Hand(command);

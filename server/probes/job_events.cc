@@ -1,12 +1,10 @@
 #include "server/probes/job_events.h"
 
-#include <memory>
 #include <random>
 
 #include "absl/time/clock.h"
 #include "common/param_text.h"
 #include "common/seeded_rng.h"
-#include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/util/time_util.h"
 
@@ -103,21 +101,14 @@ v1::JobEvent ProgressEvent(int reps_done, int reps_total, double elapsed_s) {
 }
 
 v1::JobEvent StartedEvent(const std::string& probe, const std::string& device,
-                          const google::protobuf::Any& resolved) {
+                          const google::protobuf::Message& spec) {
   v1::JobEvent event;
   v1::JobStarted& started = *event.mutable_started();
   started.set_device(device);
   *started.mutable_started_at() = NowTimestamp();
   started.set_probe(probe);
-  *started.mutable_resolved() = resolved;
-  const std::string type = resolved.type_url().substr(resolved.type_url().rfind('/') + 1);
-  const google::protobuf::Descriptor* descriptor =
-      google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName(type);
-  if (descriptor == nullptr) return event;
-  std::unique_ptr<google::protobuf::Message> params(
-      google::protobuf::MessageFactory::generated_factory()->GetPrototype(descriptor)->New());
-  if (!resolved.UnpackTo(params.get())) return event;
-  for (const auto& [name, value] : ParamsAsText(*params)) {
+  started.mutable_resolved()->PackFrom(spec);
+  for (const auto& [name, value] : ParamsAsText(spec)) {
     v1::ParamText* text = started.add_resolved_params();
     text->set_name(name);
     text->set_value(value);

@@ -35,10 +35,10 @@ v1::Verdict VerdictToProto(Verdict verdict);
 v1::DeviceDetails DeviceDetailsToProto(const DeviceDetails& details);
 v1::TelemetryReading ReadingToProto(const TelemetrySample& sample);
 
-// A job's start: the device, the time, the probe and its resolved parameters, as the Any and
-// as text (ParamsAsText of the message it holds; none where this build lacks its type).
+// A job's start: the device, the time, the probe and its resolved spec, as an Any and as text
+// (ParamsAsText).
 v1::JobEvent StartedEvent(const std::string& probe, const std::string& device,
-                          const google::protobuf::Any& resolved);
+                          const google::protobuf::Message& spec);
 v1::JobEvent AcceptedEvent(const std::string& job_id, int queue_position);
 v1::JobEvent ProgressEvent(int reps_done, int reps_total, double elapsed_s);
 v1::JobEvent TelemetryEvent(const TelemetrySample& sample);

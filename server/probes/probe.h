@@ -3,25 +3,31 @@
 // outside its folder knows what a probe measures:
 //   Info      its name, parameters with their limits, the axes of its arms and its metrics;
 //   Resolve   a request's parameters validated, every default filled in: the resolved spec,
-//             stored with the job when it is accepted and never resolved again;
+//             a typed message, stored with the job (packed in an Any) when it is accepted and
+//             never resolved again;
 //   Plan      the resolved spec against a device: what the device cannot do is refused before
 //             any memory is taken, and the device time and artifact bytes are estimated;
 //   Run       the resolved spec on the device, publishing started, progress, results.
+// The spec is unpacked from its stored Any once per process that plans or runs the job (Open):
+// by the daemon that runs it, and by a worker process, which is handed it packed.
 //
 //   const Probe* probe = registry.Find(request.probe());
-//   ASSIGN_OR_RETURN(google::protobuf::Any resolved, probe->Resolve(request));
-//   ASSIGN_OR_RETURN(ProbePlan plan, probe->Plan(resolved, request.check(), device));
-//   JobOutcome outcome = probe->Run({.resolved = resolved}, device, publish, cancelled);
+//   ASSIGN_OR_RETURN(ProbeSpec spec, probe->Resolve(request));   // stored as Any::PackFrom(*spec)
+//   ASSIGN_OR_RETURN(ProbePlan plan, probe->Plan(*spec, request.check(), device));
+//   JobOutcome outcome = probe->Run({.spec = spec}, device, publish, cancelled);
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "google/protobuf/any.pb.h"
+#include "google/protobuf/message.h"
 #include "gpuprobe/v1/probe.pb.h"
 #include "server/device/backend.h"
 
@@ -44,13 +50,28 @@ struct ProbePlan {
   int64_t artifact_bytes = 0;   // what the job keeps in the daemon's artifact store
 };
 
+// A resolved spec: the probe's params message (or its check's), every default filled in.
+using ProbeSpec = std::shared_ptr<const google::protobuf::Message>;
+
 // One job as its probe runs it.
 struct ProbeRun {
   std::string job_id;
-  google::protobuf::Any resolved;  // what Resolve returned when the job was accepted
-  bool check = false;              // the probe's exactness check rather than its timing
-  std::string artifact_dir;        // where the job may keep artifacts; empty: none
+  ProbeSpec spec;            // what Resolve returned when the job was accepted
+  bool check = false;        // the probe's exactness check rather than its timing
+  std::string artifact_dir;  // where the job may keep artifacts; empty: none
 };
+
+// The spec as the probe's own message type T: INTERNAL where it is another (a spec that came
+// from neither the probe's Resolve nor its Open).
+template <typename T>
+absl::StatusOr<const T*> SpecAs(const google::protobuf::Message& spec) {
+  const T* typed = google::protobuf::DynamicCastToGenerated<T>(&spec);
+  if (typed == nullptr) {
+    return absl::InternalError(absl::StrCat("spec: a ", spec.GetTypeName(), ", not the ",
+                                            T::descriptor()->full_name(), " the probe resolves"));
+  }
+  return typed;
+}
 
 class Probe {
  public:
@@ -62,11 +83,15 @@ class Probe {
 
   // The request's parameters (its params message, or NAME=VALUE text) validated and completed:
   // INVALID_ARGUMENT names the field, the value and the limit.
-  virtual absl::StatusOr<google::protobuf::Any> Resolve(const v1::ProbeRequest& request) const = 0;
+  virtual absl::StatusOr<ProbeSpec> Resolve(const v1::ProbeRequest& request) const = 0;
+
+  // A stored resolved spec unpacked as the probe's params message (its check's where `check`):
+  // DATA_LOSS where it is another type or does not parse.
+  absl::StatusOr<ProbeSpec> Open(const google::protobuf::Any& resolved, bool check) const;
 
   // The resolved spec against `device`: UNIMPLEMENTED, INVALID_ARGUMENT or RESOURCE_EXHAUSTED
   // for what the device cannot do (named), before any device memory is taken.
-  virtual absl::StatusOr<ProbePlan> Plan(const google::protobuf::Any& resolved, bool check,
+  virtual absl::StatusOr<ProbePlan> Plan(const google::protobuf::Message& spec, bool check,
                                          const Backend& device) const = 0;
 
   // Runs the job to its end on the calling thread; stops between launches once `cancelled`.

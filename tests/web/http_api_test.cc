@@ -329,7 +329,15 @@ TEST_F(HttpApiTest, UnknownParametersAre400UnknownPaths404AndOtherMethods405InJs
 TEST_F(HttpApiTest, MetricsAreValidPrometheusText) {
   Start();
   FinishedJob();
+  // A job shows as finished once its end is stored; its count follows on the same thread right
+  // after, so a scrape may fall between the two: the test waits for the count.
+  const std::string counted =
+      "gpuprobe_jobs_finished_total{probe=\"moe-union\",state=\"succeeded\"} 1\n";
   httplib::Result res = client_->Get("/metrics");
+  for (int i = 0; i < 500 && res && !absl::StrContains(res->body, counted); ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+    res = client_->Get("/metrics");
+  }
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_THAT(res->get_header_value("Content-Type"), HasSubstr("text/plain; version=0.0.4"));
@@ -362,9 +370,7 @@ TEST_F(HttpApiTest, MetricsAreValidPrometheusText) {
   EXPECT_GT(samples, 8);
   EXPECT_EQ(typed["gpuprobe_job_duration_seconds"], "histogram");
   EXPECT_EQ(typed["gpuprobe_jobs_finished_total"], "counter");
-  EXPECT_THAT(
-      res->body,
-      HasSubstr("gpuprobe_jobs_finished_total{probe=\"moe-union\",state=\"succeeded\"} 1\n"));
+  EXPECT_THAT(res->body, HasSubstr(counted));
   EXPECT_THAT(res->body, HasSubstr("gpuprobe_job_duration_seconds_count{probe=\"moe-union\"} 1\n"));
   EXPECT_THAT(
       res->body,

@@ -1,6 +1,7 @@
 #include "server/probes/command/command_probe.h"
 
 #include <map>
+#include <memory>
 #include <regex>
 
 #include "absl/strings/numbers.h"
@@ -112,7 +113,7 @@ std::string LastLine(absl::string_view text) {
 CommandProbe::CommandProbe(std::vector<v1::CommandRegistration> commands)
     : commands_(std::move(commands)), info_(MakeInfo(commands_)) {}
 
-absl::StatusOr<google::protobuf::Any> CommandProbe::Resolve(const v1::ProbeRequest& request) const {
+absl::StatusOr<ProbeSpec> CommandProbe::Resolve(const v1::ProbeRequest& request) const {
   v1::CommandProbeParams given;
   if (request.has_params()) {
     if (!request.param_values().empty()) {
@@ -167,27 +168,22 @@ absl::StatusOr<google::protobuf::Any> CommandProbe::Resolve(const v1::ProbeReque
     RETURN_IF_ERROR(CheckValue(p, value));
     (*resolved.mutable_values())[p.name()] = value;
   }
-  google::protobuf::Any any;
-  any.PackFrom(resolved);
-  return any;
+  return std::make_shared<const v1::CommandProbeParams>(std::move(resolved));
 }
 
 absl::StatusOr<const v1::CommandRegistration*> CommandProbe::Find(
-    const google::protobuf::Any& resolved, v1::CommandProbeParams* params) const {
-  if (!resolved.UnpackTo(params)) {
-    return absl::DataLossError("resolved: not the command probe's CommandProbeParams");
-  }
+    const v1::CommandProbeParams& params) const {
   for (const v1::CommandRegistration& c : commands_) {
-    if (c.name() == params->command()) return &c;
+    if (c.name() == params.command()) return &c;
   }
   return absl::FailedPreconditionError(absl::StrFormat(
-      "command: %s is no longer registered on this daemon", Abbreviated(params->command())));
+      "command: %s is no longer registered on this daemon", Abbreviated(params.command())));
 }
 
-absl::StatusOr<ProbePlan> CommandProbe::Plan(const google::protobuf::Any& resolved, bool,
+absl::StatusOr<ProbePlan> CommandProbe::Plan(const google::protobuf::Message& spec, bool,
                                              const Backend&) const {
-  v1::CommandProbeParams params;
-  ASSIGN_OR_RETURN(const v1::CommandRegistration* command, Find(resolved, &params));
+  ASSIGN_OR_RETURN(const v1::CommandProbeParams* params, SpecAs<v1::CommandProbeParams>(spec));
+  ASSIGN_OR_RETURN(const v1::CommandRegistration* command, Find(*params));
   // Bounded by its registration: its time, and its output kept whole as artifacts.
   return ProbePlan{.device_seconds = static_cast<double>(command->max_seconds()),
                    .artifact_bytes = static_cast<int64_t>(command->max_output_bytes())};
@@ -195,8 +191,10 @@ absl::StatusOr<ProbePlan> CommandProbe::Plan(const google::protobuf::Any& resolv
 
 JobOutcome CommandProbe::Run(const ProbeRun& run, Backend& device, const EventPublisher& publish,
                              const std::atomic<bool>& cancelled) const {
-  v1::CommandProbeParams params;
-  absl::StatusOr<const v1::CommandRegistration*> found = Find(run.resolved, &params);
+  absl::StatusOr<const v1::CommandProbeParams*> spec = SpecAs<v1::CommandProbeParams>(*run.spec);
+  if (!spec.ok()) return JobOutcome{.status = spec.status()};
+  const v1::CommandProbeParams& params = **spec;
+  absl::StatusOr<const v1::CommandRegistration*> found = Find(params);
   if (!found.ok()) return JobOutcome{.status = found.status()};
   const v1::CommandRegistration& command = **found;
   std::vector<std::string> argv = {command.path()};
@@ -210,7 +208,7 @@ JobOutcome CommandProbe::Run(const ProbeRun& run, Backend& device, const EventPu
       argv.insert(argv.end(), {p.arg(), value});
     }
   }
-  v1::JobEvent started = StartedEvent(Name(), device.Description(), run.resolved);
+  v1::JobEvent started = StartedEvent(Name(), device.Description(), params);
   publish(std::move(started));
 
   Telemetry telemetry(device, publish);

@@ -18,16 +18,15 @@ class CommandProbe final : public Probe {
   explicit CommandProbe(std::vector<v1::CommandRegistration> commands);
 
   const v1::ProbeInfo& Info() const override { return info_; }
-  absl::StatusOr<google::protobuf::Any> Resolve(const v1::ProbeRequest& request) const override;
-  absl::StatusOr<ProbePlan> Plan(const google::protobuf::Any& resolved, bool check,
+  absl::StatusOr<ProbeSpec> Resolve(const v1::ProbeRequest& request) const override;
+  absl::StatusOr<ProbePlan> Plan(const google::protobuf::Message& spec, bool check,
                                  const Backend& device) const override;
   JobOutcome Run(const ProbeRun& run, Backend& device, const EventPublisher& publish,
                  const std::atomic<bool>& cancelled) const override;
 
  private:
   // The registration a resolved spec names.
-  absl::StatusOr<const v1::CommandRegistration*> Find(const google::protobuf::Any& resolved,
-                                                      v1::CommandProbeParams* params) const;
+  absl::StatusOr<const v1::CommandRegistration*> Find(const v1::CommandProbeParams& params) const;
 
   const std::vector<v1::CommandRegistration> commands_;
   const v1::ProbeInfo info_;

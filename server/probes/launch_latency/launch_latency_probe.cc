@@ -78,20 +78,11 @@ std::vector<v1::AxisValue> Axes(const LatencyArm& arm) {
           TextAxis("timing", std::string(TimingName(TimingFromProto(arm.timing))))};
 }
 
-absl::StatusOr<v1::LaunchLatencyParams> Unpack(const google::protobuf::Any& resolved) {
-  v1::LaunchLatencyParams p;
-  if (!resolved.UnpackTo(&p)) {
-    return absl::DataLossError("resolved: not the launch-latency probe's LaunchLatencyParams");
-  }
-  return p;
-}
-
 }  // namespace
 
 LaunchLatencyProbe::LaunchLatencyProbe() : info_(MakeInfo()) {}
 
-absl::StatusOr<google::protobuf::Any> LaunchLatencyProbe::Resolve(
-    const v1::ProbeRequest& request) const {
+absl::StatusOr<ProbeSpec> LaunchLatencyProbe::Resolve(const v1::ProbeRequest& request) const {
   v1::LaunchLatencyParams p;
   RETURN_IF_ERROR(UnpackParams(request, p));
   RETURN_IF_ERROR(CompleteParams(p));
@@ -104,15 +95,14 @@ absl::StatusOr<google::protobuf::Any> LaunchLatencyProbe::Resolve(
     return absl::InvalidArgumentError(absl::StrFormat(
         "reps: %d arms x %d reps is more than %d launches", arms, p.reps(), kMaxArmReps));
   }
-  google::protobuf::Any resolved;
-  resolved.PackFrom(p);
-  return resolved;
+  return std::make_shared<const v1::LaunchLatencyParams>(std::move(p));
 }
 
-absl::StatusOr<ProbePlan> LaunchLatencyProbe::Plan(const google::protobuf::Any& resolved,
+absl::StatusOr<ProbePlan> LaunchLatencyProbe::Plan(const google::protobuf::Message& spec,
                                                    bool check, const Backend&) const {
   if (check) return absl::InvalidArgumentError("check: launch-latency has no exactness check");
-  ASSIGN_OR_RETURN(const v1::LaunchLatencyParams p, Unpack(resolved));
+  ASSIGN_OR_RETURN(const v1::LaunchLatencyParams* params, SpecAs<v1::LaunchLatencyParams>(spec));
+  const v1::LaunchLatencyParams& p = *params;
   double rep_seconds = 0.0;  // one rep of every arm
   for (const LatencyArm& arm : Arms(p)) {
     rep_seconds +=
@@ -127,13 +117,14 @@ absl::StatusOr<ProbePlan> LaunchLatencyProbe::Plan(const google::protobuf::Any& 
 JobOutcome LaunchLatencyProbe::Run(const ProbeRun& run, Backend& device,
                                    const EventPublisher& publish,
                                    const std::atomic<bool>& cancelled) const {
-  absl::StatusOr<v1::LaunchLatencyParams> params = Unpack(run.resolved);
+  absl::StatusOr<const v1::LaunchLatencyParams*> params =
+      SpecAs<v1::LaunchLatencyParams>(*run.spec);
   if (!params.ok()) return JobOutcome{.status = params.status()};
-  const v1::LaunchLatencyParams& p = *params;
+  const v1::LaunchLatencyParams& p = **params;
   absl::StatusOr<SamplingRule> sampling = SamplingRuleOf(p);
   if (!sampling.ok()) return JobOutcome{.status = sampling.status()};
   const std::vector<LatencyArm> arms = Arms(p);
-  v1::JobEvent started = StartedEvent(Name(), device.Description(), run.resolved);
+  v1::JobEvent started = StartedEvent(Name(), device.Description(), p);
   for (const LatencyArm& arm : arms) {
     v1::PlannedArm* planned = started.mutable_started()->add_arms();
     for (const v1::AxisValue& axis : Axes(arm)) *planned->add_axes() = axis;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -80,9 +81,7 @@ class PublishingObserver final : public CheckObserver {
 
 MoeUnionProbe::MoeUnionProbe(SweepLimits limits) : limits_(limits), info_(MakeInfo()) {}
 
-absl::StatusOr<google::protobuf::Any> MoeUnionProbe::Resolve(
-    const v1::ProbeRequest& request) const {
-  google::protobuf::Any resolved;
+absl::StatusOr<ProbeSpec> MoeUnionProbe::Resolve(const v1::ProbeRequest& request) const {
   if (request.check()) {
     v1::CheckRequest check;
     RETURN_IF_ERROR(UnpackParams(request, check));
@@ -94,8 +93,7 @@ absl::StatusOr<google::protobuf::Any> MoeUnionProbe::Resolve(
     v1::SweepRequest sweep = SweepOfCheck(check);
     *sweep.mutable_labels() = request.labels();
     ASSIGN_OR_RETURN(SweepSpec spec, ResolveSweep(std::move(sweep), limits_));
-    resolved.PackFrom(FilledCheckRequest(spec, check.dump()));
-    return resolved;
+    return std::make_shared<const v1::CheckRequest>(FilledCheckRequest(spec, check.dump()));
   }
   v1::SweepRequest sweep;
   RETURN_IF_ERROR(UnpackParams(request, sweep));
@@ -104,33 +102,26 @@ absl::StatusOr<google::protobuf::Any> MoeUnionProbe::Resolve(
   }
   *sweep.mutable_labels() = request.labels();
   ASSIGN_OR_RETURN(SweepSpec spec, ResolveSweep(std::move(sweep), limits_));
-  resolved.PackFrom(FilledSweepRequest(spec));
-  return resolved;
+  return std::make_shared<const v1::SweepRequest>(FilledSweepRequest(spec));
 }
 
-absl::StatusOr<SweepSpec> MoeUnionSpecOf(const google::protobuf::Any& resolved, bool check) {
+absl::StatusOr<SweepSpec> MoeUnionSpecOf(const google::protobuf::Message& spec, bool check) {
   if (check) {
-    v1::CheckRequest request;
-    if (!resolved.UnpackTo(&request)) {
-      return absl::DataLossError("resolved: not the moe-union check's CheckRequest");
-    }
-    return SpecOfFilled(request);
+    ASSIGN_OR_RETURN(const v1::CheckRequest* request, SpecAs<v1::CheckRequest>(spec));
+    return SpecOfFilled(*request);
   }
-  v1::SweepRequest request;
-  if (!resolved.UnpackTo(&request)) {
-    return absl::DataLossError("resolved: not the moe-union sweep's SweepRequest");
-  }
-  return SpecOfFilled(request);
+  ASSIGN_OR_RETURN(const v1::SweepRequest* request, SpecAs<v1::SweepRequest>(spec));
+  return SpecOfFilled(*request);
 }
 
-absl::StatusOr<ProbePlan> MoeUnionProbe::Plan(const google::protobuf::Any& resolved, bool check,
+absl::StatusOr<ProbePlan> MoeUnionProbe::Plan(const google::protobuf::Message& resolved, bool check,
                                               const Backend& device) const {
   ASSIGN_OR_RETURN(SweepSpec spec, MoeUnionSpecOf(resolved, check));
   RETURN_IF_ERROR(CheckFitsBackend(spec, device));
   ProbePlan plan{.device_seconds = EstimateDeviceSeconds(spec, device)};
-  v1::CheckRequest request;
-  if (check && resolved.UnpackTo(&request) && request.dump()) {
-    plan.artifact_bytes = EstimateDumpBytes(spec);
+  if (check) {
+    ASSIGN_OR_RETURN(const v1::CheckRequest* request, SpecAs<v1::CheckRequest>(resolved));
+    if (request->dump()) plan.artifact_bytes = EstimateDumpBytes(spec);
   }
   return plan;
 }
@@ -138,12 +129,12 @@ absl::StatusOr<ProbePlan> MoeUnionProbe::Plan(const google::protobuf::Any& resol
 JobOutcome MoeUnionProbe::Run(const ProbeRun& run, Backend& device, const EventPublisher& publish,
                               const std::atomic<bool>& cancelled) const {
   JobOutcome outcome;
-  absl::StatusOr<SweepSpec> spec = MoeUnionSpecOf(run.resolved, run.check);
+  absl::StatusOr<SweepSpec> spec = MoeUnionSpecOf(*run.spec, run.check);
   if (!spec.ok()) {
     outcome.status = spec.status();
     return outcome;
   }
-  v1::JobEvent started = StartedEvent(Name(), device.Description(), run.resolved);
+  v1::JobEvent started = StartedEvent(Name(), device.Description(), *run.spec);
   *started.mutable_started()->mutable_sweep() = ResolvedSweepToProto(*spec, ExpandArms(*spec));
   for (const v1::Arm& arm : started.started().sweep().arms()) {
     v1::PlannedArm* planned = started.mutable_started()->add_arms();

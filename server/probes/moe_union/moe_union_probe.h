@@ -16,8 +16,8 @@ class MoeUnionProbe final : public Probe {
   explicit MoeUnionProbe(SweepLimits limits);
 
   const v1::ProbeInfo& Info() const override { return info_; }
-  absl::StatusOr<google::protobuf::Any> Resolve(const v1::ProbeRequest& request) const override;
-  absl::StatusOr<ProbePlan> Plan(const google::protobuf::Any& resolved, bool check,
+  absl::StatusOr<ProbeSpec> Resolve(const v1::ProbeRequest& request) const override;
+  absl::StatusOr<ProbePlan> Plan(const google::protobuf::Message& spec, bool check,
                                  const Backend& device) const override;
   JobOutcome Run(const ProbeRun& run, Backend& device, const EventPublisher& publish,
                  const std::atomic<bool>& cancelled) const override;
@@ -27,8 +27,8 @@ class MoeUnionProbe final : public Probe {
   const v1::ProbeInfo info_;
 };
 
-// The engine's spec of a resolved moe-union job, as MoeUnionProbe::Resolve stored it (resolved
-// once, at admission; not again): DATA_LOSS when `resolved` holds another message.
-absl::StatusOr<SweepSpec> MoeUnionSpecOf(const google::protobuf::Any& resolved, bool check);
+// The engine's spec of a resolved moe-union job (a SweepRequest, or a CheckRequest where
+// `check`), as MoeUnionProbe::Resolve made it: INTERNAL for another message.
+absl::StatusOr<SweepSpec> MoeUnionSpecOf(const google::protobuf::Message& spec, bool check);
 
 }  // namespace gpuprobe

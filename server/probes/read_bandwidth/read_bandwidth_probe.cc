@@ -1,6 +1,7 @@
 #include "server/probes/read_bandwidth/read_bandwidth_probe.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -86,14 +87,6 @@ absl::StatusOr<v1::ReadBandwidthParams> Complete(v1::ReadBandwidthParams p) {
   return p;
 }
 
-absl::StatusOr<v1::ReadBandwidthParams> Unpack(const google::protobuf::Any& resolved) {
-  v1::ReadBandwidthParams p;
-  if (!resolved.UnpackTo(&p)) {
-    return absl::DataLossError("resolved: not the read-bandwidth probe's ReadBandwidthParams");
-  }
-  return p;
-}
-
 // The arms, in run order: sizes ascending, each in every cache state.
 struct ReadArm {
   int64_t bytes = 0;
@@ -166,8 +159,7 @@ JobOutcome Check(const v1::ReadBandwidthParams& p, const ReadBuffersFactory& mak
 ReadBandwidthProbe::ReadBandwidthProbe(ReadBuffersFactory buffers)
     : info_(MakeInfo()), buffers_(std::move(buffers)) {}
 
-absl::StatusOr<google::protobuf::Any> ReadBandwidthProbe::Resolve(
-    const v1::ProbeRequest& request) const {
+absl::StatusOr<ProbeSpec> ReadBandwidthProbe::Resolve(const v1::ProbeRequest& request) const {
   v1::ReadBandwidthParams params;
   RETURN_IF_ERROR(UnpackParams(request, params));
   ASSIGN_OR_RETURN(const v1::ReadBandwidthParams complete, Complete(std::move(params)));
@@ -176,14 +168,13 @@ absl::StatusOr<google::protobuf::Any> ReadBandwidthProbe::Resolve(
     return Invalid(absl::StrFormat("reps: %d arms x %d reps is more than %d launches", arms,
                                    complete.reps(), kMaxArmReps));
   }
-  google::protobuf::Any resolved;
-  resolved.PackFrom(complete);
-  return resolved;
+  return std::make_shared<const v1::ReadBandwidthParams>(complete);
 }
 
-absl::StatusOr<ProbePlan> ReadBandwidthProbe::Plan(const google::protobuf::Any& resolved,
+absl::StatusOr<ProbePlan> ReadBandwidthProbe::Plan(const google::protobuf::Message& spec,
                                                    bool check, const Backend& device) const {
-  ASSIGN_OR_RETURN(const v1::ReadBandwidthParams p, Unpack(resolved));
+  ASSIGN_OR_RETURN(const v1::ReadBandwidthParams* params, SpecAs<v1::ReadBandwidthParams>(spec));
+  const v1::ReadBandwidthParams& p = *params;
   // A check allocates one buffer at a time, a timed job every size at once (its arms interleave).
   int64_t need = 0;
   for (const uint64_t bytes : p.sizes_bytes()) {
@@ -220,11 +211,12 @@ absl::StatusOr<ProbePlan> ReadBandwidthProbe::Plan(const google::protobuf::Any& 
 JobOutcome ReadBandwidthProbe::Run(const ProbeRun& run, Backend& device,
                                    const EventPublisher& publish,
                                    const std::atomic<bool>& cancelled) const {
-  absl::StatusOr<v1::ReadBandwidthParams> params = Unpack(run.resolved);
+  absl::StatusOr<const v1::ReadBandwidthParams*> params =
+      SpecAs<v1::ReadBandwidthParams>(*run.spec);
   if (!params.ok()) return JobOutcome{.status = params.status()};
-  const v1::ReadBandwidthParams& p = *params;
+  const v1::ReadBandwidthParams& p = **params;
   const std::vector<ReadArm> arms = Arms(p);
-  v1::JobEvent started = StartedEvent(Name(), device.Description(), run.resolved);
+  v1::JobEvent started = StartedEvent(Name(), device.Description(), p);
   for (const ReadArm& arm : arms) *started.mutable_started()->add_arms() = Planned(arm);
   publish(std::move(started));
   if (run.check) return Check(p, buffers_, device, publish, cancelled);

@@ -16,8 +16,8 @@ class ReadBandwidthProbe final : public Probe {
   explicit ReadBandwidthProbe(ReadBuffersFactory buffers = ReadBuffersOn);
 
   const v1::ProbeInfo& Info() const override { return info_; }
-  absl::StatusOr<google::protobuf::Any> Resolve(const v1::ProbeRequest& request) const override;
-  absl::StatusOr<ProbePlan> Plan(const google::protobuf::Any& resolved, bool check,
+  absl::StatusOr<ProbeSpec> Resolve(const v1::ProbeRequest& request) const override;
+  absl::StatusOr<ProbePlan> Plan(const google::protobuf::Message& spec, bool check,
                                  const Backend& device) const override;
   JobOutcome Run(const ProbeRun& run, Backend& device, const EventPublisher& publish,
                  const std::atomic<bool>& cancelled) const override;

@@ -71,7 +71,7 @@ class CommandProbeTest : public ::testing::Test {
     request.set_probe("command");
     (*request.mutable_param_values())["command"] = name;
     for (const auto& [k, v] : values) (*request.mutable_param_values())[k] = v;
-    absl::StatusOr<google::protobuf::Any> resolved = probe.Resolve(request);
+    absl::StatusOr<ProbeSpec> resolved = probe.Resolve(request);
     EXPECT_TRUE(resolved.ok()) << resolved.status();
     Ran ran;
     RecordingCpu device(&ran.group);
@@ -79,7 +79,7 @@ class CommandProbeTest : public ::testing::Test {
     std::filesystem::create_directory(artifacts);
     const std::atomic<bool> cancelled{false};
     ran.outcome = probe.Run(
-        {.job_id = "job-1", .resolved = *resolved, .artifact_dir = artifacts}, device,
+        {.job_id = "job-1", .spec = *resolved, .artifact_dir = artifacts}, device,
         [&](v1::JobEvent e) { ran.events.push_back(std::move(e)); }, cancelled);
     return ran;
   }
@@ -204,7 +204,7 @@ TEST_F(CommandProbeTest, ParametersAreDeclaredAndBoundedNeverAPathOrAShellWord) 
     v1::ProbeRequest request;
     request.set_probe("command");
     for (const auto& [k, v] : values) (*request.mutable_param_values())[k] = v;
-    absl::StatusOr<google::protobuf::Any> r = probe.Resolve(request);
+    absl::StatusOr<ProbeSpec> r = probe.Resolve(request);
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
     return std::string(r.status().message());
   };

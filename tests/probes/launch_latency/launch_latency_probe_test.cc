@@ -5,6 +5,7 @@
 #include "server/device/cpu_backend.h"
 #include "server/probes/launch_latency/launch_latency.pb.h"
 #include "tests/probes/recorded_events.h"
+#include "tests/probes/resolved_spec.h"
 
 namespace gpuprobe {
 namespace {
@@ -19,17 +20,11 @@ v1::ProbeRequest Text(std::initializer_list<std::pair<const std::string, std::st
   return r;
 }
 
-v1::LaunchLatencyParams Unpacked(const google::protobuf::Any& any) {
-  v1::LaunchLatencyParams p;
-  EXPECT_TRUE(any.UnpackTo(&p));
-  return p;
-}
-
 TEST(LaunchLatencyProbeTest, TheDefaultTimesOneBlockInEventsAndInAGraph) {
   const LaunchLatencyProbe probe;
-  absl::StatusOr<google::protobuf::Any> any = probe.Resolve(Text({}));
+  absl::StatusOr<ProbeSpec> any = probe.Resolve(Text({}));
   ASSERT_TRUE(any.ok()) << any.status();
-  const v1::LaunchLatencyParams p = Unpacked(*any);
+  const v1::LaunchLatencyParams p = Resolved<v1::LaunchLatencyParams>(*any);
   EXPECT_THAT(p.timings(), ElementsAre(v1::TIMING_MODE_EVENTS, v1::TIMING_MODE_GRAPH));
   EXPECT_THAT(p.grid_sizes(), ElementsAre(1u));
   EXPECT_EQ(p.block_threads(), 32u);
@@ -38,7 +33,8 @@ TEST(LaunchLatencyProbeTest, TheDefaultTimesOneBlockInEventsAndInAGraph) {
   EXPECT_EQ(p.seed(), 1u);
   EXPECT_FALSE(p.has_max_seconds());  // no precision asked for: exactly the reps
   // A value given twice is one arm.
-  EXPECT_THAT(Unpacked(*probe.Resolve(Text({{"grid_sizes", "8,1,8"}}))).grid_sizes(),
+  EXPECT_THAT(Resolved<v1::LaunchLatencyParams>(*probe.Resolve(Text({{"grid_sizes", "8,1,8"}})))
+                  .grid_sizes(),
               ElementsAre(8u, 1u));
   // Its parameters as ListProbes shows them come from the message's declarations.
   ASSERT_GE(probe.Info().params_size(), 4);
@@ -50,7 +46,7 @@ TEST(LaunchLatencyProbeTest, TheDefaultTimesOneBlockInEventsAndInAGraph) {
 TEST(LaunchLatencyProbeTest, BadParametersNameTheFieldAndTheLimit) {
   const LaunchLatencyProbe probe;
   auto message = [&](std::initializer_list<std::pair<const std::string, std::string>> v) {
-    absl::StatusOr<google::protobuf::Any> r = probe.Resolve(Text(v));
+    absl::StatusOr<ProbeSpec> r = probe.Resolve(Text(v));
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
     return std::string(r.status().message());
   };
@@ -68,16 +64,15 @@ TEST(LaunchLatencyProbeTest, BadParametersNameTheFieldAndTheLimit) {
 TEST(LaunchLatencyProbeTest, OnTheCpuEachGridAndTimingGetsOneResult) {
   const LaunchLatencyProbe probe;
   CpuBackend cpu;
-  absl::StatusOr<google::protobuf::Any> any =
-      probe.Resolve(Text({{"grid_sizes", "1,4096"}, {"reps", "4"}}));
+  absl::StatusOr<ProbeSpec> any = probe.Resolve(Text({{"grid_sizes", "1,4096"}, {"reps", "4"}}));
   ASSERT_TRUE(any.ok()) << any.status();
-  const absl::StatusOr<ProbePlan> plan = probe.Plan(*any, false, cpu);
+  const absl::StatusOr<ProbePlan> plan = probe.Plan(**any, false, cpu);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_GT(plan->device_seconds, 0.0);
   RecordedEvents recorded;
   const std::atomic<bool> cancelled{false};
   const JobOutcome outcome =
-      probe.Run({.job_id = "job-1", .resolved = *any}, cpu, recorded.Publisher(), cancelled);
+      probe.Run({.job_id = "job-1", .spec = *any}, cpu, recorded.Publisher(), cancelled);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(outcome.results, 4);
   ASSERT_TRUE(recorded.events.front().has_started());

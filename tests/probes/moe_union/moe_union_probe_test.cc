@@ -5,6 +5,7 @@
 #include "server/device/cpu_backend.h"
 #include "server/probes/moe_union/moe_union_mapping.h"
 #include "server/probes/registry.h"
+#include "tests/probes/resolved_spec.h"
 
 namespace gpuprobe {
 namespace {
@@ -18,17 +19,11 @@ v1::ProbeRequest Request(const v1::SweepRequest& sweep) {
   return *ProbeRequestOf(submit);
 }
 
-v1::SweepRequest Resolved(const google::protobuf::Any& any) {
-  v1::SweepRequest out;
-  EXPECT_TRUE(any.UnpackTo(&out));
-  return out;
-}
-
 TEST(MoeUnionProbeTest, ResolveFillsEveryDefaultAndResolvingTheResultChangesNothing) {
   const MoeUnionProbe probe{SweepLimits{}};
-  absl::StatusOr<google::protobuf::Any> any = probe.Resolve(Request(v1::SweepRequest()));
+  absl::StatusOr<ProbeSpec> any = probe.Resolve(Request(v1::SweepRequest()));
   ASSERT_TRUE(any.ok()) << any.status();
-  const v1::SweepRequest r = Resolved(*any);
+  const v1::SweepRequest r = Resolved<v1::SweepRequest>(*any);
   EXPECT_EQ(r.geometry().experts(), 512u);
   EXPECT_EQ(r.geometry().hidden(), 2560u);
   EXPECT_EQ(r.geometry().ff(), 640u);
@@ -41,9 +36,9 @@ TEST(MoeUnionProbeTest, ResolveFillsEveryDefaultAndResolvingTheResultChangesNoth
   EXPECT_THAT(r.variants(), ElementsAre(v1::KERNEL_VARIANT_PER_SLOT));
   EXPECT_EQ(r.seed(), 1u);
   // Nothing left to default: the stored spec resolves to itself.
-  absl::StatusOr<google::protobuf::Any> again = probe.Resolve(Request(r));
+  absl::StatusOr<ProbeSpec> again = probe.Resolve(Request(r));
   ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->SerializeAsString(), any->SerializeAsString());
+  EXPECT_EQ((*again)->SerializeAsString(), (*any)->SerializeAsString());
 }
 
 // Plan and Run take the spec as admission resolved it, without resolving it again: what they
@@ -65,11 +60,12 @@ TEST(MoeUnionProbeTest, PlanAndRunReadTheStoredSpecAsItIs) {
   sweep.set_max_seconds(7);
   sweep.set_blocks(3);
   sweep.set_require_clean(true);
-  absl::StatusOr<google::protobuf::Any> any = probe.Resolve(Request(sweep));
+  absl::StatusOr<ProbeSpec> any = probe.Resolve(Request(sweep));
   ASSERT_TRUE(any.ok()) << any.status();
-  absl::StatusOr<SweepSpec> spec = MoeUnionSpecOf(*any, /*check=*/false);
+  absl::StatusOr<SweepSpec> spec = MoeUnionSpecOf(**any, /*check=*/false);
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(FilledSweepRequest(*spec).SerializeAsString(), Resolved(*any).SerializeAsString());
+  EXPECT_EQ(FilledSweepRequest(*spec).SerializeAsString(),
+            Resolved<v1::SweepRequest>(*any).SerializeAsString());
   EXPECT_EQ(spec->order, ArmOrder::kShuffle);
   EXPECT_EQ(spec->blocks, 3);
   EXPECT_EQ(ExpandArms(*spec).size(), 4u);  // union 8 at t = 2 and t = 5, both variants
@@ -78,15 +74,22 @@ TEST(MoeUnionProbeTest, PlanAndRunReadTheStoredSpecAsItIs) {
   check.set_probe("moe-union");
   check.set_check(true);
   check.mutable_params()->PackFrom(v1::CheckRequest());
-  absl::StatusOr<google::protobuf::Any> checked = probe.Resolve(check);
+  absl::StatusOr<ProbeSpec> checked = probe.Resolve(check);
   ASSERT_TRUE(checked.ok()) << checked.status();
-  absl::StatusOr<SweepSpec> check_spec = MoeUnionSpecOf(*checked, /*check=*/true);
+  absl::StatusOr<SweepSpec> check_spec = MoeUnionSpecOf(**checked, /*check=*/true);
   ASSERT_TRUE(check_spec.ok()) << check_spec.status();
-  v1::CheckRequest stored;
-  ASSERT_TRUE(checked->UnpackTo(&stored));
+  const v1::CheckRequest stored = Resolved<v1::CheckRequest>(*checked);
   EXPECT_EQ(FilledCheckRequest(*check_spec, stored.dump()).SerializeAsString(),
             stored.SerializeAsString());
-  EXPECT_EQ(MoeUnionSpecOf(*any, /*check=*/true).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(MoeUnionSpecOf(**any, /*check=*/true).status().code(), absl::StatusCode::kInternal);
+
+  // As stored, the spec opens to what Resolve returned; packed as another type it is damage.
+  google::protobuf::Any packed;
+  packed.PackFrom(**any);
+  absl::StatusOr<ProbeSpec> opened = probe.Open(packed, /*check=*/false);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  EXPECT_EQ((*opened)->SerializeAsString(), (*any)->SerializeAsString());
+  EXPECT_EQ(probe.Open(packed, /*check=*/true).status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST(MoeUnionProbeTest, TextParametersResolveAsTheMessageDoes) {
@@ -102,17 +105,17 @@ TEST(MoeUnionProbeTest, TextParametersResolveAsTheMessageDoes) {
   (*text.mutable_param_values())["ff"] = "128";
   (*text.mutable_param_values())["t_values"] = "2";
   (*text.mutable_param_values())["timing"] = "graph";
-  absl::StatusOr<google::protobuf::Any> a = probe.Resolve(Request(sweep));
-  absl::StatusOr<google::protobuf::Any> b = probe.Resolve(text);
+  absl::StatusOr<ProbeSpec> a = probe.Resolve(Request(sweep));
+  absl::StatusOr<ProbeSpec> b = probe.Resolve(text);
   ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a->SerializeAsString(), b->SerializeAsString());
+  EXPECT_EQ((*a)->SerializeAsString(), (*b)->SerializeAsString());
 }
 
 TEST(MoeUnionProbeTest, BadParametersAreRefusedNamingTheFieldAndLimit) {
   const MoeUnionProbe probe{SweepLimits{}};
   v1::SweepRequest sweep;
   sweep.mutable_geometry()->set_hidden(100);
-  const absl::StatusOr<google::protobuf::Any> r = probe.Resolve(Request(sweep));
+  const absl::StatusOr<ProbeSpec> r = probe.Resolve(Request(sweep));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(r.status().message(), HasSubstr("hidden"));
   v1::ProbeRequest labelled = Request(v1::SweepRequest());
@@ -126,15 +129,16 @@ TEST(MoeUnionProbeTest, ACheckKeepsItsSeedOrDrawsOneThatIsStored) {
   const MoeUnionProbe probe{SweepLimits{}};
   v1::SubmitRequest submit;
   submit.mutable_check()->set_seed(42);
-  v1::CheckRequest resolved;
-  ASSERT_TRUE(probe.Resolve(*ProbeRequestOf(submit))->UnpackTo(&resolved));
+  absl::StatusOr<ProbeSpec> spec = probe.Resolve(*ProbeRequestOf(submit));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const v1::CheckRequest resolved = Resolved<v1::CheckRequest>(*spec);
   EXPECT_EQ(resolved.seed(), 42u);
   EXPECT_EQ(resolved.t(), 6u);
   EXPECT_EQ(resolved.variants_size(), 4);  // per-slot, union, floor, floor-distinct
   submit.mutable_check()->clear_seed();
-  v1::CheckRequest drawn;
-  ASSERT_TRUE(probe.Resolve(*ProbeRequestOf(submit))->UnpackTo(&drawn));
-  EXPECT_TRUE(drawn.has_seed());
+  spec = probe.Resolve(*ProbeRequestOf(submit));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(Resolved<v1::CheckRequest>(*spec).has_seed());
 }
 
 TEST(MoeUnionProbeTest, PlanRefusesWhatTheDeviceLacksAndEstimatesTheRest) {
@@ -142,9 +146,9 @@ TEST(MoeUnionProbeTest, PlanRefusesWhatTheDeviceLacksAndEstimatesTheRest) {
   CpuBackend cpu;
   v1::SweepRequest floor;
   floor.add_variants(v1::KERNEL_VARIANT_FLOOR);
-  absl::StatusOr<google::protobuf::Any> any = probe.Resolve(Request(floor));
+  absl::StatusOr<ProbeSpec> any = probe.Resolve(Request(floor));
   ASSERT_TRUE(any.ok());
-  EXPECT_EQ(probe.Plan(*any, false, cpu).status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(probe.Plan(**any, false, cpu).status().code(), absl::StatusCode::kUnimplemented);
 
   v1::SweepRequest small;
   small.mutable_geometry()->set_experts(16);
@@ -152,14 +156,14 @@ TEST(MoeUnionProbeTest, PlanRefusesWhatTheDeviceLacksAndEstimatesTheRest) {
   small.mutable_geometry()->set_ff(32);
   small.mutable_geometry()->set_selected(2);
   small.set_t_max(2);
-  absl::StatusOr<ProbePlan> plan = probe.Plan(*probe.Resolve(Request(small)), false, cpu);
+  absl::StatusOr<ProbePlan> plan = probe.Plan(**probe.Resolve(Request(small)), false, cpu);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_GT(plan->device_seconds, 0.0);
   EXPECT_EQ(plan->artifact_bytes, 0);
-  // A resolved spec of another probe's type is damage, not a request error.
-  google::protobuf::Any other;
-  other.PackFrom(v1::CheckRequest());
-  EXPECT_EQ(probe.Plan(other, false, cpu).status().code(), absl::StatusCode::kDataLoss);
+  // A spec of another type came from neither this probe's Resolve nor its Open: a fault of the
+  // caller's, refused.
+  EXPECT_EQ(probe.Plan(v1::CheckRequest(), false, cpu).status().code(),
+            absl::StatusCode::kInternal);
 }
 
 TEST(ProbeRegistryTest, AnUnknownProbeIsRefusedNamingTheServedOnes) {

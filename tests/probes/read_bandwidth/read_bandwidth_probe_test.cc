@@ -5,6 +5,7 @@
 #include "server/device/cpu_backend.h"
 #include "server/probes/read_bandwidth/read_bandwidth.pb.h"
 #include "tests/probes/recorded_events.h"
+#include "tests/probes/resolved_spec.h"
 
 namespace gpuprobe {
 namespace {
@@ -19,12 +20,6 @@ v1::ProbeRequest Text(std::initializer_list<std::pair<const std::string, std::st
   r.set_check(check);
   r.mutable_param_values()->insert(values.begin(), values.end());
   return r;
-}
-
-v1::ReadBandwidthParams Unpacked(const google::protobuf::Any& any) {
-  v1::ReadBandwidthParams p;
-  EXPECT_TRUE(any.UnpackTo(&p));
-  return p;
 }
 
 // The cpu's reads, but their checksum counts one word too many: a check must catch it.
@@ -46,9 +41,9 @@ class MiscountingReads final : public ReadBuffers {
 
 TEST(ReadBandwidthProbeTest, TheDefaultReadsOneMibToFourGibWarmAndColdInGraphTiming) {
   const ReadBandwidthProbe probe;
-  absl::StatusOr<google::protobuf::Any> any = probe.Resolve(Text({}));
+  absl::StatusOr<ProbeSpec> any = probe.Resolve(Text({}));
   ASSERT_TRUE(any.ok()) << any.status();
-  const v1::ReadBandwidthParams p = Unpacked(*any);
+  const v1::ReadBandwidthParams p = Resolved<v1::ReadBandwidthParams>(*any);
   ASSERT_EQ(p.sizes_bytes_size(), 13);
   EXPECT_EQ(p.sizes_bytes(0), uint64_t{1} << 20);
   EXPECT_EQ(p.sizes_bytes(12), uint64_t{4} << 30);
@@ -58,8 +53,8 @@ TEST(ReadBandwidthProbeTest, TheDefaultReadsOneMibToFourGibWarmAndColdInGraphTim
   EXPECT_EQ(p.timing(), v1::TIMING_MODE_GRAPH);
   EXPECT_EQ(p.seed(), 1u);
   // Sizes asked for join the ladder, sorted and without repeats.
-  const v1::ReadBandwidthParams more =
-      Unpacked(*probe.Resolve(Text({{"sizes_bytes", "3000000000,1048576"}})));
+  const v1::ReadBandwidthParams more = Resolved<v1::ReadBandwidthParams>(
+      *probe.Resolve(Text({{"sizes_bytes", "3000000000,1048576"}})));
   EXPECT_EQ(more.sizes_bytes_size(), 14);
   EXPECT_EQ(more.sizes_bytes(12), 3000000000u);
 }
@@ -67,7 +62,7 @@ TEST(ReadBandwidthProbeTest, TheDefaultReadsOneMibToFourGibWarmAndColdInGraphTim
 TEST(ReadBandwidthProbeTest, BadParametersNameTheFieldAndTheLimit) {
   const ReadBandwidthProbe probe;
   auto message = [&](std::initializer_list<std::pair<const std::string, std::string>> v) {
-    absl::StatusOr<google::protobuf::Any> r = probe.Resolve(Text(v));
+    absl::StatusOr<ProbeSpec> r = probe.Resolve(Text(v));
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
     return std::string(r.status().message());
   };
@@ -97,14 +92,14 @@ TEST(ReadBandwidthProbeTest, PrecisionSamplesPastRepsAndResultsSayWhatEndedIt) {
                                      {"timing", "events"},
                                      {"caches", "warm"}});
     request.mutable_param_values()->insert(rule.begin(), rule.end());
-    absl::StatusOr<google::protobuf::Any> any = probe.Resolve(request);
+    absl::StatusOr<ProbeSpec> any = probe.Resolve(request);
     EXPECT_TRUE(any.ok()) << any.status();
     RecordedEvents recorded;
     const std::atomic<bool> cancelled{false};
     const JobOutcome outcome =
-        probe.Run({.job_id = "job-1", .resolved = *any}, cpu, recorded.Publisher(), cancelled);
+        probe.Run({.job_id = "job-1", .spec = *any}, cpu, recorded.Publisher(), cancelled);
     EXPECT_TRUE(outcome.status.ok()) << outcome.status;
-    return std::make_pair(recorded.Results(), probe.Plan(*any, false, cpu)->device_seconds);
+    return std::make_pair(recorded.Results(), probe.Plan(**any, false, cpu)->device_seconds);
   };
   const auto [exact, exact_seconds] = run({});
   ASSERT_EQ(exact.size(), 1u);
@@ -123,14 +118,14 @@ TEST(ReadBandwidthProbeTest, PrecisionSamplesPastRepsAndResultsSayWhatEndedIt) {
 TEST(ReadBandwidthProbeTest, PlanRefusesBuffersLargerThanTheDevice) {
   const ReadBandwidthProbe probe;
   CpuBackend cpu;
-  absl::StatusOr<google::protobuf::Any> huge =
+  absl::StatusOr<ProbeSpec> huge =
       probe.Resolve(Text({{"sizes_bytes", "68719476736,68719472640"}, {"default_sizes", "false"}}));
   ASSERT_TRUE(huge.ok());
-  const absl::StatusOr<ProbePlan> plan = probe.Plan(*huge, false, cpu);
+  const absl::StatusOr<ProbePlan> plan = probe.Plan(**huge, false, cpu);
   ASSERT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(plan.status().message(), HasSubstr("sizes_bytes: the buffers take 128.00 GiB"));
   const absl::StatusOr<ProbePlan> small = probe.Plan(
-      *probe.Resolve(Text({{"sizes_bytes", "4096"}, {"default_sizes", "false"}})), false, cpu);
+      **probe.Resolve(Text({{"sizes_bytes", "4096"}, {"default_sizes", "false"}})), false, cpu);
   ASSERT_TRUE(small.ok());
   EXPECT_GT(small->device_seconds, 0.0);
 }
@@ -140,16 +135,16 @@ TEST(ReadBandwidthProbeTest, PlanRefusesBuffersLargerThanTheDevice) {
 TEST(ReadBandwidthProbeTest, OnTheCpuEachSizeGetsOneResultWithItsBandwidth) {
   const ReadBandwidthProbe probe;
   CpuBackend cpu;
-  absl::StatusOr<google::protobuf::Any> any = probe.Resolve(Text({{"sizes_bytes", "65536,1048576"},
-                                                                  {"default_sizes", "false"},
-                                                                  {"reps", "4"},
-                                                                  {"timing", "events"},
-                                                                  {"caches", "warm"}}));
+  absl::StatusOr<ProbeSpec> any = probe.Resolve(Text({{"sizes_bytes", "65536,1048576"},
+                                                      {"default_sizes", "false"},
+                                                      {"reps", "4"},
+                                                      {"timing", "events"},
+                                                      {"caches", "warm"}}));
   ASSERT_TRUE(any.ok());
   RecordedEvents recorded;
   const std::atomic<bool> cancelled{false};
   const JobOutcome outcome =
-      probe.Run({.job_id = "job-1", .resolved = *any}, cpu, recorded.Publisher(), cancelled);
+      probe.Run({.job_id = "job-1", .spec = *any}, cpu, recorded.Publisher(), cancelled);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(outcome.results, 2);
   ASSERT_TRUE(recorded.events.front().has_started());
@@ -172,14 +167,13 @@ TEST(ReadBandwidthProbeTest, OnTheCpuEachSizeGetsOneResultWithItsBandwidth) {
 
 TEST(ReadBandwidthProbeTest, TheCheckPassesOnAnHonestReadAndFailsOnAMiscountedOne) {
   const ReadBandwidthProbe probe;
-  absl::StatusOr<google::protobuf::Any> any = probe.Resolve(
+  absl::StatusOr<ProbeSpec> any = probe.Resolve(
       Text({{"sizes_bytes", "4096,1048592"}, {"default_sizes", "false"}}, /*check=*/true));
   ASSERT_TRUE(any.ok());
   const std::atomic<bool> cancelled{false};
   CpuBackend honest;
   RecordedEvents ok;
-  JobOutcome outcome =
-      probe.Run({.resolved = *any, .check = true}, honest, ok.Publisher(), cancelled);
+  JobOutcome outcome = probe.Run({.spec = *any, .check = true}, honest, ok.Publisher(), cancelled);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(outcome.results, 2);
   for (const auto& e : ok.events) {
@@ -192,7 +186,7 @@ TEST(ReadBandwidthProbeTest, TheCheckPassesOnAnHonestReadAndFailsOnAMiscountedOn
         return std::make_unique<MiscountingReads>();
       });
   RecordedEvents bad;
-  outcome = miscounting.Run({.resolved = *any, .check = true}, honest, bad.Publisher(), cancelled);
+  outcome = miscounting.Run({.spec = *any, .check = true}, honest, bad.Publisher(), cancelled);
   EXPECT_EQ(outcome.status.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(outcome.status.message(), HasSubstr("2 of 2 reads"));
 }
