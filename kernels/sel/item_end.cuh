@@ -1,5 +1,5 @@
-// Where a warp's sums go when an item is done, and how the blocks of the two plans that share a
-// tile's K (split plans, and the cluster K halves) meet before the tile is written.
+// Where a warp's sums go when an item is done, and how the two blocks of a cluster that share a
+// tile's K (the cluster K halves) meet before the tile is written.
 #pragma once
 
 #include <cstdint>
@@ -82,28 +82,6 @@ __device__ __forceinline__ void ExchangeClusterHalves(const SelParams& p, const 
     WriteTile<kGateUpSilu, kOneSlot, kDeal, kOctets>(p, bt, bg, bt.first + warp, out_scale, acc, g,
                                                      c, peer, peer_scale);
   }
-}
-
-// Split plans have one item per warp: warps i .. i + splits - 1 hold the splits of one tile; the
-// first adds the others' partial sums in split order and writes the tile.
-template <bool kGateUpSilu, bool kOneSlot, Deal kDeal, int kOctets>
-__device__ __forceinline__ void ReduceSplits(const SelParams& p, const BlockTiles& bt,
-                                             const BlockGroups& bg, const float* out_scale,
-                                             const float* partials, float (&acc)[4], int items,
-                                             int warp, int lane, int g, int c) {
-  __syncthreads();
-  const int tile_index = p.splits_divisor.Div(warp);
-  if (warp >= items || warp != tile_index * p.splits) return;
-  const int tile = TileAt<kDeal>(p, bt.first + tile_index);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    float sum = 0.0f;
-    for (int s = 0; s < p.splits; ++s) {
-      sum += partials[(warp + s) * kPartialFloatsPerWarp + 4 * lane + k];
-    }
-    acc[k] = sum;
-  }
-  WriteTile<kGateUpSilu, kOneSlot, kDeal, kOctets>(p, bt, bg, tile, out_scale, acc, g, c);
 }
 
 }  // namespace gpuprobe::sel

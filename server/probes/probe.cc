@@ -21,8 +21,8 @@ absl::StatusOr<ProbeSpec> Probe::Open(const google::protobuf::Any& resolved, boo
   std::unique_ptr<google::protobuf::Message> spec(
       google::protobuf::MessageFactory::generated_factory()->GetPrototype(descriptor)->New());
   if (!resolved.UnpackTo(spec.get())) {
-    return absl::DataLossError(absl::StrCat("resolved: a ", resolved.type_url(), ", not the ", Name(),
-                                            " probe's ", type, " (or it does not parse)"));
+    return absl::DataLossError(absl::StrCat("resolved: a ", resolved.type_url(), ", not the ",
+                                            Name(), " probe's ", type, " (or it does not parse)"));
   }
   return ProbeSpec(std::move(spec));
 }
