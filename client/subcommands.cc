@@ -5,7 +5,8 @@ namespace gpuprobe {
 std::vector<Subcommand> Subcommands() {
   return {SweepSubcommand(),   CheckSubcommand(), SubmitSubcommand(), WaitSubcommand(),
           WatchSubcommand(),   JobsSubcommand(),  ShowSubcommand(),   CancelSubcommand(),
-          CompareSubcommand(), InfoSubcommand(),  ProbesSubcommand(), RunSubcommand()};
+          CompareSubcommand(), InfoSubcommand(),  ProbesSubcommand(), RunSubcommand(),
+          UploadSubcommand()};
 }
 
 }  // namespace gpuprobe

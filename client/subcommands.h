@@ -22,5 +22,6 @@ Subcommand CompareSubcommand();
 Subcommand InfoSubcommand();
 Subcommand ProbesSubcommand();
 Subcommand RunSubcommand();
+Subcommand UploadSubcommand();
 
 }  // namespace gpuprobe

@@ -14,6 +14,7 @@ build=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev libspdlog-dev libsqlite3-dev libpq-dev libsystemd-dev
   libcpp-httplib-dev libcli11-dev nlohmann-json3-dev
+  libssl-dev      # sha256 of modules (libcrypto)
 )
 test=(
   libgtest-dev libgmock-dev

@@ -1,7 +1,7 @@
 """Builds the gpuprobe package, generating its gRPC stubs from the repository's proto.
 
 The stubs (gpuprobe/v1/probe_pb2.py, probe_pb2_grpc.py, and the modules of the files that
-probe.proto imports: measurement, moe_union, device, param_spec) are generated at build time by
+probe.proto imports: measurement, moe_union, device, param_spec, module) are generated at build time by
 protoc and gRPC's Python plugin (Debian: protobuf-compiler, protobuf-compiler-grpc), from
 ../../proto/gpuprobe/v1/, so they always match the daemon built beside them.
 """
@@ -25,7 +25,7 @@ def generate_stubs(out_dir):
                          "(Debian: apt-get install protobuf-compiler protobuf-compiler-grpc)")
     protos = [os.path.join(PROTO_ROOT, "gpuprobe", "v1", name)
               for name in ("probe.proto", "measurement.proto", "moe_union.proto", "device.proto",
-                           "param_spec.proto")]
+                           "param_spec.proto", "module.proto")]
     for proto in protos:
         if not os.path.exists(proto):
             raise SystemExit("gpuprobe: %s is missing: build from the gpuprobe repository" % proto)

@@ -17,6 +17,8 @@ std::string RoleName(Role role) {
       return "read";
     case Role::kSubmit:
       return "submit";
+    case Role::kKernel:
+      return "kernel";
     case Role::kAdmin:
       return "admin";
   }
@@ -44,11 +46,14 @@ absl::StatusOr<AccessControl> AccessControl::FromFile(const std::string& path) {
       role = Role::kRead;
     } else if (fields[1] == "submit") {
       role = Role::kSubmit;
+    } else if (fields[1] == "kernel") {
+      role = Role::kKernel;
     } else if (fields[1] == "admin") {
       role = Role::kAdmin;
     } else {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "tokens: %s line %d: role \"%s\" is not read, submit or admin", path, number, fields[1]));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("tokens: %s line %d: role \"%s\" is not read, submit, kernel or admin",
+                          path, number, fields[1]));
     }
     if (const auto [it, added] = line_of.emplace(fields[0], number); !added) {
       return absl::InvalidArgumentError(

@@ -3,6 +3,8 @@
 // token's role decides:
 //   read    GetServerInfo, GetJob, ListJobs, Watch
 //   submit  also Submit, Run, Check, and CancelJob of the caller's own jobs
+//   kernel  also UploadModule: client GPU code (the kernel probe), which runs with the daemon's
+//           user's access to the device
 //   admin   also CancelJob of anyone's jobs
 // Tokens file: one "TOKEN ROLE NAME" per line; '#' starts a comment. NAME is recorded as the
 // submitter of the jobs the token submits.
@@ -19,7 +21,7 @@
 
 namespace gpuprobe {
 
-enum class Role { kRead = 0, kSubmit = 1, kAdmin = 2 };
+enum class Role { kRead = 0, kSubmit = 1, kKernel = 2, kAdmin = 3 };
 
 struct Caller {
   std::string name;  // the token's name, or the peer address without tokens

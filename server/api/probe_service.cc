@@ -7,6 +7,7 @@
 #include "common/status_macros.h"
 #include "server/api/grpc_status.h"
 #include "server/api/job_stream_reactor.h"
+#include "server/api/module_upload_reactor.h"
 #include "server/jobs/job_comparison.h"
 #include "server/probes/moe_union/moe_union_mapping.h"
 #include "server/store/moe_union_rows.h"
@@ -278,6 +279,28 @@ grpc::ServerUnaryReactor* ProbeService::CompareJobs(grpc::CallbackServerContext*
                        }
                        return compared;
                      });
+}
+
+grpc::ServerReadReactor<v1::ModuleChunk>* ProbeService::UploadModule(
+    grpc::CallbackServerContext* context, v1::Module* response) {
+  absl::StatusOr<Caller> caller = Authorize(context, Role::kKernel, "UploadModule");
+  auto* reactor =
+      new ModuleUploadReactor(manager_, calls_, context, caller.ok() ? caller->name : "", response);
+  if (caller.ok()) {
+    reactor->Start();
+  } else {
+    reactor->Refuse(caller.status());
+  }
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ProbeService::GetModule(grpc::CallbackServerContext* context,
+                                                  const v1::GetModuleRequest* request,
+                                                  v1::Module* response) {
+  absl::StatusOr<Caller> caller = Authorize(context, Role::kRead, "GetModule");
+  if (!caller.ok()) return Answer<v1::Module>(context, caller.status(), response);
+  return AnswerLater(context, calls_, response,
+                     [this, request] { return manager_.GetModule(request->id()); });
 }
 
 }  // namespace gpuprobe

@@ -51,6 +51,11 @@ class ProbeService final : public v1::ProbeService::CallbackService {
   grpc::ServerUnaryReactor* CompareJobs(grpc::CallbackServerContext* context,
                                         const v1::CompareJobsRequest* request,
                                         v1::CompareJobsResponse* response) override;
+  grpc::ServerReadReactor<v1::ModuleChunk>* UploadModule(grpc::CallbackServerContext* context,
+                                                         v1::Module* response) override;
+  grpc::ServerUnaryReactor* GetModule(grpc::CallbackServerContext* context,
+                                      const v1::GetModuleRequest* request,
+                                      v1::Module* response) override;
 
  private:
   absl::StatusOr<Caller> Authorize(grpc::CallbackServerContext* context, Role needed,

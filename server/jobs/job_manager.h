@@ -98,6 +98,14 @@ class JobManager {
   absl::StatusOr<std::vector<v1::FleetDevice>> Fleet();
   // The rows (sweeps) or checks of the job's last attempt, in order.
   absl::StatusOr<std::vector<v1::JobEvent>> Results(const std::string& job_id);
+  // A module a client uploaded (its bytes whole, `uploader` the caller's name): checked
+  // (InspectModule), then stored under its sha256, or found stored. FAILED_PRECONDITION where
+  // the daemon takes no client kernels, RESOURCE_EXHAUSTED past --max-module-bytes or a quota.
+  absl::StatusOr<v1::Module> StoreModule(const std::string& bytes, const std::string& uploader);
+  // A stored module's record; INVALID_ARGUMENT for an id that is no sha256, NOT_FOUND.
+  absl::StatusOr<v1::Module> GetModule(const std::string& id);
+  // The largest module an upload may send (--max-module-bytes).
+  int64_t max_module_bytes() const { return limits_.max_module_bytes; }
   // What device 0 is and can do (const use only); all devices of a daemon share a backend kind.
   const Backend& backend() const { return runner_.info(0); }
   // The probes the daemon serves.
@@ -113,6 +121,7 @@ class JobManager {
              std::unique_ptr<FleetMembership> fleet,
              std::vector<std::unique_ptr<DeviceExecutor>> executors)
       : store_(std::move(store)),
+        limits_(limits),
         probes_(std::move(probes)),
         artifacts_(std::move(artifacts)),
         fleet_(std::move(fleet)),
@@ -149,6 +158,7 @@ class JobManager {
   absl::StatusOr<const Backend*> DeviceFor(const v1::SubmitRequest& request) const;
 
   std::unique_ptr<JobStore> store_;
+  const QueueLimits limits_;
   const std::shared_ptr<const ProbeRegistry> probes_;
   const std::unique_ptr<ArtifactStore> artifacts_;
   const std::unique_ptr<FleetMembership> fleet_;

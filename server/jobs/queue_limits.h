@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "server/store/job_store.h"
 
 namespace gpuprobe {
 
@@ -20,6 +21,11 @@ struct QueueLimits {
   double max_job_seconds = 3600.0;
   // Runs of a job that a daemon restart interrupted before it is failed instead of re-queued.
   int max_attempts = 2;
+  // Whether clients may bring GPU code: upload modules (and run them with the kernel probe).
+  bool client_kernels = true;
+  // The largest module a client may upload, and what modules may take of the store.
+  int64_t max_module_bytes = int64_t{64} << 20;
+  ModuleQuota module_quota;
 };
 
 }  // namespace gpuprobe

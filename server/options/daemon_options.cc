@@ -50,6 +50,17 @@ ABSL_FLAG(std::string, devices, "all",
 ABSL_FLAG(int64_t, max_artifact_bytes, gpuprobe::QueueLimits{}.max_artifact_bytes,
           "all jobs' artifacts (check --dump) together, bytes; the oldest jobs' are removed to "
           "make room, and a check whose dump alone is larger is refused");
+ABSL_FLAG(bool, client_kernels, gpuprobe::QueueLimits{}.client_kernels,
+          "whether clients may bring GPU code: upload modules for the kernel probe (with a tokens "
+          "file, only callers of the kernel or admin role may)");
+ABSL_FLAG(int64_t, max_module_bytes, gpuprobe::QueueLimits{}.max_module_bytes,
+          "largest module (cubin, fatbin or PTX) a client may upload, bytes");
+ABSL_FLAG(int64_t, module_quota_bytes, gpuprobe::ModuleQuota{}.store_bytes,
+          "all stored modules together, bytes; modules no queued or running job names are aged "
+          "out, least recently used first, to make room");
+ABSL_FLAG(int64_t, client_module_quota_bytes, gpuprobe::ModuleQuota{}.client_bytes,
+          "the modules one client (a token's name, or an address without tokens) may keep "
+          "stored, bytes");
 ABSL_FLAG(int64_t, max_store_bytes, 0,
           "largest size of the job store's database file, bytes; writes past it fail as on a full "
           "disk; 0: no bound but the disk's");
@@ -148,6 +159,16 @@ absl::StatusOr<DaemonOptions> FromFlags(std::vector<std::string> probe_commands)
   o.max_store_bytes = absl::GetFlag(FLAGS_max_store_bytes);
   if (o.limits.max_artifact_bytes < 0 || o.max_store_bytes < 0) {
     return Invalid("max-artifact-bytes, max-store-bytes: must not be negative");
+  }
+  o.limits.client_kernels = absl::GetFlag(FLAGS_client_kernels);
+  o.limits.max_module_bytes = absl::GetFlag(FLAGS_max_module_bytes);
+  o.limits.module_quota = {.store_bytes = absl::GetFlag(FLAGS_module_quota_bytes),
+                           .client_bytes = absl::GetFlag(FLAGS_client_module_quota_bytes)};
+  if (o.limits.max_module_bytes < 1 || o.limits.module_quota.store_bytes < 1 ||
+      o.limits.module_quota.client_bytes < 1) {
+    return Invalid(
+        "max-module-bytes, module-quota-bytes, client-module-quota-bytes: must be "
+        "positive");
   }
   o.cpu_repeat = absl::GetFlag(FLAGS_cpu_repeat);
   if (o.cpu_repeat < 1 || o.cpu_repeat > 100) {

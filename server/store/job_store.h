@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "google/protobuf/any.pb.h"
+#include "gpuprobe/v1/module.pb.h"
 #include "gpuprobe/v1/probe.pb.h"
 
 namespace gpuprobe {
@@ -70,10 +71,28 @@ struct NewJob {
   bool check = false;              // the probe's exactness check
 };
 
+// A module upload as InspectModule read it, with its bytes and who sent it.
+struct NewModule {
+  v1::Module module;  // id, format, size, kernels
+  std::string bytes;
+  std::string uploader;  // the caller's identity: the per-client quota counts its modules
+};
+
+// What modules may take of the store: all of them together, and those of one uploader.
+struct ModuleQuota {
+  int64_t store_bytes = int64_t{4} << 30;
+  int64_t client_bytes = int64_t{1} << 30;
+};
+
+struct StoredModule {
+  v1::Module module;
+  std::string bytes;  // empty unless asked for
+};
+
 class JobStore {
  public:
   // The schema this build writes; older databases are migrated, newer ones refused.
-  static constexpr int kSchemaVersion = 7;
+  static constexpr int kSchemaVersion = 8;
 
   virtual ~JobStore() = default;
 
@@ -103,6 +122,17 @@ class JobStore {
   virtual absl::StatusOr<std::vector<v1::Job>> Unresolved() = 0;
   virtual absl::Status SetResolved(const std::string& id, const std::string& probe,
                                    const google::protobuf::Any& resolved, bool check) = 0;
+
+  // Stores the module, or, where the same bytes are stored already, renews its used time and
+  // returns it with already_stored. A module that would pass the store's quota first ages out
+  // the modules no queued or running job names, least recently used first; RESOURCE_EXHAUSTED
+  // naming the quota where it still does not fit, or where its uploader's modules would pass
+  // theirs. (Daemons of a fleet uploading at once may each pass the check: a quota may be passed
+  // by the modules in flight, at most one per daemon.)
+  virtual absl::StatusOr<v1::Module> PutModule(const NewModule& module, const ModuleQuota& quota,
+                                               absl::Time now) = 0;
+  // A stored module's record, and its bytes where `with_bytes`. NOT_FOUND for an id not stored.
+  virtual absl::StatusOr<StoredModule> GetModule(const std::string& id, bool with_bytes) = 0;
 
   // Writes and removes a row of a few pages: whether the store can take more now.
   virtual absl::Status ProbeWrite() = 0;

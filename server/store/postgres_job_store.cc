@@ -85,6 +85,27 @@ constexpr char kSchemaV7[] = R"sql(
 UPDATE jobs SET probe = 'moe-union' WHERE probe = '';
 )sql";
 
+// Schema version 8 (as sqlite_job_store.cc's): modules clients bring for the kernel probe
+// (content-addressed: id is the sha256 of bytes; record, the serialized gpuprobe.v1.Module), and
+// the modules each job names, which ageing keeps while the job is queued or running.
+constexpr char kSchemaV8[] = R"sql(
+CREATE TABLE modules (
+  id TEXT PRIMARY KEY,
+  record BYTEA NOT NULL,
+  bytes BYTEA NOT NULL,
+  size_bytes BIGINT NOT NULL,
+  uploader TEXT NOT NULL,
+  uploaded_us BIGINT NOT NULL,
+  used_us BIGINT NOT NULL
+);
+CREATE INDEX modules_by_use ON modules(used_us);
+CREATE TABLE job_modules (
+  job_seq BIGINT NOT NULL REFERENCES jobs(seq),
+  module_id TEXT NOT NULL,
+  PRIMARY KEY (job_seq, module_id)
+);
+)sql";
+
 // Serializes migrations of daemons starting together (an arbitrary key of gpuprobe's own).
 constexpr int64_t kMigrationLock = 0x67707570726f6265;  // "gpuprobe"
 
@@ -105,6 +126,7 @@ absl::Status Migrate(SqlConnection& db) {
     if (current == 0) RETURN_IF_ERROR(db.Exec(kSchemaV5));
     if (current < 6) RETURN_IF_ERROR(db.Exec(kSchemaV6));
     if (current < 7) RETURN_IF_ERROR(db.Exec(kSchemaV7));
+    if (current < 8) RETURN_IF_ERROR(db.Exec(kSchemaV8));
     if (current < JobStore::kSchemaVersion) {
       RETURN_IF_ERROR(db.Query("INSERT INTO schema_version (version) VALUES (?1)",
                                {int64_t{JobStore::kSchemaVersion}})

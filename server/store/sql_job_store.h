@@ -51,6 +51,9 @@ class SqlJobStore : public JobStore {
   absl::StatusOr<std::vector<v1::Job>> Unresolved() override;
   absl::Status SetResolved(const std::string& id, const std::string& probe,
                            const google::protobuf::Any& resolved, bool check) override;
+  absl::StatusOr<v1::Module> PutModule(const NewModule& module, const ModuleQuota& quota,
+                                       absl::Time now) override;
+  absl::StatusOr<StoredModule> GetModule(const std::string& id, bool with_bytes) override;
   absl::Status ProbeWrite() override;
   absl::StatusOr<v1::Job> Get(const std::string& id) override;
   absl::StatusOr<v1::ListJobsResponse> List(const v1::ListJobsRequest& request) override;
@@ -98,6 +101,13 @@ class SqlJobStore : public JobStore {
   // devices, and every daemon lost for 10 minutes (no heartbeat), with their devices, from the
   // registry.
   static absl::Status Forget(SqlConnection& db, const DaemonRegistration& daemon, absl::Time now);
+  absl::StatusOr<std::optional<StoredModule>> FindModuleLocked(const std::string& id,
+                                                               bool with_bytes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Deletes unreferenced modules, least recently used first, until `needed` more bytes fit
+  // `quota_bytes`; the bytes stored after.
+  absl::StatusOr<int64_t> AgeOutModulesLocked(int64_t needed, int64_t quota_bytes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<int64_t> CountLocked(const std::string& sql, const std::vector<SqlValue>& params)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

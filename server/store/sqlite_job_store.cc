@@ -103,8 +103,29 @@ constexpr char kSchemaV7[] = R"sql(
 UPDATE jobs SET probe = 'moe-union' WHERE probe = '';
 )sql";
 
+// Schema version 8: modules clients bring for the kernel probe (content-addressed: id
+// is the sha256 of bytes; record, the serialized gpuprobe.v1.Module), and the modules each job
+// names, which ageing keeps while the job is queued or running.
+constexpr char kSchemaV8[] = R"sql(
+CREATE TABLE modules (
+  id TEXT PRIMARY KEY,
+  record BLOB NOT NULL,
+  bytes BLOB NOT NULL,
+  size_bytes INTEGER NOT NULL,
+  uploader TEXT NOT NULL,
+  uploaded_us INTEGER NOT NULL,
+  used_us INTEGER NOT NULL
+);
+CREATE INDEX modules_by_use ON modules(used_us);
+CREATE TABLE job_modules (
+  job_seq INTEGER NOT NULL REFERENCES jobs(seq),
+  module_id TEXT NOT NULL,
+  PRIMARY KEY (job_seq, module_id)
+);
+)sql";
+
 constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
-                                       kSchemaV5, kSchemaV6, kSchemaV7};
+                                       kSchemaV5, kSchemaV6, kSchemaV7, kSchemaV8};
 static_assert(std::size(kMigrations) == JobStore::kSchemaVersion);
 
 absl::Status CheckIntegrity(SqlConnection& db) {

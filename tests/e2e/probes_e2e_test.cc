@@ -258,6 +258,26 @@ TEST_F(ProbesEndToEndTest, SubmitShowWatchAndCompareWorkForAProbeJob) {
   EXPECT_THAT(mixed.err, HasSubstr("moe-union"));
 }
 
+TEST_F(ProbesEndToEndTest, UploadSendsAModuleOnceAndRefusesAFileThatIsNone) {
+  const std::string ptx = *dir_ + "/spin.ptx";
+  std::ofstream(ptx) << ".version 8.0\n.target sm_90\n.address_size 64\n"
+                        ".visible .entry spin()\n{\n ret;\n}\n";
+  const CommandResult first = Cli({"upload", ptx});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_THAT(first.out,
+              testing::MatchesRegex("[0-9a-f]{64}  .*spin.ptx  ptx, [0-9]+ bytes, spin\n"));
+  const CommandResult again = Cli({"--format", "json", "upload", ptx});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("\"already_stored\":true"));
+  EXPECT_THAT(again.out, HasSubstr(first.out.substr(0, 64)));
+  const std::string text = *dir_ + "/notes.txt";
+  std::ofstream(text) << "not a module\n";
+  const CommandResult refused = Cli({"upload", text});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr("notes.txt: module: text, but not PTX"));
+  EXPECT_TRUE(refused.out.empty()) << refused.out;
+}
+
 TEST_F(ProbesEndToEndTest, BadProbeRequestsAreRefusedNamingTheProblem) {
   // Bad requests the daemon finds exit 2, as those the client finds.
   const CommandResult unknown = Cli({"run", "dense-gemv"});

@@ -1,102 +1,29 @@
-// The JobStore contract, run against both stores: SQLite (a file in a temporary directory) and
-// PostgreSQL (a cluster this test starts with deploy/local-postgres.sh, a fresh database per
-// test). Two stores opened on one database stand for two daemons.
-#include <stdlib.h>
-
+// The JobStore contract, run against both stores (store_test_fixture.h).
 #include <algorithm>
 #include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
-#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/store/postgres_connection.h"
-#include "server/store/sqlite_connection.h"
 #include "server/store/store_url.h"
-#include "tests/e2e/subprocess.h"
-#include "tests/temp_dir.h"
+#include "tests/store/store_test_fixture.h"
 
 namespace gpuprobe {
 namespace {
 
 using testing::HasSubstr;
 
-// One PostgreSQL cluster for the whole test binary, started on first use, stopped at exit.
-class PostgresCluster {
- public:
-  static absl::StatusOr<std::string> Url() {
-    static const auto* url = new absl::StatusOr<std::string>(Start());
-    return *url;
-  }
-
- private:
-  static std::string& Dir() {
-    static auto* dir = new std::string();
-    return *dir;
-  }
-  static absl::StatusOr<std::string> Start() {
-    // Stopped and removed when the test program exits.
-    static auto* temp = new testing_support::ScopedTempDir("gpuprobe_pg");
-    Dir() = temp->path();
-    absl::StatusOr<testing_support::CommandResult> started =
-        testing_support::RunCommand({LOCAL_POSTGRES_PATH, "start", Dir()}, {}, Dir());
-    if (!started.ok()) return started.status();
-    if (started->exit_code != 0) {
-      return absl::UnavailableError(absl::StrCat("local-postgres.sh start: ", started->err));
-    }
-    std::atexit([] {
-      (void)testing_support::RunCommand({LOCAL_POSTGRES_PATH, "stop", Dir()}, {}, Dir());
-      delete temp;
-    });
-    return std::string(absl::StripTrailingAsciiWhitespace(started->out));
-  }
-};
-
-class JobStoreContractTest : public testing::TestWithParam<std::string> {
+class JobStoreContractTest : public StoreTest {
  protected:
-  testing_support::ScopedTempDir temp_{"gpuprobe_store"};  // removed last
-
-  void SetUp() override {
-    dir_ = temp_.path();
-    if (GetParam() == "sqlite") {
-      url_ = absl::StrCat("sqlite://", dir_, "/jobs.db");
-      return;
-    }
-    absl::StatusOr<std::string> base = PostgresCluster::Url();
-    ASSERT_TRUE(base.ok()) << base.status();
-    static int databases = 0;
-    const std::string name = absl::StrCat("contract_", ++databases);
-    absl::StatusOr<std::unique_ptr<PostgresConnection>> admin = PostgresConnection::Open(*base);
-    ASSERT_TRUE(admin.ok()) << admin.status();
-    ASSERT_TRUE((*admin)->Exec(absl::StrCat("CREATE DATABASE ", name)).ok());
-    url_ = absl::StrReplaceAll(*base, {{"/postgres?", absl::StrCat("/", name, "?")}});
-  }
-
-  // A store on the test's database, as one daemon opens it.
-  std::unique_ptr<JobStore> Open() {
-    absl::StatusOr<StoreUrl> url = ParseStoreUrl(url_, dir_);
-    EXPECT_TRUE(url.ok()) << url.status();
-    absl::StatusOr<std::unique_ptr<JobStore>> store = OpenStore(*url, 0);
-    EXPECT_TRUE(store.ok()) << store.status();
-    return store.ok() ? *std::move(store) : nullptr;
-  }
-
   // Writes `bytes` into a job's column behind the store's back (a damaged record).
   void Damage(const std::string& column, const std::string& id, const std::string& bytes) {
-    absl::StatusOr<std::unique_ptr<SqlConnection>> raw;
-    if (GetParam() == "sqlite") {
-      raw = SqliteConnection::Open(dir_ + "/jobs.db");
-    } else {
-      raw = PostgresConnection::Open(url_);
-    }
-    ASSERT_TRUE(raw.ok()) << raw.status();
-    ASSERT_TRUE((*raw)
-                    ->Query(absl::StrCat("UPDATE jobs SET ", column, " = ?1 WHERE id = ?2"),
-                            {SqlBlob{bytes}, id})
+    std::unique_ptr<SqlConnection> raw = Raw();
+    ASSERT_NE(raw, nullptr);
+    ASSERT_TRUE(raw->Query(absl::StrCat("UPDATE jobs SET ", column, " = ?1 WHERE id = ?2"),
+                           {SqlBlob{bytes}, id})
                     .ok());
   }
 
@@ -160,7 +87,6 @@ class JobStoreContractTest : public testing::TestWithParam<std::string> {
 
   const DaemonRegistration a_{.daemon_id = "a", .host = "h1", .devices = {cpu0_}};
   const DaemonRegistration b_{.daemon_id = "b", .host = "h2", .devices = {x1_}};
-  std::string dir_, url_;
 };
 
 // Several daemons on one store at once: PostgreSQL only (a SQLite file takes one daemon, see
