@@ -2,7 +2,8 @@
 """The Python client (client/python) against a cpu-backend gpuprobed.
 
 usage: python_client_test.py GPUPROBED SOURCE_DIR [TEST ...]
-  ClientTest      the API: sweep, check, run, submit, wait, show, rows, jobs, compare, info
+  ClientTest      the API: sweep, check, run, submit, wait, show, rows, jobs, compare, info,
+                  upload
   PipInstallTest  `pip install client/python` into a fresh virtual environment, offline
 The stubs come from the build (PYTHONPATH: the build's client/python, then the sources').
 """
@@ -12,6 +13,8 @@ import subprocess
 import sys
 import tempfile
 import unittest
+
+import grpc
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 from gpuprobed_process import GpuprobedProcess  # noqa: E402
@@ -102,6 +105,22 @@ class ClientTest(unittest.TestCase):
             self.client.job("job-999999")
         self.assertEqual(missing.exception.code.name, "NOT_FOUND")
 
+
+    def test_upload_stores_a_module_once_and_refuses_what_is_none(self):
+        ptx = (b".version 8.0\n.target sm_90\n.address_size 64\n"
+               b".visible .entry spin()\n{\n ret;\n}\n")
+        first = self.client.upload(ptx)
+        self.assertRegex(first["id"], r"^[0-9a-f]{64}$")
+        self.assertEqual(first["format"], "ptx")
+        self.assertEqual([k["name"] for k in first["kernels"]], ["spin"])
+        self.assertFalse(first["already_stored"])
+        again = self.client.upload(ptx)
+        self.assertTrue(again["already_stored"])
+        self.assertEqual(self.client.module(first["id"])["size_bytes"], len(ptx))
+        with self.assertRaises(gpuprobe.GpuprobeError) as refused:
+            self.client.upload(b"\x1f\x8b\x08\x00 not a module")
+        self.assertEqual(refused.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("gzip", refused.exception.message)
 
 class PipInstallTest(unittest.TestCase):
     def test_pip_installs_the_client_with_its_stubs_offline(self):

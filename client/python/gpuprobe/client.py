@@ -8,6 +8,7 @@ each metric's median (NAME) and NAME_min, _max, _spread, _low, _high, _kept, and
 values as keys of their own.
 """
 import datetime
+import hashlib
 import os
 
 import grpc
@@ -381,6 +382,37 @@ class Client:
     def probes(self):
         """The probes the daemon serves, with their parameters, axes and metrics."""
         return _plain(self._call("ListProbes", probe_pb2.ListProbesRequest()))["probes"]
+
+    # Modules: compiled CUDA code for the kernel probe.
+
+    def upload(self, module):
+        """Stores a compiled CUDA module (bytes: a cubin, a fatbin or PTX; e.g. the output of
+        `nvcc -cubin`, or a Triton kernel's compiled.asm["cubin"]) in the daemon, sending it only
+        where the daemon does not have its bytes yet. Returns its record: `id` (the sha256 of
+        the bytes, by which jobs name it), `format`, `kernels` (each with `text_sha256`, the
+        hash of its machine code) and `already_stored`."""
+        if isinstance(module, str):
+            module = module.encode()
+        try:
+            found = self._call("GetModule", probe_pb2.GetModuleRequest(
+                id=hashlib.sha256(module).hexdigest()))
+            found.already_stored = True
+            return _plain(found)
+        except GpuprobeError as e:
+            if e.code != grpc.StatusCode.NOT_FOUND:
+                raise
+        chunk = 1 << 20
+        chunks = (probe_pb2.ModuleChunk(data=module[at:at + chunk])
+                  for at in range(0, len(module), chunk))
+        try:
+            return _plain(self._stub.UploadModule(chunks, metadata=self._metadata, timeout=300))
+        except grpc.RpcError as e:
+            raise GpuprobeError(e.code(), e.details()) from None
+
+    def module(self, module_id):
+        """A stored module's record (as upload returns it); GpuprobeError NOT_FOUND if the
+        daemon does not have it."""
+        return _plain(self._call("GetModule", probe_pb2.GetModuleRequest(id=module_id)))
 
 
 def _param_text(value):
