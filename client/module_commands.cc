@@ -11,6 +11,7 @@
 #include "client/csv.h"
 #include "client/exit_codes.h"
 #include "client/job_stream.h"
+#include "client/proto_names.h"
 #include "client/subcommands.h"
 #include "common/api_json.h"
 #include "common/module_inspection.h"
@@ -28,22 +29,9 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return bytes.str();
 }
 
-const char* FormatName(v1::ModuleFormat format) {
-  switch (format) {
-    case v1::MODULE_FORMAT_CUBIN:
-      return "cubin";
-    case v1::MODULE_FORMAT_FATBIN:
-      return "fatbin";
-    case v1::MODULE_FORMAT_PTX:
-      return "ptx";
-    default:
-      return "?";
-  }
-}
-
 // The daemon's record of the module, sending its bytes where it has none.
-grpc::Status Upload(const ClientContext& context, const v1::Module& local,
-                    const std::string& bytes, v1::Module* stored) {
+grpc::Status Upload(const ClientContext& context, const v1::Module& local, const std::string& bytes,
+                    v1::Module* stored) {
   auto stub = v1::ProbeService::NewStub(context.channel);
   {
     grpc::ClientContext rpc;
@@ -77,7 +65,8 @@ int UploadCommand(const ClientContext& context, const std::vector<std::string>& 
     if (!bytes.ok()) return UsageError(bytes.status());
     absl::StatusOr<v1::Module> local = InspectModule(*bytes);
     if (!local.ok()) {
-      return UsageError(absl::InvalidArgumentError(absl::StrCat(file, ": ", local.status().message())));
+      return UsageError(
+          absl::InvalidArgumentError(absl::StrCat(file, ": ", local.status().message())));
     }
     v1::Module stored;
     if (grpc::Status s = Upload(context, *local, *bytes, &stored); !s.ok()) {
@@ -97,17 +86,18 @@ int UploadCommand(const ClientContext& context, const std::vector<std::string>& 
     if (table) return absl::StrJoin(cells, "  ") + "\n";
     return context.format == "csv" ? CsvLine(cells) : absl::StrJoin(cells, "\t") + "\n";
   };
-  if (!table) std::cout << line({"file", "id", "format", "size_bytes", "kernels", "already_stored"});
+  if (!table)
+    std::cout << line({"file", "id", "format", "size_bytes", "kernels", "already_stored"});
   for (const auto& [file, module] : uploaded) {
     std::vector<std::string> kernels;
     for (const v1::ModuleKernel& k : module.kernels()) kernels.push_back(k.name());
     if (table) {
-      std::cout << absl::StrFormat("%s  %s  %s, %d bytes, %s%s\n", module.id(), file,
-                                   FormatName(module.format()), module.size_bytes(),
-                                   kernels.empty() ? "no kernel listed" : absl::StrJoin(kernels, " "),
-                                   module.already_stored() ? " (already stored)" : "");
+      std::cout << absl::StrFormat(
+          "%s  %s  %s, %d bytes, %s%s\n", module.id(), file, CliName(module.format()),
+          module.size_bytes(), kernels.empty() ? "no kernel listed" : absl::StrJoin(kernels, " "),
+          module.already_stored() ? " (already stored)" : "");
     } else {
-      std::cout << line({file, module.id(), FormatName(module.format()),
+      std::cout << line({file, module.id(), CliName(module.format()),
                          absl::StrCat(module.size_bytes()), absl::StrJoin(kernels, " "),
                          module.already_stored() ? "true" : "false"});
     }
@@ -119,17 +109,17 @@ int UploadCommand(const ClientContext& context, const std::vector<std::string>& 
 
 Subcommand UploadSubcommand() {
   return {.name = "upload",
-          .help = "store compiled CUDA modules (cubin, fatbin, PTX) for the kernel probe; prints "
-                  "each one's id",
+          .help =
+              "store compiled CUDA modules (cubin, fatbin, PTX) for the kernel probe; prints "
+              "each one's id",
           .bind =
               [](CLI::App& app, ClientFlags&, std::vector<std::string>& args) {
                 app.add_option("FILE", args, "a module: nvcc -cubin, -fatbin or -ptx output")
                     ->required()
                     ->check(CLI::ExistingFile);
               },
-          .run = [](const ClientContext& c, const std::vector<std::string>& files) {
-            return UploadCommand(c, files);
-          }};
+          .run = [](const ClientContext& c,
+                    const std::vector<std::string>& files) { return UploadCommand(c, files); }};
 }
 
 }  // namespace gpuprobe

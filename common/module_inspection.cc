@@ -34,7 +34,8 @@ constexpr uint64_t kFatbinCompressed = 0x2000 | 0x8000;
 
 absl::Status Refused(absl::string_view what) {
   return absl::InvalidArgumentError(
-      absl::StrCat("module: ", what, "; a module is a cubin (nvcc -cubin), a fatbin (nvcc "
+      absl::StrCat("module: ", what,
+                   "; a module is a cubin (nvcc -cubin), a fatbin (nvcc "
                    "-fatbin) or PTX text (nvcc -ptx)"));
 }
 
@@ -157,8 +158,7 @@ absl::Status AddFatbinKernels(absl::string_view bytes, v1::Module& module) {
   uint16_t version = 0, header_size = 0;
   uint64_t fat_size = 0;
   if (!ReadAt(bytes, 0, magic) || !ReadAt(bytes, 4, version) || !ReadAt(bytes, 6, header_size) ||
-      !ReadAt(bytes, 8, fat_size) || header_size < 16 ||
-      !Slice(bytes, header_size, fat_size)) {
+      !ReadAt(bytes, 8, fat_size) || header_size < 16 || !Slice(bytes, header_size, fat_size)) {
     return Refused("a fatbin whose header is truncated or whose size runs past its end");
   }
   uint64_t at = header_size;

@@ -8,8 +8,8 @@
 namespace gpuprobe {
 
 ModuleUploadReactor::ModuleUploadReactor(JobManager& manager, BlockingCalls& calls,
-                                         grpc::CallbackServerContext* context,
-                                         std::string uploader, v1::Module* response)
+                                         grpc::CallbackServerContext* context, std::string uploader,
+                                         v1::Module* response)
     : manager_(manager),
       calls_(calls),
       context_(context),

@@ -17,9 +17,9 @@ absl::StatusOr<v1::Module> JobManager::StoreModule(const std::string& bytes,
         "module: this gpuprobed takes no client GPU code (--client-kernels=false)");
   }
   if (static_cast<int64_t>(bytes.size()) > limits_.max_module_bytes) {
-    return absl::ResourceExhaustedError(
-        absl::StrFormat("module: %d bytes is more than the %d a module may have (--max-module-bytes)",
-                        bytes.size(), limits_.max_module_bytes));
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "module: %d bytes is more than the %d a module may have (--max-module-bytes)", bytes.size(),
+        limits_.max_module_bytes));
   }
   ASSIGN_OR_RETURN(v1::Module module, InspectModule(bytes));
   RETURN_IF_ERROR(store_health_.Ensure());

@@ -25,8 +25,9 @@ absl::StatusOr<std::optional<StoredModule>> SqlJobStore::FindModuleLocked(const 
                                                                           bool with_bytes) {
   ASSIGN_OR_RETURN(
       SqlRows rows,
-      db_->Query(with_bytes ? "SELECT record, uploaded_us, used_us, bytes FROM modules WHERE id = ?1"
-                            : "SELECT record, uploaded_us, used_us FROM modules WHERE id = ?1",
+      db_->Query(with_bytes
+                     ? "SELECT record, uploaded_us, used_us, bytes FROM modules WHERE id = ?1"
+                     : "SELECT record, uploaded_us, used_us FROM modules WHERE id = ?1",
                  {id}));
   if (rows.empty()) return std::nullopt;
   StoredModule stored;
@@ -40,14 +41,13 @@ absl::StatusOr<std::optional<StoredModule>> SqlJobStore::FindModuleLocked(const 
 }
 
 absl::StatusOr<int64_t> SqlJobStore::AgeOutModulesLocked(int64_t needed, int64_t quota_bytes) {
-  ASSIGN_OR_RETURN(int64_t stored, CountLocked("SELECT COALESCE(SUM(size_bytes), 0) FROM modules",
-                                               {}));
+  ASSIGN_OR_RETURN(int64_t stored,
+                   CountLocked("SELECT COALESCE(SUM(size_bytes), 0) FROM modules", {}));
   if (stored + needed <= quota_bytes) return stored;
-  ASSIGN_OR_RETURN(
-      SqlRows candidates,
-      db_->Query(absl::StrCat("SELECT id, size_bytes FROM modules WHERE id NOT IN (", kReferenced,
-                              ") ORDER BY used_us, id"),
-                 {int64_t{v1::JOB_STATE_QUEUED}, int64_t{v1::JOB_STATE_RUNNING}}));
+  ASSIGN_OR_RETURN(SqlRows candidates,
+                   db_->Query(absl::StrCat("SELECT id, size_bytes FROM modules WHERE id NOT IN (",
+                                           kReferenced, ") ORDER BY used_us, id"),
+                              {int64_t{v1::JOB_STATE_QUEUED}, int64_t{v1::JOB_STATE_RUNNING}}));
   for (size_t r = 0; r < candidates.size() && stored + needed > quota_bytes; ++r) {
     RETURN_IF_ERROR(
         db_->Query("DELETE FROM modules WHERE id = ?1", {candidates.Text(r, 0)}).status());
@@ -56,8 +56,8 @@ absl::StatusOr<int64_t> SqlJobStore::AgeOutModulesLocked(int64_t needed, int64_t
   return stored;
 }
 
-absl::StatusOr<v1::Module> SqlJobStore::PutModule(const NewModule& module,
-                                                  const ModuleQuota& quota, absl::Time now) {
+absl::StatusOr<v1::Module> SqlJobStore::PutModule(const NewModule& module, const ModuleQuota& quota,
+                                                  absl::Time now) {
   const v1::Module& m = module.module;
   const int64_t size = static_cast<int64_t>(module.bytes.size());
   absl::MutexLock lock(&mu_);
@@ -65,9 +65,9 @@ absl::StatusOr<v1::Module> SqlJobStore::PutModule(const NewModule& module,
   absl::Status s = InTransaction([&]() -> absl::Status {
     ASSIGN_OR_RETURN(std::optional<StoredModule> existing, FindModuleLocked(m.id(), false));
     if (existing) {
-      RETURN_IF_ERROR(db_->Query("UPDATE modules SET used_us = ?2 WHERE id = ?1",
-                                 {m.id(), StoreMicros(now)})
-                          .status());
+      RETURN_IF_ERROR(
+          db_->Query("UPDATE modules SET used_us = ?2 WHERE id = ?1", {m.id(), StoreMicros(now)})
+              .status());
       result = existing->module;
       *result->mutable_used_at() = TimeUtil::MicrosecondsToTimestamp(StoreMicros(now));
       result->set_already_stored(true);
@@ -92,8 +92,8 @@ absl::StatusOr<v1::Module> SqlJobStore::PutModule(const NewModule& module,
     }
     RETURN_IF_ERROR(db_->Query("INSERT INTO modules (id, record, bytes, size_bytes, uploader, "
                                "uploaded_us, used_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-                               {m.id(), SqlBlob{m.SerializeAsString()}, SqlBlob{module.bytes},
-                                size, module.uploader, StoreMicros(now)})
+                               {m.id(), SqlBlob{m.SerializeAsString()}, SqlBlob{module.bytes}, size,
+                                module.uploader, StoreMicros(now)})
                         .status());
     result = m;
     *result->mutable_uploaded_at() = TimeUtil::MicrosecondsToTimestamp(StoreMicros(now));

@@ -25,7 +25,9 @@ std::string Read(const std::string& path) {
 }
 
 #ifdef TEST_MODULES_DIR
-std::string Module(const std::string& name) { return Read(std::string(TEST_MODULES_DIR) + "/" + name); }
+std::string Module(const std::string& name) {
+  return Read(std::string(TEST_MODULES_DIR) + "/" + name);
+}
 
 std::map<std::string, std::string> Kernels(const v1::Module& module) {
   std::map<std::string, std::string> kernels;  // name: text hash

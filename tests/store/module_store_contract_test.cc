@@ -94,8 +94,7 @@ TEST_P(ModuleStoreTest, TheLeastRecentlyUsedUnnamedModulesAgeOutAndNamedOnesStay
 
   ASSERT_TRUE(store->PutModule(Module(3, 1000), quota, t0 + absl::Seconds(3)).ok());
   EXPECT_TRUE(store->GetModule(named.module.id(), false).ok());
-  EXPECT_EQ(store->GetModule(old.module.id(), false).status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(store->GetModule(old.module.id(), false).status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(store->GetModule(recent.module.id(), false).ok());
 
   // Named modules alone fill the quota: a module larger than what ageing frees is refused.
