@@ -8,15 +8,37 @@
 namespace gpuprobe {
 
 ModuleUploadReactor::ModuleUploadReactor(JobManager& manager, BlockingCalls& calls,
+                                         std::atomic<int>& uploads,
                                          grpc::CallbackServerContext* context, std::string uploader,
                                          v1::Module* response)
     : manager_(manager),
       calls_(calls),
+      uploads_(uploads),
       context_(context),
       uploader_(std::move(uploader)),
       response_(response) {}
 
+void ModuleUploadReactor::Start() {
+  if (uploads_.fetch_add(1) >= kMaxUploads) {
+    uploads_.fetch_sub(1);
+    Refuse(absl::ResourceExhaustedError(absl::StrFormat(
+        "module: %d uploads are being received; send this one again when one has ended",
+        kMaxUploads)));
+    return;
+  }
+  counted_ = true;
+  // Tells the client that the upload is being received (what a client waiting for the initial
+  // metadata learns), then reads.
+  StartSendInitialMetadata();
+  StartRead(&chunk_);
+}
+
 void ModuleUploadReactor::Refuse(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+
+void ModuleUploadReactor::OnDone() {
+  if (counted_) uploads_.fetch_sub(1);
+  delete this;
+}
 
 void ModuleUploadReactor::OnReadDone(bool ok) {
   if (!ok) {

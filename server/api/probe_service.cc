@@ -284,8 +284,8 @@ grpc::ServerUnaryReactor* ProbeService::CompareJobs(grpc::CallbackServerContext*
 grpc::ServerReadReactor<v1::ModuleChunk>* ProbeService::UploadModule(
     grpc::CallbackServerContext* context, v1::Module* response) {
   absl::StatusOr<Caller> caller = Authorize(context, Role::kKernel, "UploadModule");
-  auto* reactor =
-      new ModuleUploadReactor(manager_, calls_, context, caller.ok() ? caller->name : "", response);
+  auto* reactor = new ModuleUploadReactor(manager_, calls_, uploads_, context,
+                                          caller.ok() ? caller->name : "", response);
   if (caller.ok()) {
     reactor->Start();
   } else {

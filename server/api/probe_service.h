@@ -7,6 +7,7 @@
 //   builder.RegisterService(&service);
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include "gpuprobe/v1/probe.grpc.pb.h"
@@ -67,6 +68,8 @@ class ProbeService final : public v1::ProbeService::CallbackService {
   JobManager& manager_;
   const AccessControl access_;
   const std::string version_;
+  // Module uploads being received (ModuleUploadReactor bounds them).
+  std::atomic<int> uploads_{0};
   // Calls that wait on the store: 8 at a time, 1024 more waiting; beyond, RESOURCE_EXHAUSTED.
   // Last, so that it runs what waits (and joins) before the rest goes.
   BlockingCalls calls_{8, 1024};

@@ -2,6 +2,7 @@
 // the store's and each uploader's quota, and the ageing of what no queued or running job names.
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "google/protobuf/util/time_util.h"

@@ -3,10 +3,13 @@
 // the size limit, a daemon without client kernels and a caller without the kernel role are
 // refused with the reason.
 #include <fstream>
+#include <memory>
+#include <vector>
 
 #include "common/sha256.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/api/module_upload_reactor.h"
 #include "tests/api/probe_service_fixture.h"
 
 namespace gpuprobe {
@@ -89,6 +92,30 @@ TEST_F(ModuleUploadTest, WhatIsNoModuleOrIsTooLargeIsRefusedAndNothingIsStored) 
   const grpc::Status off = Upload(Ptx(100), &module);
   EXPECT_EQ(off.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(off.error_message(), HasSubstr("--client-kernels=false"));
+}
+
+TEST_F(ModuleUploadTest, UploadsBeingReceivedAreBoundedAndTheNextIsRefusedUntilOneEnds) {
+  constexpr int kBound = ModuleUploadReactor::kMaxUploads;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<v1::Module> modules(kBound + 1);
+  std::vector<std::unique_ptr<grpc::ClientWriter<v1::ModuleChunk>>> writers;
+  for (int i = 0; i <= kBound; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    writers.push_back(stub_->UploadModule(contexts.back().get(), &modules[i]));
+    writers.back()->WaitForInitialMetadata();  // the daemon has taken or refused it
+  }
+  const grpc::Status refused = writers[kBound]->Finish();
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("uploads are being received"));
+  v1::ModuleChunk chunk;
+  for (int i = 0; i < kBound; ++i) {
+    chunk.set_data(Ptx(100 + i));
+    ASSERT_TRUE(writers[i]->Write(chunk));
+    writers[i]->WritesDone();
+    EXPECT_TRUE(writers[i]->Finish().ok());
+  }
+  v1::Module module;
+  EXPECT_TRUE(Upload(Ptx(), &module).ok());
 }
 
 TEST_F(ModuleUploadTest, OnlyTheKernelAndAdminRolesMayUploadAndTheKernelRoleMaySubmit) {
