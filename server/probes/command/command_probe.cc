@@ -4,6 +4,7 @@
 #include <memory>
 #include <regex>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -58,7 +59,9 @@ v1::ProbeInfo MakeInfo(const std::vector<v1::CommandRegistration>& commands) {
 }
 
 // A client's value for a declared parameter: INVALID_ARGUMENT names it and its limit.
-absl::Status CheckValue(const v1::CommandParam& p, const std::string& value) {
+// The value as the command gets it: an INTEGER in canonical decimal form, a STRING as given;
+// INVALID_ARGUMENT names the parameter and what its value may be.
+absl::StatusOr<std::string> CommandValue(const v1::CommandParam& p, const std::string& value) {
   if (p.type() == v1::CommandParam::INTEGER) {
     int64_t v = 0;
     if (!absl::SimpleAtoi(value, &v)) {
@@ -69,7 +72,7 @@ absl::Status CheckValue(const v1::CommandParam& p, const std::string& value) {
       return absl::InvalidArgumentError(
           absl::StrFormat("param %s: %d is outside [%d, %d]", p.name(), v, p.min(), p.max()));
     }
-    return absl::OkStatus();
+    return absl::StrCat(v);
   }
   static const std::regex kSafe("[A-Za-z0-9._:,=+/-]*");
   if (value.size() > p.max_length() || !std::regex_match(value, kSafe)) {
@@ -77,7 +80,18 @@ absl::Status CheckValue(const v1::CommandParam& p, const std::string& value) {
         absl::StrFormat("param %s: \"%s\" is not at most %d of A-Z a-z 0-9 . _ : , = + / -",
                         p.name(), Abbreviated(value), p.max_length()));
   }
-  return absl::OkStatus();
+  if (absl::StartsWith(value, "-")) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("param %s: \"%s\" starts with '-', which the command would read as a flag",
+                        p.name(), Abbreviated(value)));
+  }
+  if (!p.allow_paths() && (absl::StrContains(value, "/") || absl::StrContains(value, ".."))) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "param %s: \"%s\" holds '/' or \"..\", which its registration does not allow "
+        "(allow_paths)",
+        p.name(), Abbreviated(value)));
+  }
+  return value;
 }
 
 class Telemetry {
@@ -165,8 +179,7 @@ absl::StatusOr<ProbeSpec> CommandProbe::Resolve(const v1::ProbeRequest& request)
           absl::StrFormat("param %s: required by command %s", p.name(), command->name()));
     }
     const std::string value = it != given.values().end() ? it->second : p.default_value();
-    RETURN_IF_ERROR(CheckValue(p, value));
-    (*resolved.mutable_values())[p.name()] = value;
+    ASSIGN_OR_RETURN((*resolved.mutable_values())[p.name()], CommandValue(p, value));
   }
   return std::make_shared<const v1::CommandProbeParams>(std::move(resolved));
 }

@@ -1,6 +1,7 @@
 #include "server/probes/command/result_table.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -14,11 +15,22 @@
 namespace gpuprobe {
 namespace {
 
-bool Number(absl::string_view cell, double* value) {
+// What a metric column's cell holds: a number (decimal, a trailing 'x' or '%' allowed), text
+// (not a number at all: the cell is not a metric), or a number that is no finite decimal (nan,
+// inf, 1e309, 0x10): the table's error.
+enum class Cell { kNumber, kText, kBadNumber };
+
+Cell Number(absl::string_view cell, double* value) {
   cell = absl::StripAsciiWhitespace(cell);
-  if (absl::SimpleAtod(cell, value)) return true;
-  return (absl::ConsumeSuffix(&cell, "x") || absl::ConsumeSuffix(&cell, "%")) &&
-         absl::SimpleAtod(cell, value);
+  if (!absl::SimpleAtod(cell, value)) {
+    if (!(absl::ConsumeSuffix(&cell, "x") || absl::ConsumeSuffix(&cell, "%")) ||
+        !absl::SimpleAtod(cell, value)) {
+      return Cell::kText;
+    }
+  }
+  const bool decimal =
+      !cell.empty() && cell.find_first_not_of("0123456789+-.eE") == absl::string_view::npos;
+  return decimal && std::isfinite(*value) ? Cell::kNumber : Cell::kBadNumber;
 }
 
 absl::Status Bad(int line, const std::string& what) {
@@ -42,6 +54,12 @@ absl::StatusOr<std::vector<v1::Result>> ParseResultTable(const std::string& text
       header = cells;
       is_axis.assign(header.size(), false);
       if (axes.empty()) is_axis[0] = true;
+      for (size_t i = 0; i < header.size(); ++i) {
+        if (std::find(header.begin(), header.begin() + i, header[i]) != header.begin() + i) {
+          return Bad(number, absl::StrFormat("the header names column \"%s\" twice",
+                                             Abbreviated(header[i])));
+        }
+      }
       for (const std::string& axis : axes) {
         auto it = std::find(header.begin(), header.end(), axis);
         if (it == header.end()) {
@@ -66,12 +84,16 @@ absl::StatusOr<std::vector<v1::Result>> ParseResultTable(const std::string& text
       if (is_axis[i]) {
         *r.add_axes() = absl::SimpleAtoi(cells[i], &integer) ? IntAxis(header[i], integer)
                                                              : TextAxis(header[i], cells[i]);
-      } else if (Number(cells[i], &value)) {
+      } else if (const Cell cell = Number(cells[i], &value); cell == Cell::kNumber) {
         *r.add_metrics() = MetricOf(header[i], "", {value});
+      } else if (cell == Cell::kBadNumber) {
+        return Bad(number, absl::StrFormat("column %s: \"%s\" is not a finite decimal number",
+                                           Abbreviated(header[i]), Abbreviated(cells[i])));
       }
     }
   }
   if (header.empty()) return Bad(number, "no table: every line is empty or a # comment");
+  if (results.empty()) return Bad(number, "a header and no rows: the command measured nothing");
   return results;
 }
 

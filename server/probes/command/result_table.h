@@ -2,7 +2,8 @@
 // are comments; the first other line is the header, tab-separated; every later non-empty line is
 // a row of as many cells. The axis columns become the arm's axes (integers where they parse,
 // else text); every other column whose cell is a number (a trailing 'x' or '%' allowed, as the
-// seed prints ratios) becomes a metric of one sample.
+// seed prints ratios) becomes a metric of one sample. A header naming a column twice, a number
+// that is no finite decimal (nan, inf, 1e309, 0x10) and a table without rows are errors.
 //
 //   ASSIGN_OR_RETURN(std::vector<v1::Result> rows, ParseResultTable(stdout, {"t", "union"}));
 #pragma once

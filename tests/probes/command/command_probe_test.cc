@@ -16,6 +16,7 @@
 #include "server/device/cpu_backend.h"
 #include "server/probes/command/command_registrations.h"
 #include "server/probes/command/command_runner.h"
+#include "tests/probes/resolved_spec.h"
 #include "tests/temp_dir.h"
 
 namespace gpuprobe {
@@ -221,6 +222,41 @@ TEST_F(CommandProbeTest, ParametersAreDeclaredAndBoundedNeverAPathOrAShellWord) 
   v1::ProbeRequest request;
   request.set_probe("command");
   EXPECT_EQ(none.Resolve(request).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(CommandProbeTest, ValuesArePassedInCanonicalFormNeverAsAFlagOrAPathUnlessAllowed) {
+  v1::CommandRegistration c = Script("seed", "true");
+  v1::CommandParam* label = c.add_params();
+  label->set_name("label");
+  label->set_type(v1::CommandParam::STRING);
+  label->set_max_length(64);
+  label->set_default_value("run");
+  label->set_arg("--label");
+  CommandProbe probe({c});
+  auto resolve = [&](std::map<std::string, std::string> values) {
+    v1::ProbeRequest request;
+    request.set_probe("command");
+    (*request.mutable_param_values())["command"] = "seed";
+    for (const auto& [k, v] : values) (*request.mutable_param_values())[k] = v;
+    return probe.Resolve(request);
+  };
+  for (const std::string t : {" 5", "+5", "05"}) {
+    absl::StatusOr<ProbeSpec> r = resolve({{"t", t}});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(Resolved<v1::CommandProbeParams>(*r).values().at("t"), "5") << "\"" << t << "\"";
+  }
+  EXPECT_THAT(resolve({{"label", "--help"}}).status().message(),
+              HasSubstr("param label: \"--help\" starts with '-'"));
+  EXPECT_THAT(resolve({{"label", "../../../etc/passwd"}}).status().message(),
+              HasSubstr("param label: \"../../../etc/passwd\" holds '/' or \"..\""));
+  EXPECT_THAT(resolve({{"label", "a/b"}}).status().message(), HasSubstr("allow_paths"));
+  label->set_allow_paths(true);
+  CommandProbe paths({c});
+  v1::ProbeRequest request;
+  request.set_probe("command");
+  (*request.mutable_param_values())["command"] = "seed";
+  (*request.mutable_param_values())["label"] = "data/run-1";
+  EXPECT_TRUE(paths.Resolve(request).ok());
 }
 
 TEST_F(CommandProbeTest, RegistrationsAreCheckedAtTheDaemonsStart) {
