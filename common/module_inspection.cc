@@ -85,7 +85,9 @@ absl::Status AddCubinKernels(absl::string_view elf, v1::Module& module) {
       return Refused(absl::StrFormat("a cubin whose section %d runs past its end", i));
     }
   }
-  auto section_bytes = [&](int index) {
+  // A section's bytes (checked above to lie inside the ELF); none for a section without any.
+  auto section_bytes = [&](int index) -> absl::string_view {
+    if (sections[index].sh_type == SHT_NOBITS) return {};
     return elf.substr(sections[index].sh_offset, sections[index].sh_size);
   };
   auto name_at = [](absl::string_view table, uint64_t offset) -> std::optional<std::string> {
@@ -109,8 +111,9 @@ absl::Status AddCubinKernels(absl::string_view elf, v1::Module& module) {
         continue;
       }
       const std::optional<std::string> name = name_at(names, symbol.st_name);
-      if (!name || symbol.st_shndx == SHN_UNDEF || symbol.st_shndx >= header.e_shnum) {
-        return Refused("a cubin with a kernel symbol that names no section");
+      if (!name || symbol.st_shndx == SHN_UNDEF || symbol.st_shndx >= header.e_shnum ||
+          sections[symbol.st_shndx].sh_type == SHT_NOBITS) {
+        return Refused("a cubin with a kernel symbol that names no section of code");
       }
       v1::ModuleKernel& kernel = KernelNamed(module, *name);
       if (kernel.text_sha256().empty()) {

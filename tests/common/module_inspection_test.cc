@@ -2,8 +2,12 @@
 // module: each refused saying what it is.
 #include "common/module_inspection.h"
 
+#include <elf.h>
+
+#include <cstring>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -82,6 +86,56 @@ TEST(ModuleInspectionTest, ATruncatedOrDamagedCubinIsRefused) {
   EXPECT_THAT(InspectModule(bytes.substr(0, 40)).status().message(), HasSubstr("truncated"));
   EXPECT_THAT(InspectModule(bytes.substr(0, bytes.size() / 2)).status().message(),
               HasSubstr("runs past its end"));
+}
+
+// A section that claims no bytes in the file (SHT_NOBITS) far past its end, named by a kernel
+// symbol or as the symbols' names: refused, never read.
+TEST(ModuleInspectionTest, SectionsWithoutBytesAreNeverRead) {
+  const std::string bytes = Module("scale.cubin");
+  Elf64_Ehdr header;
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  int edited = 0;
+  for (int i = 0; i < header.e_shnum; ++i) {
+    const size_t at = header.e_shoff + sizeof(Elf64_Shdr) * i;
+    Elf64_Shdr section;
+    std::memcpy(&section, bytes.data() + at, sizeof(section));
+    if (section.sh_type != SHT_PROGBITS && section.sh_type != SHT_STRTAB) continue;
+    std::string damaged = bytes;
+    section.sh_type = SHT_NOBITS;
+    section.sh_offset = 0xFFFFFFFF;
+    std::memcpy(damaged.data() + at, &section, sizeof(section));
+    absl::StatusOr<v1::Module> m = InspectModule(damaged);
+    if (!m.ok()) {
+      EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument) << m.status();
+    }
+    ++edited;
+  }
+  EXPECT_GT(edited, 2);
+}
+
+// Any bytes a client sends are read without crashing the daemon: modules with random bytes
+// overwritten (the ELF header and section table among them) are accepted or refused, never more.
+TEST(ModuleInspectionTest, DamagedModulesAreReadSafely) {
+  std::mt19937 rng(20261206);
+  for (const std::string name : {"scale.cubin", "scale_plain.fatbin"}) {
+    const std::string bytes = Module(name);
+    int refused = 0;
+    for (int trial = 0; trial < 3000; ++trial) {
+      std::string damaged = bytes;
+      const int changes = 1 + static_cast<int>(rng() % 8);
+      for (int c = 0; c < changes; ++c) {
+        // Mostly the first 1 KiB (headers, section table offsets), sometimes anywhere.
+        const size_t at = rng() % 4 == 0 ? rng() % damaged.size() : rng() % 1024;
+        damaged[at] = static_cast<char>(rng());
+      }
+      absl::StatusOr<v1::Module> m = InspectModule(damaged);
+      if (!m.ok()) {
+        EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument) << m.status();
+        ++refused;
+      }
+    }
+    EXPECT_GT(refused, 0) << name;
+  }
 }
 #endif
 
