@@ -194,7 +194,9 @@ absl::StatusOr<CommandOutput> RunBoundedCommand(const std::vector<std::string>& 
           "it left processes of its own running after it exited; they were killed");
     }
   };
-  while (open[0] || open[1]) {
+  // Until it has exited and its output is closed, whichever comes last: a command that closes
+  // its output and runs on is held to max_seconds and cancellation as one that prints.
+  while (open[0] || open[1] || !exited) {
     if (absl::Status read = ReadReady(out, err, limits, open, output, lines); !read.ok()) {
       stop(std::move(read));
     }
@@ -226,10 +228,7 @@ absl::StatusOr<CommandOutput> RunBoundedCommand(const std::vector<std::string>& 
       next_tick = now + absl::Seconds(1);
     }
   }
-  // Its output is closed: it ended, or handed its descriptors on (then the group is killed
-  // below once it has gone).
-  while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  // It exited: what its group still holds (descriptors handed on, a child) is killed below.
   output.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (LiveProcessesOfGroup(group) > 0) kill_left_behind();
   if (!stopped.ok()) {

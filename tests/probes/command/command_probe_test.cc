@@ -166,6 +166,17 @@ TEST_F(CommandProbeTest, AHangIsStoppedAtMaxSecondsAndItsGroupKilled) {
   ExpectNothingLeft(ran.group);
 }
 
+// A command that closes its output and runs on is held to max_seconds all the same (it held the
+// device until the worker's watchdog before).
+TEST_F(CommandProbeTest, ACommandThatClosesItsOutputIsStillStoppedAtMaxSeconds) {
+  const absl::Time start = absl::Now();
+  const Ran ran = Run("quiet", "printf 't\\tunion\\n1\\t2\\n'; exec >&- 2>&-; exec sleep 300");
+  EXPECT_EQ(ran.outcome.status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(ran.outcome.status.message(), HasSubstr("ran past max_seconds (2 s)"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  ExpectNothingLeft(ran.group);
+}
+
 TEST_F(CommandProbeTest, GarbageOutputIsADataLossNamingTheLine) {
   const Ran ran = Run("garbage", "printf 't\\tunion\\tus\\n1\\t2\\n'");
   EXPECT_EQ(ran.outcome.status.code(), absl::StatusCode::kDataLoss);
