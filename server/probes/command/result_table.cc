@@ -33,6 +33,12 @@ Cell Number(absl::string_view cell, double* value) {
   return decimal && std::isfinite(*value) ? Cell::kNumber : Cell::kBadNumber;
 }
 
+// What one result may hold, so that every stored result reads back whole (each is one event of
+// the job's stream): its columns, a column's name, an axis cell's text.
+constexpr size_t kMaxColumns = 256;
+constexpr size_t kMaxNameBytes = 128;
+constexpr size_t kMaxAxisCellBytes = 256;
+
 absl::Status Bad(int line, const std::string& what) {
   return absl::DataLossError(absl::StrFormat("stdout line %d: %s", line, what));
 }
@@ -51,6 +57,16 @@ absl::StatusOr<std::vector<v1::Result>> ParseResultTable(const std::string& text
     if (line.empty() || absl::StartsWith(line, "#")) continue;
     const std::vector<std::string> cells = absl::StrSplit(line, '\t');
     if (header.empty()) {
+      if (cells.size() > kMaxColumns) {
+        return Bad(number, absl::StrFormat("the header has %d columns; at most %d", cells.size(),
+                                           kMaxColumns));
+      }
+      for (const std::string& name : cells) {
+        if (name.size() > kMaxNameBytes) {
+          return Bad(number, absl::StrFormat("column \"%s\": a name of %d bytes; at most %d",
+                                             Abbreviated(name), name.size(), kMaxNameBytes));
+        }
+      }
       header = cells;
       is_axis.assign(header.size(), false);
       if (axes.empty()) is_axis[0] = true;
@@ -82,6 +98,11 @@ absl::StatusOr<std::vector<v1::Result>> ParseResultTable(const std::string& text
       int64_t integer = 0;
       double value = 0;
       if (is_axis[i]) {
+        if (cells[i].size() > kMaxAxisCellBytes) {
+          return Bad(number,
+                     absl::StrFormat("column %s: a cell of %d bytes; at most %d",
+                                     Abbreviated(header[i]), cells[i].size(), kMaxAxisCellBytes));
+        }
         *r.add_axes() = absl::SimpleAtoi(cells[i], &integer) ? IntAxis(header[i], integer)
                                                              : TextAxis(header[i], cells[i]);
       } else if (const Cell cell = Number(cells[i], &value); cell == Cell::kNumber) {

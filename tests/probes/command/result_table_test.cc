@@ -43,5 +43,15 @@ TEST(ResultTableTest, NumbersThatAreNoFiniteDecimalDuplicateColumnsAndNoRowsAreR
   EXPECT_THAT(Refusal("# nothing\n\n"), HasSubstr("no table"));
 }
 
+TEST(ResultTableTest, AResultIsBoundedSoThatItReadsBackWhole) {
+  EXPECT_THAT(Refusal("size\ttime_us\n" + std::string(10 << 20, 'x') + "\t1\n"),
+              HasSubstr("stdout line 2: column size: a cell of 10485760 bytes; at most 256"));
+  EXPECT_THAT(Refusal(std::string(200, 'c') + "\ttime_us\n1\t2\n"),
+              HasSubstr("stdout line 1: column \""));
+  std::string wide = "size";
+  for (int i = 0; i < 300; ++i) wide += "\tm" + std::to_string(i);
+  EXPECT_THAT(Refusal(wide + "\n"), HasSubstr("the header has 301 columns; at most 256"));
+}
+
 }  // namespace
 }  // namespace gpuprobe
