@@ -14,6 +14,7 @@
 #include "common/shortest_double.h"
 #include "common/status_macros.h"
 #include "google/protobuf/descriptor.h"
+#include "google/protobuf/util/json_util.h"
 #include "gpuprobe/v1/param_spec.pb.h"
 
 namespace gpuprobe {
@@ -300,8 +301,17 @@ absl::Status SetParamsFromText(const google::protobuf::Map<std::string, std::str
 absl::Status UnpackParams(const gpuprobe::v1::ProbeRequest& request, Message& message) {
   message.Clear();
   const std::string& want = message.GetDescriptor()->full_name();
-  if (request.has_params() && !request.param_values().empty()) {
-    return absl::InvalidArgumentError("params: set params or param_values, not both");
+  if (request.has_params() + !request.param_values().empty() + !request.params_json().empty() > 1) {
+    return absl::InvalidArgumentError("params: set one of params, param_values and params_json");
+  }
+  if (!request.params_json().empty()) {
+    const auto parsed =
+        google::protobuf::util::JsonStringToMessage(request.params_json(), &message);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "params_json: not a ", want, " (", Abbreviated(parsed.message().as_string()), ")"));
+    }
+    return absl::OkStatus();
   }
   if (!request.has_params()) return SetParamsFromText(request.param_values(), message);
   if (!request.params().UnpackTo(&message)) {

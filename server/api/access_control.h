@@ -3,7 +3,8 @@
 // token's role decides:
 //   read    GetServerInfo, GetJob, ListJobs, Watch
 //   submit  also Submit, Run, Check, and CancelJob of the caller's own jobs
-//   kernel  also UploadModule: client GPU code (the kernel probe), which runs with the daemon's
+//   kernel  also UploadModule, and Submit of a probe that runs client GPU code (the kernel
+//           probe: ProbeInfo.client_code), which runs with the daemon's
 //           user's access to the device
 //   admin   also CancelJob of anyone's jobs
 // Tokens file: one "TOKEN ROLE NAME" per line; '#' starts a comment. NAME is recorded as the

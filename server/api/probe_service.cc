@@ -102,6 +102,12 @@ absl::AnyInvocable<absl::StatusOr<std::string>() &&> Known(absl::StatusOr<std::s
   return [job_id = std::move(job_id)]() mutable { return std::move(job_id); };
 }
 
+// The role a submit needs: `kernel` for a job of a probe that runs the client's GPU code.
+Role SubmitRole(const ProbeRegistry& probes, const v1::SubmitRequest& request) {
+  const Probe* probe = request.has_probe() ? probes.Find(request.probe().probe()) : nullptr;
+  return probe != nullptr && probe->Info().client_code() ? Role::kKernel : Role::kSubmit;
+}
+
 }  // namespace
 
 ProbeService::ProbeService(JobManager& manager, AccessControl access, std::string version)
@@ -115,7 +121,7 @@ absl::StatusOr<Caller> ProbeService::Authorize(grpc::CallbackServerContext* cont
 JobStreamReactor* ProbeService::SubmitAndStream(grpc::CallbackServerContext* context,
                                                 v1::SubmitRequest request,
                                                 const std::string& what) {
-  absl::StatusOr<Caller> caller = Authorize(context, Role::kSubmit, what);
+  absl::StatusOr<Caller> caller = Authorize(context, SubmitRole(manager_.probes(), request), what);
   if (!caller.ok()) {
     return JobStreamReactor::Start(manager_, calls_, Known(caller.status()),
                                    /*all_attempts=*/false, /*v1_rows=*/true);
@@ -157,7 +163,8 @@ grpc::ServerWriteReactor<v1::JobEvent>* ProbeService::Check(grpc::CallbackServer
 grpc::ServerUnaryReactor* ProbeService::Submit(grpc::CallbackServerContext* context,
                                                const v1::SubmitRequest* request,
                                                v1::Job* response) {
-  absl::StatusOr<Caller> caller = Authorize(context, Role::kSubmit, "Submit");
+  absl::StatusOr<Caller> caller =
+      Authorize(context, SubmitRole(manager_.probes(), *request), "Submit");
   if (!caller.ok()) return Answer<v1::Job>(context, caller.status(), response);
   return AnswerLater(context, calls_, response, [this, request, caller = *std::move(caller)] {
     return manager_.Submit(*request, caller.name, caller.key_scope);

@@ -21,6 +21,31 @@ constexpr size_t kMaxTargetBytes = 128;
 
 }  // namespace
 
+absl::Status Admission::CheckModules(const std::vector<std::string>& modules) {
+  int64_t total = 0;
+  for (const std::string& id : modules) {
+    absl::StatusOr<StoredModule> stored = store_.GetModule(id, /*with_bytes=*/false);
+    if (absl::IsNotFound(stored.status())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("module ", id,
+                       " is not stored: upload it first (gpuprobe upload FILE, or the "
+                       "UploadModule rpc)"));
+    }
+    if (!stored.ok()) {
+      return absl::UnavailableError(absl::StrCat("gpuprobed's job store cannot read module ", id,
+                                                 ": ", stored.status().message()));
+    }
+    total += static_cast<int64_t>(stored->module.size_bytes());
+  }
+  if (total > limits_.max_job_module_bytes) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "modules: the job names %.1f MiB of modules, more than the %.1f MiB one job may",
+        static_cast<double>(total) / (1 << 20),
+        static_cast<double>(limits_.max_job_module_bytes) / (1 << 20)));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<JobStore::Inserted> Admission::Admit(v1::SubmitRequest request,
                                                     const std::string& submitter,
                                                     const std::string& key_scope) {
@@ -45,6 +70,11 @@ absl::StatusOr<JobStore::Inserted> Admission::Admit(v1::SubmitRequest request,
   }
   ASSIGN_OR_RETURN(const v1::ProbeRequest probe_request, ProbeRequestOf(request));
   ASSIGN_OR_RETURN(const Probe* probe, probes_.Get(probe_request.probe()));
+  if (probe->Info().client_code() && !limits_.client_kernels) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "probe: this gpuprobed takes no client GPU code (--client-kernels=false), so it runs no \"",
+        probe->Name(), "\" jobs"));
+  }
   if (probe_request.check() && !probe->Info().has_check()) {
     return absl::InvalidArgumentError(
         absl::StrCat("check: probe \"", probe->Name(), "\" has no exactness check"));
@@ -53,6 +83,7 @@ absl::StatusOr<JobStore::Inserted> Admission::Admit(v1::SubmitRequest request,
                                                                  probe_request.labels().end()),
                               SweepLimits{}));
   ASSIGN_OR_RETURN(const ProbeSpec spec, probe->Resolve(probe_request));
+  RETURN_IF_ERROR(CheckModules(probe->Modules(*spec)));
   // A job for another host or model is planned where it runs; this daemon plans what it can.
   ASSIGN_OR_RETURN(const Backend* device, hooks_.device_for(request));
   if (device != nullptr) {
@@ -75,7 +106,10 @@ absl::StatusOr<JobStore::Inserted> Admission::Admit(v1::SubmitRequest request,
       }
     }
   }
-  NewJob new_job{.request = request, .probe = probe->Name(), .check = probe_request.check()};
+  NewJob new_job{.request = request,
+                 .probe = probe->Name(),
+                 .check = probe_request.check(),
+                 .modules = probe->Modules(*spec)};
   new_job.resolved.PackFrom(*spec);
   absl::StatusOr<JobStore::Inserted> inserted;
   {
@@ -95,6 +129,10 @@ absl::StatusOr<JobStore::Inserted> Admission::Admit(v1::SubmitRequest request,
       *accepted.mutable_stored_at() = job.created_at();
       return accepted;
     });
+  }
+  if (absl::IsNotFound(inserted.status())) {
+    // A module aged out since CheckModules: nothing was stored, and the store is fine.
+    return absl::FailedPreconditionError(inserted.status().message());
   }
   if (!inserted.ok()) {
     // Nothing was stored; the store is suspect until a probe write succeeds.

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -55,6 +56,10 @@ class Admission {
   const QueueLimits& limits() const { return limits_; }
 
  private:
+  // Every module stored, and all of them within max_job_module_bytes; FAILED_PRECONDITION
+  // naming one that is not.
+  absl::Status CheckModules(const std::vector<std::string>& modules);
+
   JobStore& store_;
   const ProbeRegistry& probes_;
   const QueueLimits limits_;

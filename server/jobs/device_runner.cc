@@ -237,7 +237,14 @@ absl::StatusOr<JobRun> DeviceRunner::PrepareRun(const v1::Job& job, const Backen
              .run = {.job_id = job.id(), .spec = std::move(spec), .check = job.check()},
              .fault = fault == labels.end() ? "" : fault->second};
   ASSIGN_OR_RETURN(const ProbePlan plan, probe->Plan(*run.run.spec, job.check(), device));
-  run.watchdog = context_.min_watchdog + absl::Seconds(10 * plan.device_seconds);
+  run.watchdog = plan.silence_seconds > 0
+                     ? absl::Seconds(plan.silence_seconds)
+                     : context_.min_watchdog + absl::Seconds(10 * plan.device_seconds);
+  for (const std::string& id : probe->Modules(*run.run.spec)) {
+    // Kept in the store while the job is queued or running (job_modules).
+    ASSIGN_OR_RETURN(StoredModule stored, context_.store.GetModule(id, /*with_bytes=*/true));
+    run.run.modules.emplace(id, std::move(stored.bytes));
+  }
   if (plan.artifact_bytes > 0) {
     if (context_.artifacts == nullptr) {
       return absl::FailedPreconditionError("dump: this gpuprobed keeps no artifacts");

@@ -14,8 +14,9 @@
 
 namespace gpuprobe {
 
-// Messages larger than this are refused on both sides (a corrupt length, not a real message).
-inline constexpr uint32_t kMaxFramedBytes = 64u << 20;
+// Messages larger than this are refused on both sides (a corrupt length, not a real message): a
+// run command carries the modules its job names, at most QueueLimits::max_job_module_bytes.
+inline constexpr uint32_t kMaxFramedBytes = 512u << 20;
 
 absl::Status WriteFramed(int fd, const google::protobuf::MessageLite& message);
 absl::Status ReadFramed(int fd, google::protobuf::MessageLite* message);

@@ -11,7 +11,8 @@ JobOutcome ExecuteJob(const ProbeRegistry& probes, const v1::WorkerRunJob& job, 
   const ProbeRun run{.job_id = job.job_id(),
                      .spec = *std::move(spec),
                      .check = job.check(),
-                     .artifact_dir = job.artifact_dir()};
+                     .artifact_dir = job.artifact_dir(),
+                     .modules = {job.modules().begin(), job.modules().end()}};
   return (*probe)->Run(run, backend, publish, cancelled);
 }
 

@@ -25,6 +25,8 @@ struct QueueLimits {
   bool client_kernels = true;
   // The largest module a client may upload, and what modules may take of the store.
   int64_t max_module_bytes = int64_t{64} << 20;
+  // The modules one job names, all together (handed to its worker with the job).
+  int64_t max_job_module_bytes = int64_t{256} << 20;
   ModuleQuota module_quota;
 };
 

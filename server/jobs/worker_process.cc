@@ -95,6 +95,7 @@ absl::Status WorkerProcessExecutor::Spawn() {
   }
   close(fds[1]);
   ++spawns_;
+  jobs_since_spawn_ = 0;
   pid_ = pid;
   fd_ = fds[0];
   v1::WorkerReport report;
@@ -158,6 +159,13 @@ absl::Status WorkerProcessExecutor::Hand(const v1::WorkerCommand& command) {
 
 JobOutcome WorkerProcessExecutor::Run(const JobRun& run, const EventPublisher& publish,
                                       const std::atomic<bool>& cancelled) {
+  if (run.probe->Info().client_code() && jobs_since_spawn_ > 0 && Alive()) {
+    // A client's GPU code runs in a worker that ran nothing before it, in a context that holds
+    // no other job's memory.
+    close(fd_);  // the worker reads EOF and exits
+    fd_ = -1;
+    Reap();
+  }
   if (!Alive()) {
     if (fd_ >= 0) {
       // Died while idle: the job is innocent; it runs on a fresh worker.
@@ -173,7 +181,9 @@ JobOutcome WorkerProcessExecutor::Run(const JobRun& run, const EventPublisher& p
   command.mutable_run()->mutable_resolved()->PackFrom(*run.run.spec);
   command.mutable_run()->set_check(run.run.check);
   command.mutable_run()->set_fault(run.fault);
+  command.mutable_run()->mutable_modules()->insert(run.run.modules.begin(), run.run.modules.end());
   absl::Status sent = Hand(command);
+  ++jobs_since_spawn_;
   if (absl::IsDeadlineExceeded(sent)) return Failed(sent);
   bool cancel_sent = false;
   absl::Time last_heard = absl::Now(), cancel_sent_at = absl::InfiniteFuture();
@@ -213,10 +223,11 @@ JobOutcome WorkerProcessExecutor::Run(const JobRun& run, const EventPublisher& p
       JobOutcome outcome;
       outcome.status = absl::Status(static_cast<absl::StatusCode>(o.code()), o.message());
       outcome.results = static_cast<int>(o.results());
-      if (outcome.status.code() == absl::StatusCode::kInternal) {
-        // A device error (a sticky CUDA error poisons the worker's context): the next job
-        // gets a fresh worker.
-        spdlog::warn("job {} ended with a device error; restarting the worker", run.run.job_id);
+      if (outcome.status.code() == absl::StatusCode::kInternal || run.probe->Info().client_code()) {
+        // A device error (a sticky CUDA error poisons the worker's context), or a client's
+        // GPU code, whose worker serves its job alone: the next job gets a fresh worker.
+        spdlog::info("job {} ended ({}); starting a fresh worker for the next job", run.run.job_id,
+                     outcome.status.ToString());
         close(fd_);  // the worker reads EOF and exits
         fd_ = -1;
         Reap();

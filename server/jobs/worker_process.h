@@ -33,7 +33,9 @@ class WorkerProcessExecutor final : public DeviceExecutor {
   // Replaces a worker that died while idle before handing it the job, and one that does not
   // take the job within kTakeTimeout (stopped or hung while idle; the job goes to the new one).
   // A worker silent for longer than run.watchdog, or for kCancelGrace after a cancel, is killed
-  // (SIGKILL) and replaced, and the job ends with the reason.
+  // (SIGKILL) and replaced, and the job ends with the reason. A probe's job that runs client
+  // code (ProbeInfo.client_code) gets a worker that ran nothing before it, and the worker ends
+  // with the job.
   JobOutcome Run(const JobRun& run, const EventPublisher& publish,
                  const std::atomic<bool>& cancelled) override;
 
@@ -67,6 +69,7 @@ class WorkerProcessExecutor final : public DeviceExecutor {
   std::unique_ptr<Backend> info_;
   int visible_devices_ = 1;
   std::atomic<int> spawns_{0};
+  int jobs_since_spawn_ = 0;  // jobs handed to the running worker
 };
 
 }  // namespace gpuprobe

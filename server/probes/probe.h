@@ -20,8 +20,10 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -48,6 +50,10 @@ struct JobOutcome {
 struct ProbePlan {
   double device_seconds = 0.0;  // roughly: for admission and the worker's watchdog
   int64_t artifact_bytes = 0;   // what the job keeps in the daemon's artifact store
+  // The longest the job's run may go without an event (a rep's progress) before its worker is
+  // declared stuck and killed; 0: the daemon's rule (--min-watchdog-seconds plus 10 times
+  // device_seconds). A probe that runs a client's code bounds it by its launches.
+  double silence_seconds = 0.0;
 };
 
 // A resolved spec: the probe's params message (or its check's), every default filled in.
@@ -59,6 +65,8 @@ struct ProbeRun {
   ProbeSpec spec;            // what Resolve returned when the job was accepted
   bool check = false;        // the probe's exactness check rather than its timing
   std::string artifact_dir;  // where the job may keep artifacts; empty: none
+  // The bytes of the modules the spec names (Probe::Modules), by id, read from the store.
+  std::map<std::string, std::string> modules;
 };
 
 // The spec as the probe's own message type T: INTERNAL where it is another (a spec that came
@@ -84,6 +92,13 @@ class Probe {
   // The request's parameters (its params message, or NAME=VALUE text) validated and completed:
   // INVALID_ARGUMENT names the field, the value and the limit.
   virtual absl::StatusOr<ProbeSpec> Resolve(const v1::ProbeRequest& request) const = 0;
+
+  // The modules (ids of client uploads) a resolved spec names: admission refuses a job whose
+  // module is not stored, the store keeps them while the job waits, and the run gets their bytes
+  // (ProbeRun.modules). None for a probe that runs no client code.
+  virtual std::vector<std::string> Modules(const google::protobuf::Message& /*spec*/) const {
+    return {};
+  }
 
   // A stored resolved spec unpacked as the probe's params message (its check's where `check`):
   // DATA_LOSS where it is another type or does not parse.

@@ -69,6 +69,9 @@ struct NewJob {
   std::string probe;               // the probe's name
   google::protobuf::Any resolved;  // the probe's resolved spec (Probe::Resolve)
   bool check = false;              // the probe's exactness check
+  // The modules the job names (Probe::Modules): each must be stored, and is kept while the job
+  // is queued or running.
+  std::vector<std::string> modules;
 };
 
 // A module upload as InspectModule read it, with its bytes and who sent it.
@@ -112,7 +115,8 @@ class JobStore {
   };
   // Stores the job and its first event (from `first_event`, given the stored job) in one
   // transaction: a refused insert leaves nothing stored. Idempotency keys are unique within
-  // `key_scope`, across every daemon sharing the store.
+  // `key_scope`, across every daemon sharing the store. NOT_FOUND, storing nothing, where a
+  // module the job names is not stored (any longer).
   virtual absl::StatusOr<Inserted> Insert(
       const NewJob& job, const std::string& submitter, const std::string& key_scope, absl::Time now,
       const std::function<v1::JobEvent(const v1::Job&)>& first_event) = 0;

@@ -162,6 +162,19 @@ absl::StatusOr<JobStore::Inserted> SqlJobStore::Insert(
                                  {seq, label, value})
                           .status());
     }
+    for (const std::string& module : job.modules) {
+      ASSIGN_OR_RETURN(SqlRows used, db_->Query("UPDATE modules SET used_us = ?2 WHERE id = ?1 "
+                                                "RETURNING id",
+                                                {module, StoreMicros(now)}));
+      if (used.empty()) {
+        return absl::NotFoundError(
+            absl::StrCat("module ", module,
+                         " is not stored (aged out since it was uploaded?): upload it again"));
+      }
+      RETURN_IF_ERROR(
+          db_->Query("INSERT INTO job_modules (job_seq, module_id) VALUES (?1, ?2)", {seq, module})
+              .status());
+    }
     ASSIGN_OR_RETURN(inserted.job, GetLocked(id));
     inserted.created = true;
     RETURN_IF_ERROR(db_->Notify(kQueueChannel, id));

@@ -112,7 +112,20 @@ TEST(ParamTextTest, UnpackParamsTakesTheProbesMessageOrTextNeverBothOrAnotherTyp
   EXPECT_EQ(sweep.reps(), 7u);
 
   (*request.mutable_param_values())["reps"] = "9";
-  EXPECT_THAT(UnpackParams(request, sweep).message(), HasSubstr("not both"));
+  EXPECT_THAT(UnpackParams(request, sweep).message(),
+              HasSubstr("set one of params, param_values and params_json"));
+
+  // The message in protobuf's JSON mapping, for clients without the probe's message.
+  v1::ProbeRequest json;
+  json.set_params_json(R"({"reps": 11, "timing": "TIMING_MODE_GRAPH"})");
+  ASSERT_TRUE(UnpackParams(json, sweep).ok());
+  EXPECT_EQ(sweep.reps(), 11u);
+  EXPECT_EQ(sweep.timing(), v1::TIMING_MODE_GRAPH);
+  json.set_params_json(R"({"reps": "many"})");
+  EXPECT_THAT(UnpackParams(json, sweep).message(),
+              HasSubstr("params_json: not a gpuprobe.v1.SweepRequest"));
+  (*json.mutable_param_values())["reps"] = "9";
+  EXPECT_THAT(UnpackParams(json, sweep).message(), HasSubstr("set one of"));
 
   request.clear_param_values();
   request.mutable_params()->PackFrom(v1::CheckRequest());

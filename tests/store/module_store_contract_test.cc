@@ -79,18 +79,20 @@ TEST_P(ModuleStoreTest, TheLeastRecentlyUsedUnnamedModulesAgeOutAndNamedOnesStay
   ASSERT_TRUE(store->PutModule(named, quota, t0).ok());
   ASSERT_TRUE(store->PutModule(old, quota, t0 + absl::Seconds(1)).ok());
   ASSERT_TRUE(store->PutModule(recent, quota, t0 + absl::Seconds(2)).ok());
-  // A queued job names the oldest module: ageing keeps it.
+  // A job naming a module that is not stored is refused, and nothing of it is stored.
   v1::SubmitRequest request;
   request.mutable_sweep()->set_reps(3);
+  const auto first_event = [](const v1::Job&) { return v1::JobEvent(); };
+  absl::StatusOr<JobStore::Inserted> refused_job =
+      store->Insert(NewJob{.request = request, .modules = {named.module.id(), Sha256Hex("none")}},
+                    "ann", "", t0, first_event);
+  EXPECT_EQ(refused_job.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(refused_job.status().message(), HasSubstr(Sha256Hex("none")));
+  EXPECT_EQ(*store->CountQueued(), 0);
+  // A queued job names the oldest module: ageing keeps it.
   absl::StatusOr<JobStore::Inserted> job = store->Insert(
-      NewJob{.request = request}, "ann", "", t0, [](const v1::Job&) { return v1::JobEvent(); });
+      NewJob{.request = request, .modules = {named.module.id()}}, "ann", "", t0, first_event);
   ASSERT_TRUE(job.ok()) << job.status();
-  std::unique_ptr<SqlConnection> raw = Raw();
-  ASSERT_NE(raw, nullptr);
-  ASSERT_TRUE(raw->Query("INSERT INTO job_modules (job_seq, module_id) "
-                         "SELECT seq, ?1 FROM jobs WHERE id = ?2",
-                         {named.module.id(), job->job.id()})
-                  .ok());
 
   ASSERT_TRUE(store->PutModule(Module(3, 1000), quota, t0 + absl::Seconds(3)).ok());
   EXPECT_TRUE(store->GetModule(named.module.id(), false).ok());

@@ -129,6 +129,10 @@ CommandProbe::CommandProbe(std::vector<v1::CommandRegistration> commands)
 
 absl::StatusOr<ProbeSpec> CommandProbe::Resolve(const v1::ProbeRequest& request) const {
   v1::CommandProbeParams given;
+  if (!request.params_json().empty()) {
+    return absl::InvalidArgumentError(
+        "params_json: probe \"command\" takes params or param_values");
+  }
   if (request.has_params()) {
     if (!request.param_values().empty()) {
       return absl::InvalidArgumentError("params: set params or param_values, not both");
