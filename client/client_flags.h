@@ -34,6 +34,9 @@ struct ClientFlags {
   // compare.
   std::string base, candidate, threshold = "2%", fail_on;
   int32_t history = 0;
+  // kernel.
+  std::string kernel_spec, baseline_module, candidate_module;
+  std::vector<std::string> kernel_modules;
 };
 
 }  // namespace gpuprobe

@@ -1,6 +1,6 @@
 // gpuprobe: the command-line client of gpuprobed.
 //
-//   gpuprobe [--server HOST:PORT] [--format table|tsv|csv|json] COMMAND [flags]
+//   gpuprobe [--server HOST:PORT] [--format table|tsv|csv|json|markdown] COMMAND [flags]
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -46,10 +46,12 @@ int main(int argc, char** argv) {
     return gpuprobe::kExitUsage;
   }
   context.format = flags.format;
+  // markdown: a summary for a pull-request comment, of the commands that print verdicts.
+  const bool markdown = context.format == "markdown" && line.command.name == "kernel";
   if (context.format != "table" && context.format != "tsv" && context.format != "csv" &&
-      context.format != "json") {
+      context.format != "json" && !markdown) {
     std::cerr << "gpuprobe: --format: \"" << context.format
-              << "\" is not one of table, tsv, csv, json\n";
+              << "\" is not one of table, tsv, csv, json (and markdown for kernel)\n";
     return gpuprobe::kExitUsage;
   }
   context.token = FlagOrEnv(flags.token, "GPUPROBE_TOKEN");

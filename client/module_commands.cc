@@ -1,6 +1,8 @@
 // `gpuprobe upload FILE...`: compiled CUDA modules (cubin, fatbin, PTX) stored in the daemon for
 // the kernel probe. Each file is checked here first (InspectModule), then sent only where the
 // daemon does not have its bytes yet (GetModule by its sha256).
+#include "client/module_commands.h"
+
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -61,18 +63,8 @@ grpc::Status Upload(const ClientContext& context, const v1::Module& local, const
 int UploadCommand(const ClientContext& context, const std::vector<std::string>& files) {
   std::vector<std::pair<std::string, v1::Module>> uploaded;
   for (const std::string& file : files) {
-    absl::StatusOr<std::string> bytes = ReadFile(file);
-    if (!bytes.ok()) return UsageError(bytes.status());
-    absl::StatusOr<v1::Module> local = InspectModule(*bytes);
-    if (!local.ok()) {
-      return UsageError(
-          absl::InvalidArgumentError(absl::StrCat(file, ": ", local.status().message())));
-    }
     v1::Module stored;
-    if (grpc::Status s = Upload(context, *local, *bytes, &stored); !s.ok()) {
-      std::cerr << "gpuprobe: " << file << ":\n";
-      return ReportRpcError(context, s);
-    }
+    if (const int code = UploadModuleFile(context, file, &stored); code != kExitOk) return code;
     uploaded.emplace_back(file, std::move(stored));
   }
   if (context.format == "json") {
@@ -106,6 +98,21 @@ int UploadCommand(const ClientContext& context, const std::vector<std::string>& 
 }
 
 }  // namespace
+
+int UploadModuleFile(const ClientContext& context, const std::string& file, v1::Module* stored) {
+  absl::StatusOr<std::string> bytes = ReadFile(file);
+  if (!bytes.ok()) return UsageError(bytes.status());
+  absl::StatusOr<v1::Module> local = InspectModule(*bytes);
+  if (!local.ok()) {
+    return UsageError(
+        absl::InvalidArgumentError(absl::StrCat(file, ": ", local.status().message())));
+  }
+  if (grpc::Status s = Upload(context, *local, *bytes, stored); !s.ok()) {
+    std::cerr << "gpuprobe: " << file << ":\n";
+    return ReportRpcError(context, s);
+  }
+  return kExitOk;
+}
 
 Subcommand UploadSubcommand() {
   return {.name = "upload",

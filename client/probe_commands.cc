@@ -1,6 +1,7 @@
 #include "client/probe_commands.h"
 
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -97,7 +98,8 @@ int RunCommand(const ClientContext& context, const std::string& probe) {
   return SubmitAndFollow(context, submit);
 }
 
-int SubmitAndFollow(const ClientContext& context, const v1::SubmitRequest& submit) {
+int SubmitAndFollow(const ClientContext& context, const v1::SubmitRequest& submit,
+                    const std::function<EventHandlers(const v1::Job&)>& handlers) {
   auto stub = v1::ProbeService::NewStub(context.channel);
   v1::Job job;
   {
@@ -110,9 +112,17 @@ int SubmitAndFollow(const ClientContext& context, const v1::SubmitRequest& submi
   }
   std::cerr << absl::StrFormat("gpuprobe: job %s (%s%s) queued, %d ahead\n", job.id(), job.probe(),
                                job.check() ? " check" : "", job.queue_position());
-  absl::StatusOr<JobPrinter> printer =
-      JobPrinter::For(context.format, std::cout, IdentityOf(job), job.check());
-  if (!printer.ok()) return UsageError(printer.status());
+  std::optional<JobPrinter> printer;
+  EventHandlers on;
+  if (handlers) {
+    on = handlers(job);
+  } else {
+    absl::StatusOr<JobPrinter> made =
+        JobPrinter::For(context.format, std::cout, IdentityOf(job), job.check());
+    if (!made.ok()) return UsageError(made.status());
+    printer.emplace(*std::move(made));
+    on = printer->Handlers();
+  }
   grpc::ClientContext rpc;
   context.Prepare(rpc);
   v1::WatchRequest watch;
@@ -121,7 +131,7 @@ int SubmitAndFollow(const ClientContext& context, const v1::SubmitRequest& submi
   std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Watch(&rpc, watch);
   CancelOnInterrupt cancel(context, rpc);
   cancel.Known(job.id());
-  return StreamJob(context, *stream, printer->Handlers(), job.id());
+  return StreamJob(context, *stream, on, job.id());
 }
 
 Subcommand ProbesSubcommand() {

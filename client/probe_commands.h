@@ -5,11 +5,13 @@
 //   gpuprobe run read-bandwidth --param sizes_bytes=1048576 --param caches=warm
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "client/commands.h"
+#include "client/job_stream.h"
 #include "gpuprobe/v1/probe.pb.h"
 
 namespace gpuprobe {
@@ -23,8 +25,10 @@ int ProbesCommand(const ClientContext& context);
 int RunCommand(const ClientContext& context, const std::string& probe);
 
 // Submits the job, then prints its results in --format as they are stored (what `run` and
-// `sweep` do); Ctrl-C cancels it.
-int SubmitAndFollow(const ClientContext& context, const v1::SubmitRequest& submit);
+// `sweep` do), or hands its events to the handlers `handlers` makes for the job; Ctrl-C cancels
+// it.
+int SubmitAndFollow(const ClientContext& context, const v1::SubmitRequest& submit,
+                    const std::function<EventHandlers(const v1::Job&)>& handlers = nullptr);
 
 // A probe request from the command line: the probe, its --param NAME=VALUE arguments, --check
 // and --label. INVALID_ARGUMENT names a --param not of the form NAME=VALUE.

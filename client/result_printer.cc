@@ -45,6 +45,8 @@ std::vector<std::string> Header(const std::vector<v1::ParamText>& params, const 
     cells.push_back(csv ? d.name() : WithUnit(d.name(), d.unit()));
   }
   cells.push_back("disturbance");
+  cells.push_back("verdict");
+  cells.push_back("impossible");
   if (csv) cells.push_back("sampling_end");
   return cells;
 }
@@ -76,6 +78,9 @@ std::vector<std::string> Cells(const JobIdentity& job, const std::vector<v1::Par
   }
   for (const v1::DerivedValue& d : r.derived()) cells.push_back(Number(d.value(), csv));
   cells.push_back(r.disturbance().empty() && !csv ? "-" : r.disturbance());
+  const std::string none = csv ? "" : "-";
+  cells.push_back(r.verdict() == v1::VERDICT_UNSPECIFIED ? none : CliName(r.verdict()));
+  cells.push_back(r.impossible().empty() ? none : r.impossible());
   if (csv) {
     cells.push_back(r.sampling_end() == v1::SAMPLING_END_UNSPECIFIED ? ""
                                                                      : CliName(r.sampling_end()));

@@ -6,7 +6,8 @@
 //   tsv    the same columns tab-separated, `#` comment lines for the device and the end
 //   csv    one header line; the job (job_id, probe, labels, then each resolved parameter by
 //          its name), the axes, per metric its median, min, max, spread, 95% interval and kept
-//          reps, the derived values, disturbance and sampling_end
+//          reps, the derived values, disturbance, verdict (against the arm the probe compares
+//          it with), impossible (a time its declared bytes rule out) and sampling_end
 //   json   one object per result per line (protobuf's JSON mapping of gpuprobe.v1.Result)
 //
 //   ResultPrinter printer("table", std::cout);

@@ -6,7 +6,7 @@ std::vector<Subcommand> Subcommands() {
   return {SweepSubcommand(),   CheckSubcommand(), SubmitSubcommand(), WaitSubcommand(),
           WatchSubcommand(),   JobsSubcommand(),  ShowSubcommand(),   CancelSubcommand(),
           CompareSubcommand(), InfoSubcommand(),  ProbesSubcommand(), RunSubcommand(),
-          UploadSubcommand()};
+          UploadSubcommand(),  KernelSubcommand()};
 }
 
 }  // namespace gpuprobe

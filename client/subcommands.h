@@ -23,5 +23,6 @@ Subcommand InfoSubcommand();
 Subcommand ProbesSubcommand();
 Subcommand RunSubcommand();
 Subcommand UploadSubcommand();
+Subcommand KernelSubcommand();
 
 }  // namespace gpuprobe

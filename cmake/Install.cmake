@@ -5,7 +5,7 @@
 #       the dashboard page in share/gpuprobe/web (where gpuprobed looks: BIN/../share/...).
 #   cmake --install build --component bundle --prefix bundle   the relocatable bundle for GPU
 #       hosts without packages (deploy/make-bundle.sh): bin/, share/gpuprobe/web (the page),
-#       the GPU tests and tools in tests/,
+#       the GPU tests, their test modules and the tools in tests/,
 #       and lib/ holding the binaries' runtime dependency set (every shared library they load
 #       beyond glibc and the driver). The binaries' RPATH is $ORIGIN/../lib, as DT_RPATH so that
 #       it also serves the libraries' own dependencies.
@@ -13,7 +13,7 @@ include(GNUInstallDirs)
 
 set(bundle_programs gpuprobed gpuprobe)
 set(bundle_tools)
-foreach(tool cuda_backend_test copy_bandwidth_probe)
+foreach(tool cuda_backend_test kernel_probe_gpu_test copy_bandwidth_probe)
   if(TARGET ${tool})
     list(APPEND bundle_tools ${tool})
   endif()
@@ -49,6 +49,11 @@ if(bundle_tools)
 endif()
 install(FILES ${web_page} DESTINATION share/gpuprobe/web COMPONENT bundle EXCLUDE_FROM_ALL)
 install(PROGRAMS tests/offline/verify_dump.py DESTINATION tests COMPONENT bundle EXCLUDE_FROM_ALL)
+# The modules the kernel probe's GPU test runs (TEST_MODULES_DIR=bundle/tests/modules).
+if(TARGET kernel_probe_gpu_test)
+  install(DIRECTORY ${PROJECT_BINARY_DIR}/tests/modules/ DESTINATION tests/modules COMPONENT bundle
+          EXCLUDE_FROM_ALL)
+endif()
 # glibc's own libraries and the driver's come from the host.
 install(RUNTIME_DEPENDENCY_SET bundle_libraries DESTINATION lib COMPONENT bundle EXCLUDE_FROM_ALL
         PRE_EXCLUDE_REGEXES

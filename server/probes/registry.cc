@@ -7,6 +7,7 @@
 #include "common/abbreviated.h"
 #include "common/status_macros.h"
 #include "server/probes/command/command_probe.h"
+#include "server/probes/kernel/kernel_probe.h"
 #include "server/probes/launch_latency/launch_latency_probe.h"
 #include "server/probes/moe_union/moe_union_probe.h"
 #include "server/probes/read_bandwidth/read_bandwidth_probe.h"
@@ -19,6 +20,7 @@ absl::StatusOr<ProbeRegistry> ProbeRegistry::Builtin(const ProbeOptions& options
   RETURN_IF_ERROR(registry.Add(std::make_unique<ReadBandwidthProbe>()));
   RETURN_IF_ERROR(registry.Add(std::make_unique<CommandProbe>(options.commands)));
   RETURN_IF_ERROR(registry.Add(std::make_unique<LaunchLatencyProbe>()));
+  RETURN_IF_ERROR(registry.Add(std::make_unique<KernelProbe>()));
   return registry;
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/sha256.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -137,6 +138,66 @@ TEST_F(ModuleUploadTest, OnlyTheKernelAndAdminRolesMayUploadAndTheKernelRoleMayS
   *request.mutable_sweep() = SmallSweepRequest();
   v1::Job job;
   EXPECT_TRUE(stub_->Submit(&context, request, &job).ok());
+}
+
+// A kernel job naming `module`'s kernel "spin", as params_json.
+v1::SubmitRequest KernelJob(const std::string& module) {
+  v1::SubmitRequest request;
+  v1::ProbeRequest& probe = *request.mutable_probe();
+  probe.set_probe("kernel");
+  probe.set_params_json(absl::StrCat(
+      R"({"buffers": [{"name": "flag", "sizeBytes": "64"}], "arms": [{"name": "spin", )",
+      R"("launches": [{"module": ")", module,
+      R"(", "kernel": "spin", "grid": [1], "block": [1], "args": [{"buffer": "flag"}]}]}]})"));
+  return request;
+}
+
+TEST_F(ModuleUploadTest, AKernelJobNeedsTheKernelRoleItsModulesStoredAndACudaDevice) {
+  const std::string tokens = data_dir_ + "/tokens";
+  std::ofstream(tokens) << "k-t kernel kim\ns-t submit sam\n";
+  absl::StatusOr<AccessControl> access = AccessControl::FromFile(tokens);
+  ASSERT_TRUE(access.ok()) << access.status();
+  access_ = *access;
+  StartDaemon();
+  auto submit = [&](const v1::SubmitRequest& request, const std::string& token) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + token);
+    v1::Job job;
+    return stub_->Submit(&context, request, &job);
+  };
+  const std::string ptx = Ptx();
+  const grpc::Status sam = submit(KernelJob(Sha256Hex(ptx)), "s-t");
+  EXPECT_EQ(sam.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(sam.error_message(), HasSubstr("Submit needs the kernel role"));
+  // Not uploaded yet: refused naming the module, nothing stored.
+  const grpc::Status missing = submit(KernelJob(Sha256Hex(ptx)), "k-t");
+  EXPECT_EQ(missing.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(missing.error_message(),
+              HasSubstr(absl::StrCat("module ", Sha256Hex(ptx), " is not stored: upload it")));
+  v1::Module module;
+  ASSERT_TRUE(Upload(ptx, &module, 100, "k-t").ok());
+  // Stored, but this daemon's device is the cpu.
+  const grpc::Status cpu = submit(KernelJob(module.id()), "k-t");
+  EXPECT_EQ(cpu.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(cpu.error_message(), HasSubstr("the kernel probe needs a cuda device"));
+  v1::SubmitRequest bad = KernelJob(module.id());
+  bad.mutable_probe()->set_params_json(R"({"arms": 3})");
+  const grpc::Status json = submit(bad, "k-t");
+  EXPECT_EQ(json.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(json.error_message(), HasSubstr("params_json: not a gpuprobe.v1.KernelParams"));
+  v1::ListJobsRequest list;
+  v1::ListJobsResponse jobs;
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer k-t");
+  ASSERT_TRUE(stub_->ListJobs(&context, list, &jobs).ok());
+  EXPECT_EQ(jobs.jobs_size(), 0);
+
+  QueueLimits off;
+  off.client_kernels = false;
+  StartDaemon(off);
+  const grpc::Status refused = submit(KernelJob(module.id()), "k-t");
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(refused.error_message(), HasSubstr("--client-kernels=false"));
 }
 
 }  // namespace

@@ -122,6 +122,26 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(refused.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("gzip", refused.exception.message)
 
+    def test_kernel_uploads_its_modules_and_the_cpu_daemon_refuses_the_job(self):
+        ptx = (b".version 8.0\n.target sm_90\n.address_size 64\n"
+               b".visible .entry flip(\n .param .u64 flip_param_0\n)\n{\n ret;\n}\n")
+        spec = {"buffers": [{"name": "x", "dtype": "f32", "count": 256}],
+                "arms": [{"name": "flip", "launches": [
+                    {"kernel": "flip", "grid": [1], "block": [256],
+                     "args": [{"buffer": "x"}]}]}]}
+        with self.assertRaises(gpuprobe.GpuprobeError) as refused:
+            self.client.kernel(spec, modules={"flip": ptx})
+        self.assertEqual(refused.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertIn("the kernel probe needs a cuda device", refused.exception.message)
+        # The module was uploaded on the way; the spec given was not changed.
+        self.assertTrue(self.client.upload(ptx)["already_stored"])
+        self.assertNotIn("module", spec["arms"][0]["launches"][0])
+        with self.assertRaises(ValueError) as unnamed:
+            self.client.kernel({"arms": [{"launches": [{"module": "other"}]}]},
+                               modules={"flip": ptx})
+        self.assertIn("'other'", str(unnamed.exception))
+
+
 class PipInstallTest(unittest.TestCase):
     def test_pip_installs_the_client_with_its_stubs_offline(self):
         with tempfile.TemporaryDirectory(dir=os.environ.get("TEST_TMPDIR")) as work:

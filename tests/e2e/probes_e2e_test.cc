@@ -176,7 +176,8 @@ TEST_F(ProbesEndToEndTest, RunPrintsEachFormatAsOneParseableStream) {
   EXPECT_EQ(lines[0],
             "job_id,probe,labels,sizes_bytes,default_sizes,caches,reps,timing,order,seed,"
             "require_clean,precision,max_seconds,size_bytes,cache,read_us,read_us_min,read_us_max,"
-            "read_us_spread,read_us_low,read_us_high,read_us_kept,tbps,disturbance,sampling_end");
+            "read_us_spread,read_us_low,read_us_high,read_us_kept,tbps,disturbance,verdict,"
+            "impossible,sampling_end");
   EXPECT_THAT(lines[1],
               testing::MatchesRegex("job-[0-9]+,read-bandwidth,,\"65536,131072\",false,warm,12,"
                                     "events,fixed,1,false,,,65536,warm,.*,reps"));
@@ -278,6 +279,46 @@ TEST_F(ProbesEndToEndTest, UploadSendsAModuleOnceAndRefusesAFileThatIsNone) {
   EXPECT_TRUE(refused.out.empty()) << refused.out;
 }
 
+TEST_F(ProbesEndToEndTest, KernelUploadsItsModulesAndTheCpuDaemonRefusesTheJob) {
+  const std::string ptx = *dir_ + "/flip.ptx";
+  std::ofstream(ptx) << ".version 8.0\n.target sm_90\n.address_size 64\n"
+                        ".visible .entry flip(\n .param .u64 flip_param_0\n)\n{\n ret;\n}\n";
+  const std::string spec = *dir_ + "/flip.json";
+  std::ofstream(spec) << R"({"buffers": [{"name": "x", "dtype": "f32", "count": 256}],
+    "arms": [{"name": "flip", "launches": [{"kernel": "flip", "grid": [1], "block": [256],
+                                            "args": [{"buffer": "x"}]}]}]})";
+  const CommandResult refused =
+      Cli({"kernel", "--baseline", ptx, "--candidate", ptx, "--spec", spec, "--fail-on", "slower"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("the kernel probe needs a cuda device"));
+  EXPECT_TRUE(refused.out.empty()) << refused.out;
+  // The module was stored on the way.
+  const CommandResult stored = Cli({"--format", "json", "upload", ptx});
+  EXPECT_THAT(stored.out, HasSubstr("\"already_stored\":true"));
+  const CommandResult unnamed = Cli({"kernel", "--module", "other=" + ptx, "--spec", spec});
+  EXPECT_EQ(unnamed.exit_code, 2);
+  EXPECT_THAT(unnamed.err, HasSubstr("names module \"build\", which no --module"));
+  // The CI recipe, from a runner without a GPU: the cpu daemon's refusal fails the gate, and no
+  // summary is written for a job that never existed.
+  const std::string summary = *dir_ + "/summary.md";
+  absl::StatusOr<CommandResult> gate =
+      RunCommand({KERNEL_GATE_PATH, spec, ptx, ptx, summary},
+                 {"GPUPROBE=" GPUPROBE_PATH, "GPUPROBE_SERVER=" + *server_, "CI_COMMIT=abc"}, *dir_,
+                 absl::Seconds(60));
+  ASSERT_TRUE(gate.ok()) << gate.status();
+  EXPECT_EQ(gate->exit_code, 1);
+  EXPECT_THAT(gate->err, HasSubstr("the kernel probe needs a cuda device"));
+  EXPECT_THAT(gate->err, HasSubstr("kernel-gate: exit 1"));
+  std::ifstream written(summary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(written), {}), "");
+  std::ofstream(*dir_ + "/bad.json")
+      << R"({"arms": [{"name": "x", "launches": 3}], "reps": "many"})";
+  const CommandResult bad =
+      Cli({"kernel", "--baseline", ptx, "--candidate", ptx, "--spec", *dir_ + "/bad.json"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("params_json: not a gpuprobe.v1.KernelParams"));
+}
+
 TEST_F(ProbesEndToEndTest, BadProbeRequestsAreRefusedNamingTheProblem) {
   // Bad requests the daemon finds exit 2, as those the client finds.
   const CommandResult unknown = Cli({"run", "dense-gemv"});
@@ -338,7 +379,8 @@ TEST_F(ProbesEndToEndTest, CancellingACommandJobKillsItsProcessGroup) {
 TEST_F(ProbesEndToEndTest, AProbeThatTakesTheOldFileLockStillRuns) {
   const CommandResult run = Cli({"--format", "tsv", "run", "command", "--param", "command=locked"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("size\tus\tus_spread\tdisturbance\n1\t2.5\t-\t"));
+  EXPECT_THAT(run.out,
+              HasSubstr("size\tus\tus_spread\tdisturbance\tverdict\timpossible\n1\t2.5\t-\t"));
 }
 
 TEST_F(ProbesEndToEndTest, StoppingTheDaemonKillsARunningCommand) {

@@ -7,8 +7,10 @@ integers as ints, timestamps as aware datetimes, absent values as None. A moe-un
 each metric's median (NAME) and NAME_min, _max, _spread, _low, _high, _kept, and its derived
 values as keys of their own.
 """
+import copy
 import datetime
 import hashlib
+import json
 import os
 
 import grpc
@@ -408,6 +410,34 @@ class Client:
             return _plain(self._stub.UploadModule(chunks, metadata=self._metadata, timeout=300))
         except grpc.RpcError as e:
             raise GpuprobeError(e.code(), e.details()) from None
+
+    def kernel(self, spec, modules=None, check=False, labels=None):
+        """Times your own compiled CUDA kernels under the daemon's harness (the kernel probe) and
+        yields its results as they arrive (Rows; a check's: its output comparisons). `spec` is
+        the probe's KernelParams as a dict in protobuf's JSON mapping (buffers; arms of launches,
+        each with its kernel, grid, block, shared memory and arguments). A launch's "module"
+        names one of `modules` (name -> bytes: a cubin, fatbin or PTX, e.g. `nvcc -cubin` output
+        or a Triton kernel's compiled.asm["cubin"]), each uploaded where the daemon does not
+        have it; a launch without one takes the only module given."""
+        spec = copy.deepcopy(spec)
+        ids = {name: self.upload(data)["id"] for name, data in (modules or {}).items()}
+        for arm in spec.get("arms", []):
+            for launch in arm.get("launches", []):
+                name = launch.get("module")
+                if name is None and len(ids) == 1:
+                    launch["module"] = next(iter(ids.values()))
+                elif name in ids:
+                    launch["module"] = ids[name]
+                elif not (isinstance(name, str) and len(name) == 64):
+                    raise ValueError("kernel: launch of %r names module %r, which modules does "
+                                     "not give" % (launch.get("kernel"), name))
+        request = probe_pb2.SubmitRequest()
+        request.probe.probe = "kernel"
+        request.probe.params_json = json.dumps(spec)
+        request.probe.check = check
+        request.probe.labels.update(labels or {})
+        job_id = self._call("Submit", request).id
+        return Rows(self._watch(job_id), job_id)
 
     def module(self, module_id):
         """A stored module's record (as upload returns it); GpuprobeError NOT_FOUND if the

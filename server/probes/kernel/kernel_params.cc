@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -268,6 +269,84 @@ absl::Status ResolveLaunch(const std::string& field, const v1::KernelLaunch& l,
   return absl::OkStatus();
 }
 
+// An arm's outputs: buffers, each named once, all of them within max_output_bytes (a check
+// keeps the reference arm's on the host).
+absl::Status CheckOutputs(const std::string& field, const v1::KernelArm& arm,
+                          const std::map<std::string, const v1::KernelBuffer*>& buffers,
+                          const KernelLimits& limits) {
+  std::set<std::string> seen;
+  int64_t bytes = 0;
+  for (int o = 0; o < arm.outputs_size(); ++o) {
+    const std::string output = absl::StrCat(field, ".outputs[", o, "]");
+    const auto buffer = buffers.find(arm.outputs(o));
+    if (buffer == buffers.end()) {
+      return Invalid(output,
+                     absl::StrFormat("\"%s\" names no buffer", Abbreviated(arm.outputs(o))));
+    }
+    if (!seen.insert(arm.outputs(o)).second) {
+      return Invalid(output, absl::StrCat("\"", arm.outputs(o), "\" is named twice"));
+    }
+    bytes += static_cast<int64_t>(buffer->second->size_bytes());
+  }
+  if (bytes > limits.max_output_bytes) {
+    return Invalid(field + ".outputs", absl::StrFormat("%d bytes; a check compares at most %d",
+                                                       bytes, limits.max_output_bytes));
+  }
+  return absl::OkStatus();
+}
+
+// The check's reference arm (default the first) and tolerance (default bitwise).
+absl::Status ResolveCheck(v1::KernelParams& p, const std::set<std::string>& arms) {
+  if (p.reference().empty()) p.set_reference(p.arms(0).name());
+  if (!arms.count(p.reference())) {
+    return Invalid("reference", absl::StrFormat("\"%s\" names no arm", Abbreviated(p.reference())));
+  }
+  v1::KernelTolerance& t = *p.mutable_tolerance();
+  for (const auto& [name, value] : {std::pair{"abs", t.abs()}, {"rel", t.rel()}}) {
+    if (!std::isfinite(value) || value < 0) {
+      return Invalid(absl::StrCat("tolerance.", name),
+                     absl::StrFormat("%g is not a tolerance (finite, at least 0)", value));
+    }
+  }
+  if (t.bitwise() && (t.abs() > 0 || t.rel() > 0)) {
+    return Invalid("tolerance", "bitwise, or abs and rel: not both");
+  }
+  if (t.abs() == 0 && t.rel() == 0) t.set_bitwise(true);
+  if (!t.bitwise()) {
+    for (const v1::KernelArm& arm : p.arms()) {
+      for (const std::string& output : arm.outputs()) {
+        for (const v1::KernelBuffer& b : p.buffers()) {
+          if (b.name() == output && b.dtype().empty()) {
+            return Invalid("tolerance", absl::StrFormat("output %s has no dtype to compare values "
+                                                        "of: compare bitwise",
+                                                        output));
+          }
+        }
+      }
+    }
+  }
+  const v1::KernelArm* reference = nullptr;
+  for (const v1::KernelArm& arm : p.arms()) {
+    if (arm.name() == p.reference()) reference = &arm;
+  }
+  for (int i = 0; i < p.arms_size(); ++i) {
+    for (int o = 0; o < p.arms(i).outputs_size(); ++o) {
+      const std::string& output = p.arms(i).outputs(o);
+      if (std::find(reference->outputs().begin(), reference->outputs().end(), output) ==
+          reference->outputs().end()) {
+        return Invalid(absl::StrCat("arms[", i, "].outputs[", o, "]"),
+                       absl::StrFormat("%s is not an output of the reference arm %s, so a check "
+                                       "has nothing to compare it with",
+                                       output, p.reference()));
+      }
+    }
+  }
+  const bool outputs = std::any_of(p.arms().begin(), p.arms().end(),
+                                   [](const v1::KernelArm& a) { return !a.outputs().empty(); });
+  if (p.verify() && !outputs) return Invalid("verify", "no arm declares outputs to check");
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<v1::KernelParams> ResolveKernelParams(v1::KernelParams p,
@@ -326,6 +405,18 @@ absl::StatusOr<v1::KernelParams> ResolveKernelParams(v1::KernelParams p,
     if (!std::isfinite(arm.flops()) || arm.flops() < 0) {
       return Invalid(field + ".flops", absl::StrFormat("%g is not a count", arm.flops()));
     }
+    RETURN_IF_ERROR(CheckOutputs(field, arm, buffers, limits));
+  }
+  RETURN_IF_ERROR(ResolveCheck(p, arms));
+  if (RotationPeriod(p) > limits.max_rotation) {
+    return Invalid("buffers", absl::StrFormat("rotations whose least common multiple is %d: a "
+                                              "graph sample would take that many launches; at "
+                                              "most %d (use rotations that divide one another)",
+                                              RotationPeriod(p), limits.max_rotation));
+  }
+  if (static_cast<int>(ModuleIds(p).size()) > limits.max_modules) {
+    return Invalid("arms", absl::StrFormat("the launches name %d modules; at most %d",
+                                           ModuleIds(p).size(), limits.max_modules));
   }
   for (int i = 0; i < p.arms_size(); ++i) {
     const std::string& baseline = p.arms(i).baseline();
@@ -353,6 +444,15 @@ std::vector<std::string> ModuleIds(const v1::KernelParams& params) {
     }
   }
   return ids;
+}
+
+int RotationPeriod(const v1::KernelParams& params) {
+  int64_t period = 1;
+  for (const v1::KernelBuffer& b : params.buffers()) {
+    period = std::lcm(period, int64_t{std::max<uint32_t>(b.rotation(), 1)});
+    if (period > std::numeric_limits<int>::max()) return std::numeric_limits<int>::max();
+  }
+  return static_cast<int>(period);
 }
 
 int64_t BufferBytes(const v1::KernelParams& params) {

@@ -176,5 +176,71 @@ TEST(KernelParamsTest, BadLaunchesAndArmsAreRefusedNamingTheField) {
   EXPECT_THAT(ModuleIds(*r), ElementsAre(Sha256Hex("module"), Sha256Hex("other module")));
 }
 
+TEST(KernelParamsTest, TheCheckHasAReferenceArmAndATolerance) {
+  v1::KernelParams p = Scale();
+  p.mutable_arms(0)->add_outputs("y");
+  absl::StatusOr<v1::KernelParams> r = ResolveKernelParams(p);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->reference(), "base");  // the first arm
+  EXPECT_TRUE(r->tolerance().bitwise());
+  EXPECT_DOUBLE_EQ(r->max_launch_seconds(), 1.0);
+  EXPECT_DOUBLE_EQ(r->threshold(), 0.01);
+  EXPECT_THAT(Refusal([](v1::KernelParams& p) { p.mutable_arms(0)->add_outputs("z"); }),
+              HasSubstr("arms[0].outputs[0]: \"z\" names no buffer"));
+  EXPECT_THAT(Refusal([](v1::KernelParams& p) {
+                p.mutable_arms(0)->add_outputs("y");
+                p.mutable_arms(0)->add_outputs("y");
+              }),
+              HasSubstr("arms[0].outputs[1]: \"y\" is named twice"));
+  EXPECT_THAT(Refusal([](v1::KernelParams& p) { p.set_reference("nobody"); }),
+              HasSubstr("reference: \"nobody\" names no arm"));
+  EXPECT_THAT(Refusal([](v1::KernelParams& p) { p.set_verify(true); }),
+              HasSubstr("verify: no arm declares outputs to check"));
+  EXPECT_THAT(Refusal([](v1::KernelParams& p) { p.mutable_tolerance()->set_rel(-1); }),
+              HasSubstr("tolerance.rel: -1 is not a tolerance"));
+  EXPECT_THAT(Refusal([](v1::KernelParams& p) {
+                p.mutable_arms(0)->add_outputs("y");
+                p.mutable_tolerance()->set_abs(1e-3);
+              }),
+              HasSubstr("tolerance: output y has no dtype"));
+  // A candidate's outputs must be the reference's to be compared.
+  EXPECT_THAT(Refusal([](v1::KernelParams& p) {
+                v1::KernelArm* c = p.add_arms();
+                *c = p.arms(0);
+                c->set_name("candidate");
+                c->add_outputs("x");
+              }),
+              HasSubstr("arms[1].outputs[0]: x is not an output of the reference arm base"));
+  EXPECT_THAT(Refusal([](v1::KernelParams& p) { p.set_max_launch_seconds(120); }),
+              HasSubstr("max_launch_seconds"));
+}
+
+TEST(KernelParamsTest, RotationsMustShareAShortPeriod) {
+  v1::KernelParams p = Scale();
+  p.mutable_buffers(0)->set_rotation(4);
+  p.mutable_buffers(1)->set_rotation(2);
+  absl::StatusOr<v1::KernelParams> r = ResolveKernelParams(p);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(RotationPeriod(*r), 4);
+  EXPECT_EQ(BufferBytes(*r), int64_t{24} << 20);
+  EXPECT_THAT(Refusal([](v1::KernelParams& p) {
+                p.mutable_buffers(0)->set_rotation(63);
+                p.mutable_buffers(1)->set_rotation(64);
+              }),
+              HasSubstr("least common multiple is 4032"));
+}
+
+TEST(KernelParamsTest, AJobNamesAtMostEightModules) {
+  EXPECT_THAT(Refusal([](v1::KernelParams& p) {
+                for (int i = 0; i < 8; ++i) {
+                  v1::KernelArm* arm = p.add_arms();
+                  *arm = p.arms(0);
+                  arm->set_name("arm" + std::to_string(i));
+                  arm->mutable_launches(0)->set_module(Sha256Hex(std::to_string(i)));
+                }
+              }),
+              HasSubstr("arms: the launches name 9 modules; at most 8"));
+}
+
 }  // namespace
 }  // namespace gpuprobe

@@ -1,0 +1,287 @@
+#include "server/probes/kernel/kernel_probe.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/param_spec.h"
+#include "common/param_text.h"
+#include "common/status_macros.h"
+#include "server/measure/interleaved.h"
+#include "server/probes/job_events.h"
+#include "server/probes/kernel/kernel_params.h"
+#include "server/probes/kernel/kernel_results.h"
+#include "server/probes/kernel/output_comparison.h"
+#include "server/probes/measure_arms.h"
+#include "server/probes/results.h"
+
+namespace gpuprobe {
+namespace {
+
+constexpr double kMaxSeconds = 86400;  // as max_seconds declares
+constexpr int kMaxReps = 10000;        // as reps declares
+// Before its first rep a job loads its modules (the driver compiles PTX) and fills its buffers:
+// this long, plus the buffers' bytes at kFillBytesPerSecond, without an event is not a hang.
+constexpr double kSetupSeconds = 10;
+constexpr double kFillBytesPerSecond = 10e9;
+// A launch's cost beyond its declared bytes, for the device-time estimate.
+constexpr double kLaunchSeconds = 10e-6;
+
+v1::ProbeInfo MakeInfo() {
+  v1::ProbeInfo info;
+  info.set_name("kernel");
+  info.set_description(
+      "a client's own compiled CUDA kernels (uploaded cubin, fatbin or PTX), timed arm against "
+      "arm under the daemon's harness on buffers it fills");
+  info.set_params_type(v1::KernelParams::descriptor()->full_name());
+  info.set_has_check(true);
+  info.set_client_code(true);
+  for (v1::ProbeParam& p : DeclaredParams(*v1::KernelParams::descriptor())) {
+    *info.add_params() = std::move(p);
+  }
+  *info.add_axes() = Quantity("arm", "", "the arm's name");
+  *info.add_axes() = Quantity("code_sha256", "",
+                              "sha256 of the machine code the arm ran (of its launches' hashes "
+                              "where it has several): equal values run identical code");
+  *info.add_metrics() = Quantity("time_us", "us", "one run of the arm's launches");
+  *info.add_derived() = Quantity("tbps", "TB/s", "(bytes_read + bytes_written) / time_us");
+  *info.add_derived() =
+      Quantity("pct_of_read", "%", "tbps as a percentage of the device's calibrated read");
+  *info.add_derived() = Quantity("tflops", "TFLOP/s", "flops / time_us");
+  *info.add_derived() = Quantity("vs_baseline", "",
+                                 "time_us / the baseline arm's (above 1 is slower), for an arm "
+                                 "with a baseline; its verdict at threshold");
+  *info.add_derived() = Quantity("vs_baseline_low", "", "its 95% interval: lower bound");
+  *info.add_derived() = Quantity("vs_baseline_high", "", "its upper bound");
+  return info;
+}
+
+absl::StatusOr<SamplingRule> SamplingRuleOf(const v1::KernelParams& p) {
+  return ResolveSamplingRule(
+      p.has_precision() ? std::optional<double>(p.precision()) : std::nullopt,
+      p.has_max_seconds() ? std::optional<double>(p.max_seconds()) : std::nullopt, kMaxSeconds);
+}
+
+// Launches per graph sample: 10, or with rotated buffers the least multiple of every rotation
+// from 10 up, so that each replay starts on a copy that the previous one did not end on.
+int GraphLaunches(const v1::KernelParams& p) {
+  const int every = RotationPeriod(p);
+  return every * ((kGraphLaunchesPerSample + every - 1) / every);
+}
+
+TimingOptions TimingOf(const v1::KernelParams& p) {
+  return {.timing = TimingFromProto(p.timing()),
+          .cache = CacheFromProto(p.cache()),
+          .graph_launches = GraphLaunches(p)};
+}
+
+int ArmIndex(const v1::KernelParams& p, const std::string& name) {
+  for (int i = 0; i < p.arms_size(); ++i) {
+    if (p.arms(i).name() == name) return i;
+  }
+  return 0;
+}
+
+const v1::KernelBuffer& BufferNamed(const v1::KernelParams& p, const std::string& name) {
+  for (const v1::KernelBuffer& b : p.buffers()) {
+    if (b.name() == name) return b;
+  }
+  return p.buffers(0);  // resolution made every output a buffer's name
+}
+
+std::vector<v1::AxisValue> ArmAxes(const v1::KernelParams& p, const KernelSession& session,
+                                   int arm) {
+  std::vector<std::string> code;
+  for (int l = 0; l < p.arms(arm).launches_size(); ++l) {
+    code.push_back(session.CodeSha256(arm, l));
+  }
+  return {TextAxis("arm", p.arms(arm).name()), TextAxis("code_sha256", ArmCodeSha256(code))};
+}
+
+// The check: every arm run once on freshly filled buffers with its outputs poisoned, the
+// reference arm first; each other arm's outputs compared with the reference's. One KernelCheck
+// per output compared.
+JobOutcome Check(const v1::KernelParams& p, KernelSession& session, const EventPublisher& publish,
+                 const std::atomic<bool>& cancelled) {
+  const int reference = ArmIndex(p, p.reference());
+  std::vector<int> order = {reference};
+  for (int i = 0; i < p.arms_size(); ++i) {
+    if (i != reference) order.push_back(i);
+  }
+  std::map<std::string, std::string> expected;  // the reference arm's outputs
+  JobOutcome outcome;
+  int failed = 0;
+  for (const int arm : order) {
+    if (cancelled.load())
+      return JobOutcome{.status = absl::CancelledError("cancelled between arms")};
+    const v1::KernelArm& a = p.arms(arm);
+    absl::Status ran = session.Place();
+    for (const std::string& output : a.outputs()) {
+      if (ran.ok()) ran = session.Poison(output);
+    }
+    if (ran.ok()) ran = session.RunOnce(arm);
+    if (!ran.ok()) return JobOutcome{.status = ran};
+    for (const std::string& output : a.outputs()) {
+      absl::StatusOr<std::string> bytes = session.Read(output);
+      if (!bytes.ok()) return JobOutcome{.status = bytes.status()};
+      if (arm == reference) {
+        expected[output] = *std::move(bytes);
+        continue;
+      }
+      const OutputComparison c =
+          CompareOutput(BufferNamed(p, output).dtype(), p.tolerance(), expected[output], *bytes);
+      v1::JobEvent event;
+      v1::KernelCheck* check = event.mutable_check();
+      check->set_kernel(a.name());
+      *check->add_axes() = TextAxis("arm", a.name());
+      *check->add_axes() = TextAxis("output", output);
+      check->set_passed(c.passed);
+      check->set_detail(absl::StrCat(output, " against ", p.reference(), "'s: ", c.detail));
+      check->set_seed(p.seed());
+      failed += c.passed ? 0 : 1;
+      publish(std::move(event));
+      ++outcome.results;
+    }
+  }
+  if (failed > 0) {
+    outcome.status = absl::DataLossError(
+        absl::StrFormat("%d of %d outputs differ from the reference arm %s's beyond the tolerance",
+                        failed, outcome.results, p.reference()));
+  }
+  return outcome;
+}
+
+}  // namespace
+
+KernelProbe::KernelProbe(KernelSessionFactory sessions)
+    : info_(MakeInfo()), sessions_(std::move(sessions)) {}
+
+absl::StatusOr<ProbeSpec> KernelProbe::Resolve(const v1::ProbeRequest& request) const {
+  v1::KernelParams params;
+  RETURN_IF_ERROR(UnpackParams(request, params));
+  ASSIGN_OR_RETURN(v1::KernelParams resolved, ResolveKernelParams(std::move(params)));
+  ASSIGN_OR_RETURN(const SamplingRule rule, SamplingRuleOf(resolved));
+  if (rule.precision > 0.0) resolved.set_max_seconds(rule.max_seconds);
+  return std::make_shared<const v1::KernelParams>(std::move(resolved));
+}
+
+std::vector<std::string> KernelProbe::Modules(const google::protobuf::Message& spec) const {
+  absl::StatusOr<const v1::KernelParams*> p = SpecAs<v1::KernelParams>(spec);
+  return p.ok() ? ModuleIds(**p) : std::vector<std::string>{};
+}
+
+absl::StatusOr<ProbePlan> KernelProbe::Plan(const google::protobuf::Message& spec, bool check,
+                                            const Backend& device) const {
+  ASSIGN_OR_RETURN(const v1::KernelParams* params, SpecAs<v1::KernelParams>(spec));
+  const v1::KernelParams& p = *params;
+  if (device.Name() != "cuda") {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "probe: the kernel probe needs a cuda device; this gpuprobed's device is %s",
+        device.Name()));
+  }
+  const int64_t bytes = BufferBytes(p);
+  if (bytes > device.MemoryCapacityBytes()) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "buffers: the buffers and their copies take %.2f GiB, more than the %.2f GiB the %s "
+        "device offers",
+        static_cast<double>(bytes) / (1 << 30),
+        static_cast<double>(device.MemoryCapacityBytes()) / (1 << 30), device.Name()));
+  }
+  const DeviceDetails details = device.Details();
+  const double bytes_per_s =
+      details.calibrated_read_tbps > 0 ? details.calibrated_read_tbps * 1e12 : 1e12;
+  const int per_sample = p.timing() == v1::TIMING_MODE_GRAPH ? GraphLaunches(p) : 1;
+  const double flush = p.cache() == v1::CACHE_MODE_COLD ? 2.0 * details.l2_bytes : 0.0;
+  double rep_seconds = 0, rep_launches = 0, once_seconds = 0;
+  for (const v1::KernelArm& arm : p.arms()) {
+    const double run = static_cast<double>(arm.launches_size()) * kLaunchSeconds +
+                       static_cast<double>(arm.bytes_read() + arm.bytes_written()) / bytes_per_s;
+    once_seconds += run;
+    rep_seconds += per_sample * (run + flush / bytes_per_s);
+    rep_launches += per_sample * arm.launches_size();
+  }
+  const double placement = static_cast<double>(bytes) / kFillBytesPerSecond;
+  const double checked = (check || p.verify()) ? p.arms_size() * placement + once_seconds : 0.0;
+  ProbePlan plan{.silence_seconds =
+                     kSetupSeconds + placement + rep_launches * p.max_launch_seconds()};
+  if (check) {
+    plan.device_seconds = checked;
+    return plan;
+  }
+  const double timed = p.blocks() * (placement + rep_seconds * p.reps());
+  plan.device_seconds =
+      checked + (p.has_precision() ? std::max(timed, p.max_seconds() + rep_seconds) : timed);
+  return plan;
+}
+
+JobOutcome KernelProbe::Run(const ProbeRun& run, Backend& device, const EventPublisher& publish,
+                            const std::atomic<bool>& cancelled) const {
+  absl::StatusOr<const v1::KernelParams*> params = SpecAs<v1::KernelParams>(*run.spec);
+  if (!params.ok()) return JobOutcome{.status = params.status()};
+  const v1::KernelParams& p = **params;
+  absl::StatusOr<std::unique_ptr<KernelSession>> made = sessions_(device);
+  if (!made.ok()) return JobOutcome{.status = made.status()};
+  KernelSession& session = **made;
+  if (absl::Status loaded = session.Load(p, run.modules); !loaded.ok()) {
+    return JobOutcome{.status = loaded};
+  }
+  v1::JobEvent started = StartedEvent(Name(), device.Description(), p);
+  std::vector<std::vector<v1::AxisValue>> axes;
+  for (int arm = 0; arm < p.arms_size(); ++arm) {
+    axes.push_back(ArmAxes(p, session, arm));
+    *started.mutable_started()->add_arms()->mutable_axes() = {axes.back().begin(),
+                                                              axes.back().end()};
+  }
+  publish(std::move(started));
+  if (run.check) return Check(p, session, publish, cancelled);
+  if (p.verify()) {
+    JobOutcome verified = Check(p, session, publish, cancelled);
+    if (!verified.status.ok()) {
+      verified.status = absl::Status(
+          verified.status.code(),
+          absl::StrCat("verify: ", verified.status.message(), "; the arms were not timed"));
+      return verified;
+    }
+  }
+  MeasurementSpec spec{.reps = static_cast<int>(p.reps()),
+                       .order = OrderFromProto(p.order()),
+                       .seed = p.seed(),
+                       .require_clean = p.require_clean(),
+                       .blocks = static_cast<int>(p.blocks())};
+  for (int arm = 0; arm < p.arms_size(); ++arm) {
+    const v1::KernelArm& a = p.arms(arm);
+    spec.arms.push_back({.axes = axes[arm],
+                         .timing = TimingOf(p),
+                         .launches = {{.metric = "time_us",
+                                       .bytes_read = static_cast<int64_t>(a.bytes_read()),
+                                       .bytes_written = static_cast<int64_t>(a.bytes_written()),
+                                       .flops = a.flops()}}});
+  }
+  absl::StatusOr<SamplingRule> sampling = SamplingRuleOf(p);
+  if (!sampling.ok()) return JobOutcome{.status = sampling.status()};
+  spec.sampling = *sampling;
+  spec.sampling.max_reps = static_cast<int>(std::max<int64_t>(
+      p.reps(), std::min<int64_t>(kMaxReps, KernelLimits{}.max_arm_reps / p.arms_size())));
+  const DeviceDetails details = device.Details();
+  const CacheMode cache = CacheFromProto(p.cache());
+  auto place = [&](int) -> absl::StatusOr<std::vector<std::vector<DeviceLaunch*>>> {
+    RETURN_IF_ERROR(session.Place());
+    std::vector<std::vector<DeviceLaunch*>> launches;
+    for (int arm = 0; arm < p.arms_size(); ++arm) launches.push_back({&session.Arm(arm)});
+    return launches;
+  };
+  auto derive = [&](const Measurement& measured, std::vector<v1::Result>& results) {
+    AddBaselineVerdicts(p, measured, results);
+    for (int arm = 0; arm < p.arms_size() && arm < static_cast<int>(results.size()); ++arm) {
+      results[arm].set_impossible(ImpossibleTime(results[arm].metrics(0).median(),
+                                                 static_cast<int64_t>(p.arms(arm).bytes_read()),
+                                                 cache, details));
+    }
+    UniformDerived(info_.derived(), results);
+  };
+  return MeasureArms(spec, place, device, publish, cancelled, derive);
+}
+
+}  // namespace gpuprobe
