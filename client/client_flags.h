@@ -37,6 +37,9 @@ struct ClientFlags {
   // kernel.
   std::string kernel_spec, baseline_module, candidate_module;
   std::vector<std::string> kernel_modules;
+  std::string kernel_name, kernel_grid, kernel_block;  // without a spec: one launch
+  uint32_t kernel_smem = 0;
+  std::vector<std::string> kernel_buffers, kernel_args;
 };
 
 }  // namespace gpuprobe

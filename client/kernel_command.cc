@@ -1,10 +1,13 @@
 // `gpuprobe kernel`: a client's compiled CUDA kernels timed by the daemon's kernel probe. The
 // spec is the probe's KernelParams in protobuf's JSON mapping; its launches name modules by the
-// names --module gives them (or by id). The command uploads each module the daemon does not have
+// names --module gives them (or by id); without a spec, --kernel and its flags describe one launch
+// (kernel_shorthand.h). The command uploads each module the daemon does not have
 // yet, submits one job and follows it; with --baseline and --candidate it runs every arm of the
 // spec twice, once on each build, interleaved in one job, and exits as `compare` does.
 //
 //   gpuprobe kernel --module scale=scale.cubin --spec spec.json
+//   gpuprobe kernel --module k=scale.cubin --kernel scale --grid 4096 --block 256
+//     --buffer x=f32:1048576:normal:0:1 --buffer y=f32:1048576 --arg y --arg x --arg f32:2 ...
 //   gpuprobe kernel --baseline base.cubin --candidate cand.cubin --spec spec.json --fail-on slower
 #include <fstream>
 #include <iostream>
@@ -18,6 +21,7 @@
 #include "client/flag_groups.h"
 #include "client/job_identity.h"
 #include "client/job_printers.h"
+#include "client/kernel_shorthand.h"
 #include "client/kernel_summary.h"
 #include "client/module_commands.h"
 #include "client/probe_commands.h"
@@ -101,10 +105,27 @@ Json BaselineAndCandidate(const Json& arms, const std::string& base_id,
   return both;
 }
 
+// The spec of --kernel and its flags: its launch names the one --module's NAME, or the build.
+absl::StatusOr<Json> Shorthand(const ClientFlags& f) {
+  std::string module;
+  if (f.baseline_module.empty()) {
+    if (f.kernel_modules.size() != 1) {
+      return absl::InvalidArgumentError(
+          "--kernel: give one --module NAME=FILE, or --baseline and --candidate");
+    }
+    module = f.kernel_modules[0].substr(0, f.kernel_modules[0].find('='));
+  }
+  absl::StatusOr<std::string> json = ShorthandSpecJson(f, module);
+  if (!json.ok()) return json.status();
+  return Json::parse(*json);
+}
+
 int KernelCommand(const ClientContext& context) {
   const ClientFlags& f = *context.flags;
-  if (f.kernel_spec.empty()) {
-    return UsageError(absl::InvalidArgumentError("--spec: a KernelParams JSON file is required"));
+  if (f.kernel_spec.empty() == f.kernel_name.empty()) {
+    return UsageError(absl::InvalidArgumentError(
+        "--spec FILE (the kernel probe's KernelParams as JSON) or --kernel NAME with its "
+        "--grid, --block and --arg flags: one of them"));
   }
   if (f.baseline_module.empty() != f.candidate_module.empty()) {
     return UsageError(absl::InvalidArgumentError("--baseline and --candidate go together"));
@@ -113,7 +134,7 @@ int KernelCommand(const ClientContext& context) {
     return UsageError(absl::InvalidArgumentError(
         absl::StrFormat("--fail-on: \"%s\" is not slower or unsure", f.fail_on)));
   }
-  absl::StatusOr<Json> spec = ReadSpec(f.kernel_spec);
+  absl::StatusOr<Json> spec = f.kernel_spec.empty() ? Shorthand(f) : ReadSpec(f.kernel_spec);
   if (!spec.ok()) return UsageError(spec.status());
   std::map<std::string, std::string> ids;  // module name -> id
   for (const std::string& named : f.kernel_modules) {
@@ -195,37 +216,50 @@ int KernelCommand(const ClientContext& context) {
 }  // namespace
 
 Subcommand KernelSubcommand() {
-  return {.name = "kernel",
-          .help =
-              "time your own compiled CUDA kernels (cubin, fatbin, PTX) on the daemon's GPU, "
-              "baseline and candidate in one job",
-          .bind =
-              [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) {
-                app.add_option("--spec", f.kernel_spec,
-                               "the kernel probe's parameters (KernelParams) as JSON: buffers, "
-                               "arms of launches")
-                    ->check(CLI::ExistingFile);
-                app.add_option("--module", f.kernel_modules,
-                               "NAME=FILE: a module the spec's launches name NAME (repeatable)")
-                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-                    ->type_name("NAME=FILE");
-                app.add_option("--baseline", f.baseline_module,
-                               "the base build's module: every arm runs on it as NAME.base")
-                    ->check(CLI::ExistingFile);
-                app.add_option("--candidate", f.candidate_module,
-                               "the candidate build's module: every arm runs on it as "
-                               "NAME.candidate, judged against NAME.base")
-                    ->check(CLI::ExistingFile);
-                app.add_option(
-                    "--fail-on", f.fail_on,
-                    "exit 6 when an arm is slower (slower), or slower or unsure (unsure)");
-                app.add_flag("--check", f.check,
-                             "run each arm once and compare its outputs with the reference "
-                             "arm's instead of timing");
-                LabelFlag(app, f);
-              },
-          .run = [](const ClientContext& c,
-                    const std::vector<std::string>&) { return KernelCommand(c); }};
+  return {
+      .name = "kernel",
+      .help =
+          "time your own compiled CUDA kernels (cubin, fatbin, PTX) on the daemon's GPU, "
+          "baseline and candidate in one job",
+      .bind =
+          [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) {
+            app.add_option("--spec", f.kernel_spec,
+                           "the kernel probe's parameters (KernelParams) as JSON: buffers, "
+                           "arms of launches")
+                ->check(CLI::ExistingFile);
+            app.add_option("--module", f.kernel_modules,
+                           "NAME=FILE: a module the spec's launches name NAME (repeatable)")
+                ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+                ->type_name("NAME=FILE");
+            app.add_option("--baseline", f.baseline_module,
+                           "the base build's module: every arm runs on it as NAME.base")
+                ->check(CLI::ExistingFile);
+            app.add_option("--candidate", f.candidate_module,
+                           "the candidate build's module: every arm runs on it as "
+                           "NAME.candidate, judged against NAME.base")
+                ->check(CLI::ExistingFile);
+            app.add_option("--fail-on", f.fail_on,
+                           "exit 6 when an arm is slower (slower), or slower or unsure (unsure)");
+            app.add_flag("--check", f.check,
+                         "run each arm once and compare its outputs with the reference "
+                         "arm's instead of timing");
+            LabelFlag(app, f);
+            app.add_option("--kernel", f.kernel_name,
+                           "without --spec: the one kernel to time (mangled or extern \"C\")");
+            app.add_option("--grid", f.kernel_grid, "with --kernel: X[,Y,Z] blocks");
+            app.add_option("--block", f.kernel_block, "with --kernel: X[,Y,Z] threads");
+            app.add_option("--smem", f.kernel_smem, "with --kernel: dynamic shared memory, bytes");
+            app.add_option("--buffer", f.kernel_buffers,
+                           "with --kernel: NAME=DTYPE:COUNT[:zeros|:constant:V|:uniform:A:B|"
+                           ":normal:MEAN:STD], a buffer the daemon fills (repeatable)")
+                ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+            app.add_option("--arg", f.kernel_args,
+                           "with --kernel: the next argument, a buffer's NAME or DTYPE:VALUE "
+                           "(repeatable, in the kernel's parameter order)")
+                ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+          },
+      .run = [](const ClientContext& c,
+                const std::vector<std::string>&) { return KernelCommand(c); }};
 }
 
 }  // namespace gpuprobe

@@ -298,6 +298,16 @@ TEST_F(ProbesEndToEndTest, KernelUploadsItsModulesAndTheCpuDaemonRefusesTheJob) 
   const CommandResult unnamed = Cli({"kernel", "--module", "other=" + ptx, "--spec", spec});
   EXPECT_EQ(unnamed.exit_code, 2);
   EXPECT_THAT(unnamed.err, HasSubstr("names module \"build\", which no --module"));
+  // One kernel from flags, without a spec file.
+  const CommandResult flags =
+      Cli({"kernel", "--module", "k=" + ptx, "--kernel", "flip", "--grid", "1", "--block", "256",
+           "--buffer", "x=f32:256:uniform:0:1", "--arg", "x"});
+  EXPECT_EQ(flags.exit_code, 1);
+  EXPECT_THAT(flags.err, HasSubstr("the kernel probe needs a cuda device"));
+  const CommandResult both =
+      Cli({"kernel", "--module", "k=" + ptx, "--kernel", "flip", "--spec", spec});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.err, HasSubstr("one of them"));
   // The CI recipe, from a runner without a GPU: the cpu daemon's refusal fails the gate, and no
   // summary is written for a job that never existed.
   const std::string summary = *dir_ + "/summary.md";

@@ -4,16 +4,20 @@
 // kernel refused before any launch; a missing kernel named with the module's list; identical
 // machine code in two different cubins recognised; an illegal address failing the job with the
 // CUDA error named (last: it leaves this process's context unusable, and ctest runs each case
-// in a process of its own). Skipped where no CUDA device is visible.
+// in a process of its own); and, through a device worker, a kernel that never ends killed at its
+// bound with the next job running fine. Skipped where no CUDA device is visible.
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sstream>
 
+#include "absl/time/clock.h"
 #include "common/module_inspection.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/device/cuda_backend.h"
+#include "server/jobs/worker_process.h"
 #include "server/probes/kernel/kernel_probe.h"
 #include "tests/probes/recorded_events.h"
 
@@ -207,6 +211,54 @@ TEST_F(KernelProbeGpuTest, IdenticalMachineCodeInTwoCubinsIsRecognised) {
   ASSERT_EQ(results.size(), 3u);
   EXPECT_EQ(Code(results[0]), Code(results[1]));
   EXPECT_NE(Code(results[0]), Code(results[2]));
+}
+
+// Through a device worker, as the daemon runs it: the job that never ends is killed at its
+// silence bound and fails saying so; the next job, in a fresh worker, succeeds.
+TEST_F(KernelProbeGpuTest, AKernelThatNeverEndsHasItsWorkerKilledAndTheNextJobRuns) {
+  const char* daemon = std::getenv("GPUPROBED");  // a bundle's bin/gpuprobed
+  absl::StatusOr<std::unique_ptr<WorkerProcessExecutor>> worker = WorkerProcessExecutor::Start(
+      daemon != nullptr ? daemon : GPUPROBED_PATH, {"--backend=cuda", "--device=0"});
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  const KernelProbe probe;
+  auto job = [&](const v1::KernelParams& p) {
+    v1::ProbeRequest request;
+    request.set_probe("kernel");
+    request.mutable_params()->PackFrom(p);
+    JobRun run{.probe = &probe};
+    absl::StatusOr<ProbeSpec> spec = probe.Resolve(request);
+    EXPECT_TRUE(spec.ok()) << spec.status();
+    run.run = {.job_id = "job-1", .spec = *spec, .modules = modules_};
+    run.watchdog = absl::Seconds(probe.Plan(**spec, false, *backend_)->silence_seconds);
+    RecordedEvents recorded;
+    const std::atomic<bool> cancelled{false};
+    const absl::Time start = absl::Now();
+    JobOutcome outcome = (*worker)->Run(run, recorded.Publisher(), cancelled);
+    return std::pair(outcome, absl::Now() - start);
+  };
+  v1::KernelParams hang = Buffers();
+  hang.set_max_launch_seconds(0.2);
+  hang.set_timing(v1::TIMING_MODE_EVENTS);
+  v1::KernelArm* arm = hang.add_arms();
+  arm->set_name("hang");
+  v1::KernelLaunch* l = arm->add_launches();
+  l->set_module(Module("probe_kernels.cubin"));
+  l->set_kernel("hang");
+  l->add_grid(1);
+  l->add_block(1);
+  l->add_args()->set_buffer("y");  // zeros: the flag never set
+  const auto [killed, after] = job(hang);
+  EXPECT_EQ(killed.status.code(), absl::StatusCode::kAborted) << killed.status;
+  EXPECT_THAT(killed.status.message(), HasSubstr("it was killed and restarted"));
+  // Its bound: 10 s of setup, the placement, one rep's launch at 0.2 s; and the kill.
+  EXPECT_LT(absl::ToDoubleSeconds(after), 30.0);
+  v1::KernelParams clean = Buffers();
+  AddCopyScale(clean, "copy", Module("probe_kernels.cubin"));
+  const auto [next, took] = job(clean);
+  EXPECT_TRUE(next.status.ok()) << next.status;
+  EXPECT_EQ(next.results, 1);
+  std::cout << "hang: failed after " << absl::ToDoubleSeconds(after) << " s; the next job took "
+            << absl::ToDoubleSeconds(took) << " s\n";
 }
 
 // Last in the file: the context is unusable afterwards.
