@@ -131,7 +131,6 @@ class CudaSession final : public KernelSession {
         ASSIGN_OR_RETURN(Launch launch, Prepare(field, params_.arms(a).launches(l)));
         launches_.back().push_back(std::move(launch));
       }
-      arms_.push_back(std::make_unique<ArmLaunch>(*this, a));
     }
     return absl::OkStatus();
   }
@@ -161,6 +160,12 @@ class CudaSession final : public KernelSession {
     }
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(Stream()));
     buffers_ = std::move(placed);
+    // New launches for the new addresses: the timer keeps what it captured (a graph holding the
+    // old ones) with each launch.
+    arms_.clear();
+    for (int a = 0; a < params_.arms_size(); ++a) {
+      arms_.push_back(std::make_unique<ArmLaunch>(*this, a));
+    }
     return absl::OkStatus();
   }
 

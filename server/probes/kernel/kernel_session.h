@@ -40,9 +40,9 @@ class KernelSession {
   // Frees the buffers (if any) and allocates every buffer and its copies anew, filled from the
   // spec's seed, so that each placement holds the same values at other addresses.
   virtual absl::Status Place() = 0;
-  // Arm `arm`'s launches in order, as one unit of work: each Enqueue passes the next copy of
-  // every rotated buffer (one counter for the job, so consecutive launches of any arms read
-  // different copies).
+  // Arm `arm`'s launches in order, as one unit of work on the last placement (valid until the
+  // next Place, which makes new ones): each Enqueue passes the next copy of every rotated buffer
+  // (one counter for the job, so consecutive launches of any arms read different copies).
   virtual DeviceLaunch& Arm(int arm) = 0;
 
   // For a check: the buffer's copies set to 0xff bytes (a NaN in every floating dtype).

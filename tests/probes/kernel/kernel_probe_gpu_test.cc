@@ -205,6 +205,7 @@ TEST_F(KernelProbeGpuTest, IdenticalMachineCodeInTwoCubinsIsRecognised) {
   AddCopyScale(p, "candidate", extra);
   AddCopyScale(p, "wrong", Module("probe_kernels_wrong.cubin"));
   p.mutable_arms(1)->set_baseline("base");
+  p.set_blocks(3);  // each on buffers placed anew, with launches captured anew
   RecordedEvents recorded;
   ASSERT_TRUE(Run(p, false, recorded).status.ok());
   const std::vector<v1::Result> results = recorded.Results();
