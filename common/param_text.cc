@@ -11,10 +11,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/abbreviated.h"
+#include "common/api_json.h"
 #include "common/shortest_double.h"
 #include "common/status_macros.h"
 #include "google/protobuf/descriptor.h"
-#include "google/protobuf/util/json_util.h"
 #include "gpuprobe/v1/param_spec.pb.h"
 
 namespace gpuprobe {
@@ -305,11 +305,11 @@ absl::Status UnpackParams(const gpuprobe::v1::ProbeRequest& request, Message& me
     return absl::InvalidArgumentError("params: set one of params, param_values and params_json");
   }
   if (!request.params_json().empty()) {
-    const auto parsed =
-        google::protobuf::util::JsonStringToMessage(request.params_json(), &message);
+    // The API's JSON: protobuf's mapping, enum values also as the CLI spells them ("graph").
+    const absl::Status parsed = ApiJsonToMessage(request.params_json(), &message);
     if (!parsed.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "params_json: not a ", want, " (", Abbreviated(parsed.message().as_string()), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("params_json: not a ", want, " (", Abbreviated(parsed.message()), ")"));
     }
     return absl::OkStatus();
   }

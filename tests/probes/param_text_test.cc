@@ -117,10 +117,11 @@ TEST(ParamTextTest, UnpackParamsTakesTheProbesMessageOrTextNeverBothOrAnotherTyp
 
   // The message in protobuf's JSON mapping, for clients without the probe's message.
   v1::ProbeRequest json;
-  json.set_params_json(R"({"reps": 11, "timing": "TIMING_MODE_GRAPH"})");
+  json.set_params_json(R"({"reps": 11, "timing": "TIMING_MODE_GRAPH", "cache": "cold"})");
   ASSERT_TRUE(UnpackParams(json, sweep).ok());
   EXPECT_EQ(sweep.reps(), 11u);
   EXPECT_EQ(sweep.timing(), v1::TIMING_MODE_GRAPH);
+  EXPECT_EQ(sweep.cache(), v1::CACHE_MODE_COLD);  // as the CLI spells it
   json.set_params_json(R"({"reps": "many"})");
   EXPECT_THAT(UnpackParams(json, sweep).message(),
               HasSubstr("params_json: not a gpuprobe.v1.SweepRequest"));

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -37,16 +39,20 @@ constexpr uint64_t kPortableClusterBlocks = 8;
 // is left besides.
 constexpr size_t kPlacementHeadroom = size_t{256} << 20;
 
-// A module's image as it is loaded: a cubin (PTX compiled, a fatbin's image for this device
-// chosen, by the driver's linker), and its kernels' hashes.
-absl::StatusOr<std::string> LinkedImage(const CudaDriver& cu, const std::string& bytes,
-                                        v1::ModuleFormat format) {
-  if (format == v1::MODULE_FORMAT_CUBIN) return bytes;
+// The driver's linker on one PTX or fatbin input, for `target` (0: the context's device).
+absl::StatusOr<std::string> Link(const CudaDriver& cu, const std::string& bytes,
+                                 v1::ModuleFormat format, int target) {
   std::string log(8192, '\0');
-  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void* values[] = {log.data(), reinterpret_cast<void*>(log.size())};
+  std::vector<CUjit_option> options = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  std::vector<void*> values = {log.data(), reinterpret_cast<void*>(log.size())};
+  if (target != 0) {
+    options.push_back(CU_JIT_TARGET);
+    values.push_back(reinterpret_cast<void*>(static_cast<uintptr_t>(target)));
+  }
   CUlinkState link = nullptr;
-  RETURN_IF_ERROR(cu.Status(cu.LinkCreate(2, options, values, &link), "cuLinkCreate"));
+  RETURN_IF_ERROR(cu.Status(
+      cu.LinkCreate(static_cast<unsigned>(options.size()), options.data(), values.data(), &link),
+      "cuLinkCreate"));
   const std::string input = bytes + '\0';  // PTX is NUL-terminated
   absl::Status s = cu.Status(
       cu.LinkAddData(link,
@@ -61,6 +67,20 @@ absl::StatusOr<std::string> LinkedImage(const CudaDriver& cu, const std::string&
   if (!s.ok()) {
     log.resize(std::min(log.find('\0'), size_t{2000}));
     return absl::Status(s.code(), absl::StrCat(s.message(), log.empty() ? "" : ": ", log));
+  }
+  return image;
+}
+
+// A module's image as it is loaded: a cubin as sent; PTX compiled, or a fatbin's image for this
+// device chosen, by the driver's linker, so that the code hashed is the code run. Code for the
+// device's architecture-specific variant (sm_90a on an sm_90 device) needs that variant as the
+// linker's target (`accelerated`), tried where the device's own finds no image.
+absl::StatusOr<std::string> LinkedImage(const CudaDriver& cu, const std::string& bytes,
+                                        v1::ModuleFormat format, int accelerated) {
+  if (format == v1::MODULE_FORMAT_CUBIN) return bytes;
+  absl::StatusOr<std::string> image = Link(cu, bytes, format, 0);
+  if (!image.ok() && absl::StrContains(image.status().message(), "CUDA_ERROR_NO_BINARY_FOR_GPU")) {
+    return Link(cu, bytes, format, accelerated);
   }
   return image;
 }
@@ -110,18 +130,26 @@ class CudaSession final : public KernelSession {
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&persisting, cudaDevAttrMaxPersistingL2CacheSize,
                                                 device_.Ordinal()));
     if (persisting > 0) CUDA_RETURN_IF_ERROR(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
+    int major = 0, minor = 0;
+    CUDA_RETURN_IF_ERROR(
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_.Ordinal()));
+    CUDA_RETURN_IF_ERROR(
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_.Ordinal()));
+    const int accelerated = CU_COMPUTE_ACCELERATED_TARGET_BASE + 10 * major + minor;
     for (const std::string& id : ModuleIds(params_)) {
       const auto bytes = modules.find(id);
       if (bytes == modules.end()) {
         return absl::DataLossError(absl::StrCat("module ", id, " was not handed to the worker"));
       }
       ASSIGN_OR_RETURN(const v1::Module sent, InspectModule(bytes->second));
-      ASSIGN_OR_RETURN(const std::string image, LinkedImage(cu_, bytes->second, sent.format()));
+      const std::string name = absl::StrCat("module ", id.substr(0, 12));
+      absl::StatusOr<std::string> image =
+          LinkedImage(cu_, bytes->second, sent.format(), accelerated);
+      if (!image.ok()) return Named(name, image.status());
       LoadedModule loaded;
-      ASSIGN_OR_RETURN(loaded.inspected, InspectModule(image));
-      RETURN_IF_ERROR(
-          Named(absl::StrCat("module ", id.substr(0, 12)),
-                cu_.Status(cu_.ModuleLoadData(&loaded.module, image.data()), "cuModuleLoadData")));
+      ASSIGN_OR_RETURN(loaded.inspected, InspectModule(*image));
+      RETURN_IF_ERROR(Named(
+          name, cu_.Status(cu_.ModuleLoadData(&loaded.module, image->data()), "cuModuleLoadData")));
       modules_.emplace(id, std::move(loaded));
     }
     for (int a = 0; a < params_.arms_size(); ++a) {
