@@ -19,29 +19,13 @@
 #include "server/probes/moe_union/exactness.h"
 #include "server/probes/moe_union/sweep_runner.h"
 #include "server/probes/read_bandwidth/read_buffers.h"
+#include "tests/device/cuda_device_test.h"
 #include "tests/probes/recorded_events.h"
 
 namespace gpuprobe {
 namespace {
 
-class CudaBackendTest : public testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<CudaBackend>> cuda = CudaBackend::Create(0);
-    if (cuda.ok())
-      backend_ = cuda->release();
-    else
-      skip_reason_ = new std::string(cuda.status().ToString());
-  }
-  static void TearDownTestSuite() { delete backend_; }
-
-  void SetUp() override {
-    if (backend_ == nullptr) GTEST_SKIP() << "no CUDA device: " << *skip_reason_;
-  }
-
-  static inline CudaBackend* backend_ = nullptr;
-  static inline std::string* skip_reason_ = nullptr;
-};
+using CudaBackendTest = CudaDeviceTest;
 
 struct Geometry {
   int experts, hidden, ff, selected, t;

@@ -16,9 +16,9 @@
 #include "common/module_inspection.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/device/cuda_backend.h"
 #include "server/jobs/worker_process.h"
 #include "server/probes/kernel/kernel_probe.h"
+#include "tests/device/cuda_device_test.h"
 #include "tests/probes/recorded_events.h"
 
 namespace gpuprobe {
@@ -36,20 +36,8 @@ std::string ModuleBytes(const std::string& file) {
   return bytes.str();
 }
 
-class KernelProbeGpuTest : public testing::Test {
+class KernelProbeGpuTest : public CudaDeviceTest {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<CudaBackend>> cuda = CudaBackend::Create(0);
-    if (cuda.ok())
-      backend_ = cuda->release();
-    else
-      skip_reason_ = new std::string(cuda.status().ToString());
-  }
-  static void TearDownTestSuite() { delete backend_; }
-  void SetUp() override {
-    if (backend_ == nullptr) GTEST_SKIP() << "no CUDA device: " << *skip_reason_;
-  }
-
   // The module of `file`: its id, its bytes kept for the run.
   std::string Module(const std::string& file) {
     const std::string bytes = ModuleBytes(file);
@@ -123,8 +111,6 @@ class KernelProbeGpuTest : public testing::Test {
     return "";
   }
 
-  static inline CudaBackend* backend_ = nullptr;
-  static inline std::string* skip_reason_ = nullptr;
   std::map<std::string, std::string> modules_;
 };
 
