@@ -109,7 +109,10 @@ def _row(row):
 def _result(result):
     """Another probe's result: axes, metrics and derived values as keys of their own."""
     out = {"job_id": result.job_id, "arm_index": result.arm_index, "attempt": result.attempt,
-           "device": result.device, "disturbance": result.disturbance}
+           "device": result.device, "disturbance": result.disturbance,
+           "verdict": _enum_name(result.DESCRIPTOR.fields_by_name["verdict"].enum_type,
+                                 result.verdict),
+           "impossible": result.impossible or None}
     for axis in result.axes:
         out[axis.name] = axis.int_value if axis.HasField("int_value") else axis.text_value
     for m in result.metrics:
