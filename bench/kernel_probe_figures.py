@@ -92,7 +92,7 @@ def stream_spec(size, sms, cache="warm", spins=(("read", "k", 0, None),), **para
                          "uniform": {"a": 0, "b": 4e9}},
                         {"name": "out", "dtype": "u32", "count": grid},
                         {"name": "done", "dtype": "u32", "count": 1}],
-            "arms": [], "timing": "graph", "cache": cache}
+            "arms": [], "timing": "graph", "cache": cache, "maxLaunchSeconds": 0.05}
     spec.update(params)
     for name, module, spin, baseline in spins:
         arm = {"name": name, "bytesRead": size, "launches": [{

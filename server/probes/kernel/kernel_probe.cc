@@ -26,8 +26,6 @@ constexpr int kMaxReps = 10000;        // as reps declares
 // this long, plus the buffers' bytes at kFillBytesPerSecond, without an event is not a hang.
 constexpr double kSetupSeconds = 10;
 constexpr double kFillBytesPerSecond = 10e9;
-// A launch's cost beyond its declared bytes, for the device-time estimate.
-constexpr double kLaunchSeconds = 10e-6;
 
 v1::ProbeInfo MakeInfo() {
   v1::ProbeInfo info;
@@ -189,30 +187,29 @@ absl::StatusOr<ProbePlan> KernelProbe::Plan(const google::protobuf::Message& spe
         static_cast<double>(bytes) / (1 << 30),
         static_cast<double>(device.MemoryCapacityBytes()) / (1 << 30), device.Name()));
   }
+  // A client's kernel declares no time: the job's device time is bounded by every launch at
+  // max_launch_seconds (its worker is killed past that), and admission holds the bound to
+  // --max-job-seconds. With a precision, the sampling stops at max_seconds.
   const DeviceDetails details = device.Details();
-  const double bytes_per_s =
-      details.calibrated_read_tbps > 0 ? details.calibrated_read_tbps * 1e12 : 1e12;
+  const double flush_seconds =
+      p.cache() == v1::CACHE_MODE_COLD && details.calibrated_read_tbps > 0
+          ? 2.0 * static_cast<double>(details.l2_bytes) / (details.calibrated_read_tbps * 1e12)
+          : 0.0;
   const int per_sample = p.timing() == v1::TIMING_MODE_GRAPH ? GraphLaunches(p) : 1;
-  const double flush = p.cache() == v1::CACHE_MODE_COLD ? 2.0 * details.l2_bytes : 0.0;
-  double rep_seconds = 0, rep_launches = 0, once_seconds = 0;
-  for (const v1::KernelArm& arm : p.arms()) {
-    const double run = static_cast<double>(arm.launches_size()) * kLaunchSeconds +
-                       static_cast<double>(arm.bytes_read() + arm.bytes_written()) / bytes_per_s;
-    once_seconds += run;
-    rep_seconds += per_sample * (run + flush / bytes_per_s);
-    rep_launches += per_sample * arm.launches_size();
-  }
-  const double placement = static_cast<double>(bytes) / kFillBytesPerSecond;
-  const double checked = (check || p.verify()) ? p.arms_size() * placement + once_seconds : 0.0;
-  ProbePlan plan{.silence_seconds =
-                     kSetupSeconds + placement + rep_launches * p.max_launch_seconds()};
+  double launches = 0;  // one run of every arm
+  for (const v1::KernelArm& arm : p.arms()) launches += arm.launches_size();
+  const double placement = static_cast<double>(BufferBytes(p)) / kFillBytesPerSecond;
+  const double rep =
+      per_sample * (launches * p.max_launch_seconds() + p.arms_size() * flush_seconds);
+  const double checked =
+      (check || p.verify()) ? p.arms_size() * placement + launches * p.max_launch_seconds() : 0.0;
+  ProbePlan plan{.silence_seconds = kSetupSeconds + placement + rep};
   if (check) {
     plan.device_seconds = checked;
     return plan;
   }
-  const double timed = p.blocks() * (placement + rep_seconds * p.reps());
-  plan.device_seconds =
-      checked + (p.has_precision() ? std::max(timed, p.max_seconds() + rep_seconds) : timed);
+  plan.device_seconds = checked + (p.has_precision() ? p.max_seconds() + rep
+                                                     : p.blocks() * (placement + rep * p.reps()));
   return plan;
 }
 

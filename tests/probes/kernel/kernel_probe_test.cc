@@ -172,7 +172,11 @@ TEST(KernelProbeTest, ThePlanBoundsMemoryAndTheWorkersSilence) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   // 2 arms x 1 launch, one per sample in events mode, at most 0.5 s each, after the setup.
   EXPECT_NEAR(plan->silence_seconds, 10 + 1.0, 0.01);
-  EXPECT_GT(plan->device_seconds, 0);
+  // The bound admission holds: 12 reps of 1 s of launches, and the placement.
+  EXPECT_NEAR(plan->device_seconds, 12 * 1.0, 0.01);
+  p.set_timing(v1::TIMING_MODE_GRAPH);  // 10 runs of each arm per sample
+  EXPECT_NEAR(probe.Plan(**probe.Resolve(Request(p)), false, device)->device_seconds, 120, 0.01);
+  p.set_timing(v1::TIMING_MODE_EVENTS);
   p.mutable_buffers(0)->set_count(uint64_t{1} << 38);  // 1 TiB of f32, twice
   EXPECT_THAT(probe.Resolve(Request(p)).status().message(), HasSubstr("buffers"));
   p.mutable_buffers(0)->set_count(uint64_t{1} << 32);  // 16 GiB, twice: 32 GiB
