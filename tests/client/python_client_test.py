@@ -101,6 +101,15 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(ValueError) as bad_enum:
             self.client.sweep(timing="fast")
         self.assertIn("timing", str(bad_enum.exception))
+        with self.assertRaises(ValueError) as negative:
+            self.client.wait("job-1", timeout=-1)
+        self.assertIn("timeout: -1 is not a positive number", str(negative.exception))
+        with self.assertRaises(ValueError) as huge:
+            self.client.sweep(experts=1 << 40)
+        self.assertIn("experts: 1099511627776 does not fit", str(huge.exception))
+        with self.assertRaises(ValueError) as negative_reps:
+            self.client.submit(reps=-3)
+        self.assertIn("reps: -3 does not fit", str(negative_reps.exception))
         with self.assertRaises(gpuprobe.GpuprobeError) as missing:
             self.client.job("job-999999")
         self.assertEqual(missing.exception.code.name, "NOT_FOUND")

@@ -131,10 +131,22 @@ def _check(check):
     return out
 
 
+def _set(message, field, value, name=None):
+    """message.field = value (a list extends a repeated field); ValueError naming the parameter
+    (`name`, default `field`) where the value does not fit the field's type or range."""
+    try:
+        if isinstance(value, (list, tuple)):
+            getattr(message, field).extend(value)
+        else:
+            setattr(message, field, value)
+    except (ValueError, TypeError) as e:
+        raise ValueError("%s: %r does not fit (%s)" % (name or field, value, e)) from None
+
+
 def _geometry(params, target):
     for name in ("experts", "hidden", "ff", "selected"):
         if params.get(name) is not None:
-            setattr(target.geometry, name, params[name])
+            _set(target.geometry, name, params[name])
 
 
 def _variants(value):
@@ -158,12 +170,12 @@ def sweep_request(**params):
     r = probe_pb2.SweepRequest()
     _geometry(params, r)
     if params.get("t") is not None:
-        r.t_max = params["t"]
-    r.t_values.extend(params.get("t_values") or [])
-    r.unions.extend(params.get("unions") or [])
+        _set(r, "t_max", params["t"], "t")
+    _set(r, "t_values", list(params.get("t_values") or []))
+    _set(r, "unions", list(params.get("unions") or []))
     for name in ("reps", "seed", "precision", "max_seconds", "blocks"):
         if params.get(name) is not None:
-            setattr(r, name, params[name])
+            _set(r, name, params[name])
     if params.get("timing") is not None:
         r.timing = _enum_number(probe_pb2.TimingMode.DESCRIPTOR, params["timing"], "timing")
     if params.get("cache") is not None:
@@ -268,10 +280,10 @@ class Client:
         r = probe_pb2.CheckRequest()
         _geometry(params, r)
         if params.get("t") is not None:
-            r.t = params["t"]
+            _set(r, "t", params["t"])
         if params.get("seed") is not None:
-            r.seed = params["seed"]
-        r.unions.extend(params.get("unions") or [])
+            _set(r, "seed", params["seed"])
+        _set(r, "unions", list(params.get("unions") or []))
         r.variants.extend(_variants(params.get("variants")))
         r.labels.update(params.get("labels") or {})
         r.dump = bool(params.get("dump", False))
@@ -308,6 +320,9 @@ class Client:
     def wait(self, job_id, timeout=None):
         """Blocks until the job ends (at most `timeout` seconds: TimeoutError) and returns its
         record; GpuprobeError if it did not succeed."""
+        if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
+            raise ValueError("timeout: %r is not a positive number of seconds (None: no limit)"
+                             % (timeout,))
         try:
             for event in self._watch(job_id, timeout):
                 if event.WhichOneof("event") == "finished":
