@@ -71,9 +71,10 @@ absl::StatusOr<JobStore::Inserted> Admission::Admit(v1::SubmitRequest request,
   ASSIGN_OR_RETURN(const v1::ProbeRequest probe_request, ProbeRequestOf(request));
   ASSIGN_OR_RETURN(const Probe* probe, probes_.Get(probe_request.probe()));
   if (probe->Info().client_code() && !limits_.client_kernels) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "probe: this gpuprobed takes no client GPU code (--client-kernels=false), so it runs no \"",
-        probe->Name(), "\" jobs"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("probe: this gpuprobed takes no client GPU code (--client-kernels=false, or "
+                     "--isolation=none), so it runs no \"",
+                     probe->Name(), "\" jobs"));
   }
   if (probe_request.check() && !probe->Info().has_check()) {
     return absl::InvalidArgumentError(

@@ -41,8 +41,14 @@ class InProcessExecutor final : public DeviceExecutor {
  public:
   explicit InProcessExecutor(std::unique_ptr<Backend> backend) : backend_(std::move(backend)) {}
   const Backend& info() const override { return *backend_; }
+  // A client's GPU code never runs in the daemon (ProbeInfo.client_code): FAILED_PRECONDITION.
   JobOutcome Run(const JobRun& run, const EventPublisher& publish,
                  const std::atomic<bool>& cancelled) override {
+    if (run.probe->Info().client_code()) {
+      return JobOutcome{.status = absl::FailedPreconditionError(
+                            "probe: client GPU code runs only in a device worker of its own, and "
+                            "this device runs its jobs in gpuprobed (--isolation=none)")};
+    }
     return run.probe->Run(run.run, *backend_, publish, cancelled);
   }
 

@@ -14,7 +14,8 @@ absl::StatusOr<v1::Module> JobManager::StoreModule(const std::string& bytes,
                                                    const std::string& uploader) {
   if (!limits_.client_kernels) {
     return absl::FailedPreconditionError(
-        "module: this gpuprobed takes no client GPU code (--client-kernels=false)");
+        "module: this gpuprobed takes no client GPU code (--client-kernels=false, or "
+        "--isolation=none)");
   }
   if (static_cast<int64_t>(bytes.size()) > limits_.max_module_bytes) {
     return absl::ResourceExhaustedError(absl::StrFormat(

@@ -52,7 +52,7 @@ ABSL_FLAG(int64_t, max_artifact_bytes, gpuprobe::QueueLimits{}.max_artifact_byte
           "make room, and a check whose dump alone is larger is refused");
 ABSL_FLAG(bool, client_kernels, gpuprobe::QueueLimits{}.client_kernels,
           "whether clients may bring GPU code: upload modules for the kernel probe (with a tokens "
-          "file, only callers of the kernel or admin role may)");
+          "file, only callers of the kernel or admin role may); off with --isolation=none");
 ABSL_FLAG(int64_t, max_module_bytes, gpuprobe::QueueLimits{}.max_module_bytes,
           "largest module (cubin, fatbin or PTX) a client may upload, bytes");
 ABSL_FLAG(int64_t, module_quota_bytes, gpuprobe::ModuleQuota{}.store_bytes,
@@ -204,6 +204,8 @@ absl::StatusOr<DaemonOptions> FromFlags(std::vector<std::string> probe_commands)
   if (o.isolation != "process" && o.isolation != "none") {
     return Invalid(absl::StrCat("isolation: \"", o.isolation, "\" is not process or none"));
   }
+  // A client's GPU code runs only in a worker process of its own, never in gpuprobed.
+  if (o.isolation == "none") o.limits.client_kernels = false;
   ASSIGN_OR_RETURN(o.devices, Devices(absl::GetFlag(FLAGS_devices)));
 
   o.backend = absl::GetFlag(FLAGS_backend);

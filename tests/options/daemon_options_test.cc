@@ -40,6 +40,7 @@ TEST_F(DaemonOptionsTest, DefaultsAreFilledIn) {
   EXPECT_EQ(o->http_port, 7071);
   EXPECT_EQ(o->data_dir, "/state/gpuprobed");
   EXPECT_EQ(o->isolation, "process");
+  EXPECT_TRUE(o->limits.client_kernels);
   EXPECT_FALSE(o->devices.has_value());
   EXPECT_EQ(o->limits.max_queued_jobs, QueueLimits{}.max_queued_jobs);
   EXPECT_FALSE(o->fleet.host.empty());  // the machine's host name
@@ -62,6 +63,8 @@ TEST_F(DaemonOptionsTest, DashesAndUnderscoresBothSetFlags) {
   EXPECT_EQ(o->fleet.host, "h1");
   EXPECT_EQ(o->fleet.heartbeat, absl::Seconds(5));  // at most every 5 s
   EXPECT_EQ(o->isolation, "none");
+  // A client's GPU code runs only in a worker of its own: none without workers.
+  EXPECT_FALSE(o->limits.client_kernels);
 }
 
 TEST_F(DaemonOptionsTest, TheStoreComesFromTheEnvironmentUnlessTheFlagNamesOne) {
