@@ -3,6 +3,7 @@
 #include <fstream>
 #include <map>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -81,9 +82,11 @@ absl::StatusOr<Caller> AccessControl::Authorize(
                         what));
   }
   absl::string_view value(it->second.data(), it->second.size());
-  if (!absl::ConsumePrefix(&value, "Bearer ")) {
+  // The scheme is case-insensitive (RFC 7235), and one or more spaces may follow it.
+  if (!absl::StartsWithIgnoreCase(value, "bearer ")) {
     return absl::UnauthenticatedError("authorization: expected \"Bearer TOKEN\"");
   }
+  value = absl::StripLeadingAsciiWhitespace(value.substr(7));
   auto token = tokens_.find(std::string(value));
   if (token == tokens_.end()) return absl::UnauthenticatedError("authorization: unknown token");
   if (token->second.role < needed) {

@@ -425,6 +425,13 @@ TEST_F(ProbeServiceTest, EachRoleIsAllowedItsCallsAndRefusedTheRest) {
     v1::ListJobsResponse list;
     EXPECT_TRUE(stub_->ListJobs(&context, v1::ListJobsRequest(), &list).ok());
   }
+  for (const std::string scheme : {"bearer", "BEARER", "Bearer  "}) {
+    // RFC 6750: the scheme is case-insensitive (issue 55, item 14).
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", scheme + " r");
+    v1::ListJobsResponse list;
+    EXPECT_TRUE(stub_->ListJobs(&context, v1::ListJobsRequest(), &list).ok()) << scheme;
+  }
   v1::Job alices, bobs;
   ASSERT_TRUE(submit("alice-t", &alices).ok());
   ASSERT_TRUE(submit("bob-t", &bobs).ok());
