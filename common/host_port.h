@@ -31,6 +31,12 @@ inline absl::StatusOr<HostPort> ParseHostPort(std::string_view flag, std::string
   const std::string_view host = text.substr(0, colon), digits = text.substr(colon + 1);
   const bool bracketed = host.front() == '[' && host.back() == ']' && host.size() > 2;
   if (!bracketed && host.find_first_of(":[]") != std::string_view::npos) return bad();
+  // A host name's or an address's characters (a space or a '/' would reach the resolver).
+  for (const char c : bracketed ? host.substr(1, host.size() - 2) : host) {
+    if (!absl::ascii_isalnum(c) && c != '.' && c != '-' && c != '_' && c != ':' && c != '%') {
+      return bad();
+    }
+  }
   if (digits.empty() || digits.size() > 5) return bad();
   int port = 0;
   for (const char c : digits) {
