@@ -291,7 +291,12 @@ absl::Status SetParamsFromText(const google::protobuf::Map<std::string, std::str
       }
       continue;
     }
-    for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    if (absl::StripAsciiWhitespace(text).empty()) continue;  // an empty list
+    for (absl::string_view item : absl::StrSplit(text, ',')) {
+      if (absl::StripAsciiWhitespace(item).empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("param ", name, ": \"", Abbreviated(text),
+                                                       "\" has an empty item (a list is a,b,c)"));
+      }
       RETURN_IF_ERROR(SetOne(*p.field, *p.holder, item));
     }
   }

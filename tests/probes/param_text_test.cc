@@ -33,6 +33,14 @@ TEST(ParamTextTest, ScalarsNestedFieldsEnumsAndListsAreSetByName) {
                                      v1::KERNEL_VARIANT_FLOOR_DISTINCT));
   EXPECT_EQ(sweep.seed(), 18446744073709551615u);
   EXPECT_TRUE(sweep.require_clean());
+  // An empty item is no value (issue 55, item 14); an empty list is.
+  for (const std::string list : {"1,,2", "1,2,", ",1", " , "}) {
+    EXPECT_THAT(SetParamsFromText(Values({{"t_values", list}}), sweep).message(),
+                HasSubstr("param t_values: \"" + list + "\" has an empty item"))
+        << list;
+  }
+  ASSERT_TRUE(SetParamsFromText(Values({{"t_values", " "}}), sweep).ok());
+  EXPECT_TRUE(sweep.t_values().empty());
 }
 
 // A number declared a fraction takes a percentage; a list of an enum takes "all"; elsewhere
