@@ -23,8 +23,8 @@ class QueryParams {
   // `target` is the request target (path, then '?' and the query, if any).
   static QueryParams Parse(absl::string_view target);
 
-  // INVALID_ARGUMENT naming the first parameter that is not one of `names`, with the parameters
-  // this path takes.
+  // INVALID_ARGUMENT for a '%' not followed by two hex digits (%zz, a trailing '%'), or naming
+  // the first parameter that is not one of `names`, with the parameters this path takes.
   absl::Status AllowOnly(std::initializer_list<absl::string_view> names) const;
 
   std::optional<std::string> First(absl::string_view name) const;
@@ -33,6 +33,7 @@ class QueryParams {
 
  private:
   std::vector<std::pair<std::string, std::string>> pairs_;  // in the order given
+  absl::Status error_;                                      // the first malformed escape
 };
 
 }  // namespace gpuprobe

@@ -287,6 +287,13 @@ TEST_F(HttpApiTest, QueryValuesKeepTheirOwnEqualsSignAndAreDecoded) {
   EXPECT_EQ(compared.method(), "too little history");
   EXPECT_GE(compared.history_job_ids_size(), 1);
   EXPECT_EQ(Json<v1::ListJobsResponse>("/api/v1/jobs?label=team=p%65rf").jobs_size(), 2);
+  // A '%' that starts no escape is a bad request, not a literal (issue 55, item 14).
+  for (const std::string query : {"label=team=p%zzrf", "label=team=perf%", "label=team=pe%6"}) {
+    httplib::Result bad = client_->Get("/api/v1/jobs?" + query);
+    ASSERT_TRUE(bad);
+    EXPECT_EQ(bad->status, 400) << query;
+    EXPECT_THAT(bad->body, HasSubstr("not followed by two hex digits")) << query;
+  }
   // A base of several labels takes the jobs that carry all of them.
   httplib::Result none =
       client_->Get("/api/v1/compare?base=label:team=perf,host=a&candidate=" + cand);
