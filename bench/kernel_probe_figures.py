@@ -168,7 +168,7 @@ def sensitivity(cli, modules, sms, out, base_us):
     size = 256 * MIB
     spin = int(round(base_us * 10))  # 1% of the median, in ns
     jobs = {"slowdown": [], "identical": []}
-    params = {"reps": 30, "blocks": 8, "order": "shuffled"}
+    params = {"reps": 30, "blocks": 8, "order": "shuffle"}
     for _ in range(20):
         jobs["slowdown"].append(cli.kernel(
             stream_spec(size, sms, spins=(("base", "k", 0, None), ("slow", "k", spin, "base")),
@@ -193,8 +193,10 @@ def sensitivity(cli, modules, sms, out, base_us):
             codes.add(axis(job["results"][0], "code_sha256") == axis(cand, "code_sha256"))
         print("sensitivity %s (spin %d ns): %d of %d %s; ratios %.4f-%.4f; 1.0 inside %d of "
               "%d intervals; identical code %s; wall %.1f-%.1f s per job" % (
-                  name, spin, verdicts.count(wanted), len(verdicts), wanted, min(ratios),
-                  max(ratios), holds, len(ratios), sorted(codes), min(walls), max(walls)))
+                  name, spin, verdicts.count(wanted), len(verdicts), wanted, min(ratios or [0]),
+                  max(ratios or [0]), holds, len(ratios), sorted(codes), min(walls), max(walls)))
+        if not ratios:
+            print("  first job:", jobs[name][0]["stderr"][-300:])
         print("  verdicts:", " ".join(verdicts))
 
 

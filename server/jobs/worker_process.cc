@@ -209,7 +209,7 @@ JobOutcome WorkerProcessExecutor::Run(const JobRun& run, const EventPublisher& p
         Replace("it stopped answering");
         return Failed(absl::AbortedError(absl::StrFormat(
             "the device worker sent nothing for %.1f s, more than the job's watchdog (%.1f s, "
-            "from its estimated device time); it was killed and restarted",
+            "from its plan: a launch past its bound, or a hang); it was killed and restarted",
             absl::ToDoubleSeconds(now - last_heard), absl::ToDoubleSeconds(run.watchdog))));
       }
       continue;

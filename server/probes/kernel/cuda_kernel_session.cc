@@ -74,14 +74,19 @@ absl::StatusOr<std::string> Link(const CudaDriver& cu, const std::string& bytes,
 // A module's image as it is loaded: a cubin as sent; PTX compiled, or a fatbin's image for this
 // device chosen, by the driver's linker, so that the code hashed is the code run. Code for the
 // device's architecture-specific variant (sm_90a on an sm_90 device) needs that variant as the
-// linker's target (`accelerated`), tried where the device's own finds no image.
+// linker's target (`accelerated`), tried where the device's own finds no image. A fatbin the
+// linker takes neither way (one of sm_90a code, on an H100) is loaded as it is, the driver
+// choosing its image; its kernels' hashes are then its first uncompressed cubin's.
 absl::StatusOr<std::string> LinkedImage(const CudaDriver& cu, const std::string& bytes,
                                         v1::ModuleFormat format, int accelerated) {
   if (format == v1::MODULE_FORMAT_CUBIN) return bytes;
+  const auto no_image = [](const absl::StatusOr<std::string>& image) {
+    return !image.ok() &&
+           absl::StrContains(image.status().message(), "CUDA_ERROR_NO_BINARY_FOR_GPU");
+  };
   absl::StatusOr<std::string> image = Link(cu, bytes, format, 0);
-  if (!image.ok() && absl::StrContains(image.status().message(), "CUDA_ERROR_NO_BINARY_FOR_GPU")) {
-    return Link(cu, bytes, format, accelerated);
-  }
+  if (no_image(image)) image = Link(cu, bytes, format, accelerated);
+  if (no_image(image) && format == v1::MODULE_FORMAT_FATBIN) return bytes;
   return image;
 }
 
