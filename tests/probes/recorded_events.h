@@ -27,6 +27,13 @@ struct RecordedEvents {
     }
     return out;
   }
+  std::vector<v1::KernelCheck> Checks() const {
+    std::vector<v1::KernelCheck> out;
+    for (const auto& e : events) {
+      if (e.has_check()) out.push_back(e.check());
+    }
+    return out;
+  }
   std::vector<v1::JobProgress> Progress() const {
     std::vector<v1::JobProgress> out;
     for (const auto& e : events) {

@@ -114,14 +114,6 @@ class KernelProbeGpuTest : public CudaDeviceTest {
   std::map<std::string, std::string> modules_;
 };
 
-std::vector<v1::KernelCheck> Checks(const RecordedEvents& recorded) {
-  std::vector<v1::KernelCheck> checks;
-  for (const v1::JobEvent& e : recorded.events) {
-    if (e.has_check()) checks.push_back(e.check());
-  }
-  return checks;
-}
-
 TEST_F(KernelProbeGpuTest, ACorrectKernelIsCheckedAgainstItsPtxAndTimed) {
   v1::KernelParams p = Buffers();
   AddCopyScale(p, "cubin", Module("probe_kernels.cubin"));
@@ -131,8 +123,8 @@ TEST_F(KernelProbeGpuTest, ACorrectKernelIsCheckedAgainstItsPtxAndTimed) {
   RecordedEvents checked;
   const JobOutcome check = Run(p, /*check=*/true, checked);
   ASSERT_TRUE(check.status.ok()) << check.status;
-  ASSERT_EQ(Checks(checked).size(), 2u);
-  for (const v1::KernelCheck& c : Checks(checked)) {
+  ASSERT_EQ(checked.Checks().size(), 2u);
+  for (const v1::KernelCheck& c : checked.Checks()) {
     EXPECT_TRUE(c.passed()) << c.detail();
     EXPECT_THAT(c.detail(), HasSubstr("all 4194304 bytes equal"));
   }
@@ -158,10 +150,10 @@ TEST_F(KernelProbeGpuTest, AWrongBuildIsCaughtByTheCheck) {
   RecordedEvents recorded;
   const JobOutcome outcome = Run(p, /*check=*/true, recorded);
   EXPECT_EQ(outcome.status.code(), absl::StatusCode::kDataLoss) << outcome.status;
-  ASSERT_EQ(Checks(recorded).size(), 1u);
-  EXPECT_FALSE(Checks(recorded)[0].passed());
-  EXPECT_THAT(Checks(recorded)[0].detail(), HasSubstr("1 of 1048576 elements out of tolerance, "
-                                                      "the first at element 1000"));
+  ASSERT_EQ(recorded.Checks().size(), 1u);
+  EXPECT_FALSE(recorded.Checks()[0].passed());
+  EXPECT_THAT(recorded.Checks()[0].detail(), HasSubstr("1 of 1048576 elements out of tolerance, "
+                                                       "the first at element 1000"));
 }
 
 TEST_F(KernelProbeGpuTest, ArgumentsThatDoNotMatchTheKernelAreRefused) {

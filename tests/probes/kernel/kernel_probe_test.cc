@@ -255,21 +255,13 @@ TEST(KernelProbeTest, ATimeFasterThanTheDeclaredBytesIsFlagged) {
   EXPECT_THAT(run.recorded.Results()[0].impossible(), HasSubstr("must come from device memory"));
 }
 
-std::vector<v1::KernelCheck> Checks(const RecordedEvents& recorded) {
-  std::vector<v1::KernelCheck> checks;
-  for (const v1::JobEvent& e : recorded.events) {
-    if (e.has_check()) checks.push_back(e.check());
-  }
-  return checks;
-}
-
 TEST(KernelProbeTest, TheCheckComparesEachArmsOutputsWithTheReferences) {
   FakeRun run({{"base", 1.0}, {"candidate", 1.0}});
   const JobOutcome good = run.Run(Params(true), /*check=*/true);
   ASSERT_TRUE(good.status.ok()) << good.status;
-  ASSERT_EQ(Checks(run.recorded).size(), 1u);  // the candidate's y against the base's
-  EXPECT_TRUE(Checks(run.recorded)[0].passed());
-  EXPECT_THAT(Checks(run.recorded)[0].detail(), HasSubstr("y against base's: all 4096 bytes"));
+  ASSERT_EQ(run.recorded.Checks().size(), 1u);  // the candidate's y against the base's
+  EXPECT_TRUE(run.recorded.Checks()[0].passed());
+  EXPECT_THAT(run.recorded.Checks()[0].detail(), HasSubstr("y against base's: all 4096 bytes"));
 
   FakeRun wrong({{"base", 1.0}, {"wrong", 1.0}});
   v1::KernelParams p = Params(true);
@@ -277,9 +269,9 @@ TEST(KernelProbeTest, TheCheckComparesEachArmsOutputsWithTheReferences) {
   p.mutable_arms(1)->set_baseline("base");
   const JobOutcome caught = wrong.Run(p, /*check=*/true);
   EXPECT_EQ(caught.status.code(), absl::StatusCode::kDataLoss);
-  ASSERT_EQ(Checks(wrong.recorded).size(), 1u);
-  EXPECT_FALSE(Checks(wrong.recorded)[0].passed());
-  EXPECT_THAT(Checks(wrong.recorded)[0].detail(), HasSubstr("1 of 4096 bytes differ"));
+  ASSERT_EQ(wrong.recorded.Checks().size(), 1u);
+  EXPECT_FALSE(wrong.recorded.Checks()[0].passed());
+  EXPECT_THAT(wrong.recorded.Checks()[0].detail(), HasSubstr("1 of 4096 bytes differ"));
   // Timed with verify: the failed check stops the job before any rep.
   FakeRun verified({{"base", 1.0}, {"wrong", 1.0}});
   p.set_verify(true);
