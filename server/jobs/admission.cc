@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "common/abbreviated.h"
+#include "common/identifiers.h"
 #include "common/status_macros.h"
 #include "server/probes/job_events.h"
 #include "server/probes/moe_union/sweep_spec.h"
@@ -16,7 +16,7 @@ namespace {
 
 // A client-chosen key longer than this is refused.
 constexpr size_t kMaxIdempotencyKeyBytes = 128;
-// A gpu or host target longer than this is refused.
+// A gpu target longer than this is refused (a host: kMaxHostNameBytes).
 constexpr size_t kMaxTargetBytes = 128;
 
 }  // namespace
@@ -49,11 +49,8 @@ absl::Status Admission::CheckModules(const std::vector<std::string>& modules) {
 absl::StatusOr<JobStore::Inserted> Admission::Admit(v1::SubmitRequest request,
                                                     const std::string& submitter,
                                                     const std::string& key_scope) {
-  if (request.idempotency_key().size() > kMaxIdempotencyKeyBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("idempotency_key: \"%s\" is longer than %d bytes",
-                        Abbreviated(request.idempotency_key()), kMaxIdempotencyKeyBytes));
-  }
+  RETURN_IF_ERROR(
+      CheckPrintable("idempotency_key", request.idempotency_key(), kMaxIdempotencyKeyBytes));
   RETURN_IF_ERROR(hooks_.writable());
   // A retried submit gets its job back, whatever the queue's state.
   ASSIGN_OR_RETURN(std::optional<v1::Job> earlier,
@@ -62,12 +59,8 @@ absl::StatusOr<JobStore::Inserted> Admission::Admit(v1::SubmitRequest request,
   if (request.has_check() && !request.check().has_seed()) {
     request.mutable_check()->set_seed(FreshSeed());  // stored, so every attempt checks the same
   }
-  for (const auto& [field, value] : {std::pair{"gpu", &request.gpu()}, {"host", &request.host()}}) {
-    if (value->size() > kMaxTargetBytes) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s: \"%s\" is longer than %d bytes", field,
-                                                        Abbreviated(*value), kMaxTargetBytes));
-    }
-  }
+  RETURN_IF_ERROR(CheckPrintable("gpu", request.gpu(), kMaxTargetBytes));
+  RETURN_IF_ERROR(CheckHostName("host", request.host()));
   ASSIGN_OR_RETURN(const v1::ProbeRequest probe_request, ProbeRequestOf(request));
   ASSIGN_OR_RETURN(const Probe* probe, probes_.Get(probe_request.probe()));
   if (probe->Info().client_code() && !limits_.client_kernels) {

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "common/flag_names.h"
 #include "common/host_port.h"
+#include "common/identifiers.h"
 #include "common/status_macros.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
@@ -190,7 +191,7 @@ absl::StatusOr<DaemonOptions> FromFlags(std::vector<std::string> probe_commands)
   o.fleet.lease = absl::Seconds(lease);
   o.fleet.heartbeat = std::min(absl::Seconds(5), o.fleet.lease / 10);
   o.fleet.host = absl::GetFlag(FLAGS_host_name);
-  if (o.fleet.host.size() > 128) return Invalid("host-name: longer than 128 bytes");
+  RETURN_IF_ERROR(CheckHostName("host-name", o.fleet.host));
   if (o.fleet.host.empty()) o.fleet.host = MachineHostName();
 
   o.listen = absl::GetFlag(FLAGS_listen);

@@ -96,6 +96,30 @@ TEST_F(AdmissionTest, AnUnwritableStoreRefusesBeforeAnythingIsStored) {
               HasSubstr("idempotency_key"));
 }
 
+TEST_F(AdmissionTest, IdentifiersAreOneValidationAndNothingIsStoredForABadOne) {
+  // Issue 55, item 13: a host of "../x" or with a NUL was stored and stayed queued for ever.
+  CpuBackend cpu;
+  Admission admission = Make({}, nullptr);
+  v1::SubmitRequest request = Read();
+  request.set_host("../x");
+  EXPECT_THAT(admission.Admit(request, "alice", "").status().message(),
+              HasSubstr("host: \"../x\" is not a host name"));
+  request.set_host(std::string("gpu\0host", 8));
+  EXPECT_EQ(admission.Admit(request, "alice", "").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  request.set_host("gpu-7.example_net");
+  request.set_gpu(std::string("NVIDIA\0H200", 11));
+  EXPECT_THAT(admission.Admit(request, "alice", "").status().message(),
+              HasSubstr("gpu: holds the control character 0x00"));
+  request.set_gpu("NVIDIA H200");
+  request.set_idempotency_key("ci\nbuild");
+  EXPECT_THAT(admission.Admit(request, "alice", "").status().message(),
+              HasSubstr("idempotency_key: holds the control character 0x0a"));
+  EXPECT_EQ(*store_->CountQueued(), 0);
+  request.set_idempotency_key("ci-build");
+  EXPECT_TRUE(admission.Admit(request, "alice", "").ok());
+}
+
 TEST_F(AdmissionTest, AQueueThatCannotBeCountedRefusesTheSubmitInsteadOfSkippingTheLimit) {
   // The jobs table taken away behind the store's back: counting the queue fails.
   sqlite3* db = nullptr;
