@@ -89,11 +89,10 @@ const v1::KernelBuffer& BufferNamed(const v1::KernelParams& p, const std::string
   return p.buffers(0);  // resolution made every output a buffer's name
 }
 
-std::vector<v1::AxisValue> ArmAxes(const v1::KernelParams& p, const KernelSession& session,
-                                   int arm) {
+std::vector<v1::AxisValue> ArmAxes(const v1::KernelParams& p, const KernelRunner& runner, int arm) {
   std::vector<std::string> code;
   for (int l = 0; l < p.arms(arm).launches_size(); ++l) {
-    code.push_back(session.CodeSha256(arm, l));
+    code.push_back(runner.CodeSha256(arm, l));
   }
   return {TextAxis("arm", p.arms(arm).name()), TextAxis("code_sha256", ArmCodeSha256(code))};
 }
@@ -101,7 +100,7 @@ std::vector<v1::AxisValue> ArmAxes(const v1::KernelParams& p, const KernelSessio
 // The check: every arm run once on freshly filled buffers with its outputs poisoned, the
 // reference arm first; each other arm's outputs compared with the reference's. One KernelCheck
 // per output compared.
-JobOutcome Check(const v1::KernelParams& p, KernelSession& session, const EventPublisher& publish,
+JobOutcome Check(const v1::KernelParams& p, KernelRunner& runner, const EventPublisher& publish,
                  const std::atomic<bool>& cancelled) {
   const int reference = ArmIndex(p, p.reference());
   std::vector<int> order = {reference};
@@ -115,14 +114,14 @@ JobOutcome Check(const v1::KernelParams& p, KernelSession& session, const EventP
     if (cancelled.load())
       return JobOutcome{.status = absl::CancelledError("cancelled between arms")};
     const v1::KernelArm& a = p.arms(arm);
-    absl::Status ran = session.Place();
+    absl::Status ran = runner.Place();
     for (const std::string& output : a.outputs()) {
-      if (ran.ok()) ran = session.Poison(output);
+      if (ran.ok()) ran = runner.Poison(output);
     }
-    if (ran.ok()) ran = session.RunOnce(arm);
+    if (ran.ok()) ran = runner.RunOnce(arm);
     if (!ran.ok()) return JobOutcome{.status = ran};
     for (const std::string& output : a.outputs()) {
-      absl::StatusOr<std::string> bytes = session.Read(output);
+      absl::StatusOr<std::string> bytes = runner.Read(output);
       if (!bytes.ok()) return JobOutcome{.status = bytes.status()};
       if (arm == reference) {
         expected[output] = *std::move(bytes);
@@ -153,8 +152,8 @@ JobOutcome Check(const v1::KernelParams& p, KernelSession& session, const EventP
 
 }  // namespace
 
-KernelProbe::KernelProbe(KernelSessionFactory sessions)
-    : info_(MakeInfo()), sessions_(std::move(sessions)) {}
+KernelProbe::KernelProbe(KernelRunnerFactory runners)
+    : info_(MakeInfo()), runners_(std::move(runners)) {}
 
 absl::StatusOr<ProbeSpec> KernelProbe::Resolve(const v1::ProbeRequest& request) const {
   v1::KernelParams params;
@@ -218,23 +217,23 @@ JobOutcome KernelProbe::Run(const ProbeRun& run, Backend& device, const EventPub
   absl::StatusOr<const v1::KernelParams*> params = SpecAs<v1::KernelParams>(*run.spec);
   if (!params.ok()) return JobOutcome{.status = params.status()};
   const v1::KernelParams& p = **params;
-  absl::StatusOr<std::unique_ptr<KernelSession>> made = sessions_(device);
+  absl::StatusOr<std::unique_ptr<KernelRunner>> made = runners_(device);
   if (!made.ok()) return JobOutcome{.status = made.status()};
-  KernelSession& session = **made;
-  if (absl::Status loaded = session.Load(p, run.modules); !loaded.ok()) {
+  KernelRunner& runner = **made;
+  if (absl::Status loaded = runner.Load(p, run.modules); !loaded.ok()) {
     return JobOutcome{.status = loaded};
   }
   v1::JobEvent started = StartedEvent(Name(), device.Description(), p);
   std::vector<std::vector<v1::AxisValue>> axes;
   for (int arm = 0; arm < p.arms_size(); ++arm) {
-    axes.push_back(ArmAxes(p, session, arm));
+    axes.push_back(ArmAxes(p, runner, arm));
     *started.mutable_started()->add_arms()->mutable_axes() = {axes.back().begin(),
                                                               axes.back().end()};
   }
   publish(std::move(started));
-  if (run.check) return Check(p, session, publish, cancelled);
+  if (run.check) return Check(p, runner, publish, cancelled);
   if (p.verify()) {
-    JobOutcome verified = Check(p, session, publish, cancelled);
+    JobOutcome verified = Check(p, runner, publish, cancelled);
     if (!verified.status.ok()) {
       verified.status = absl::Status(
           verified.status.code(),
@@ -264,9 +263,9 @@ JobOutcome KernelProbe::Run(const ProbeRun& run, Backend& device, const EventPub
   const DeviceDetails details = device.Details();
   const CacheMode cache = CacheFromProto(p.cache());
   auto place = [&](int) -> absl::StatusOr<std::vector<std::vector<DeviceLaunch*>>> {
-    RETURN_IF_ERROR(session.Place());
+    RETURN_IF_ERROR(runner.Place());
     std::vector<std::vector<DeviceLaunch*>> launches;
-    for (int arm = 0; arm < p.arms_size(); ++arm) launches.push_back({&session.Arm(arm)});
+    for (int arm = 0; arm < p.arms_size(); ++arm) launches.push_back({&runner.Arm(arm)});
     return launches;
   };
   auto derive = [&](const Measurement& measured, std::vector<v1::Result>& results) {

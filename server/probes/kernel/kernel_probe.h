@@ -9,15 +9,15 @@
 // backend lists it and refuses its jobs.
 #pragma once
 
-#include "server/probes/kernel/kernel_session.h"
+#include "server/probes/kernel/kernel_runner.h"
 #include "server/probes/probe.h"
 
 namespace gpuprobe {
 
 class KernelProbe final : public Probe {
  public:
-  // `sessions` gives the device code of a backend (a test may wrap it).
-  explicit KernelProbe(KernelSessionFactory sessions = KernelSessionOn);
+  // `runners` gives the device code of a backend (a test may wrap it).
+  explicit KernelProbe(KernelRunnerFactory runners = KernelRunnerOn);
 
   const v1::ProbeInfo& Info() const override { return info_; }
   absl::StatusOr<ProbeSpec> Resolve(const v1::ProbeRequest& request) const override;
@@ -29,7 +29,7 @@ class KernelProbe final : public Probe {
 
  private:
   const v1::ProbeInfo info_;
-  const KernelSessionFactory sessions_;
+  const KernelRunnerFactory runners_;
 };
 
 }  // namespace gpuprobe

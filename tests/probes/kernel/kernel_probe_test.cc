@@ -1,5 +1,5 @@
 // The kernel probe without a GPU: its declaration, its plan (the cpu refused, memory and the
-// worker's silence bound), and its runs on a fake clock with a fake session: arms timed
+// worker's silence bound), and its runs on a fake clock with a fake runner: arms timed
 // interleaved on every placement, rotated buffers passed in turn, each candidate judged against
 // its baseline, a time faster than its declared read flagged, the code each arm ran named, and
 // the check (outputs poisoned, compared with the reference arm's; a timed job with verify stops
@@ -68,7 +68,7 @@ v1::ProbeRequest Request(const v1::KernelParams& p) {
   return r;
 }
 
-// What a fake session saw, kept past the run (the probe ends its session with the job).
+// What a fake runner saw, kept past the run (the probe ends its runner with the job).
 struct Seen {
   std::map<std::string, std::string> loaded;
   std::vector<int> copies_passed;
@@ -76,19 +76,19 @@ struct Seen {
 };
 
 // Host memory for the buffers; an arm's launch copies x into y, wrongly where its name says so.
-class FakeSession final : public KernelSession {
+class FakeRunner final : public KernelRunner {
  public:
   struct Launch final : DeviceLaunch {
-    Launch(FakeSession& s, std::string arm) : session(s), arm(std::move(arm)) {}
+    Launch(FakeRunner& s, std::string arm) : runner(s), arm(std::move(arm)) {}
     absl::Status Enqueue(DeviceStream) override {
-      session.seen.copies_passed.push_back(session.next_copy++ % 2);
+      runner.seen.copies_passed.push_back(runner.next_copy++ % 2);
       return absl::OkStatus();
     }
-    FakeSession& session;
+    FakeRunner& runner;
     const std::string arm;
   };
 
-  FakeSession(std::map<std::string, double> arm_us, Seen& seen)
+  FakeRunner(std::map<std::string, double> arm_us, Seen& seen)
       : arm_us(std::move(arm_us)), seen(seen) {}
 
   absl::Status Load(const v1::KernelParams& params,
@@ -132,7 +132,7 @@ class FakeSession final : public KernelSession {
   std::vector<std::unique_ptr<Launch>> launches_;
 };
 
-// A fake clock on which each arm's launch takes its session's time for it; 4 TB/s, a 1 MB L2.
+// A fake clock on which each arm's launch takes its runner's time for it; 4 TB/s, a 1 MB L2.
 class Device final : public FakeClockDevice {
  public:
   std::string Name() const override { return "cuda"; }
@@ -142,10 +142,10 @@ class Device final : public FakeClockDevice {
 
  protected:
   absl::StatusOr<double> LaunchUs(DeviceLaunch& launch) override {
-    auto* arm = dynamic_cast<FakeSession::Launch*>(&launch);
+    auto* arm = dynamic_cast<FakeRunner::Launch*>(&launch);
     if (arm == nullptr) return 0.0;  // the timer's own work
     if (absl::Status s = arm->Enqueue(nullptr); !s.ok()) return s;
-    return arm->session.arm_us.at(arm->arm);
+    return arm->runner.arm_us.at(arm->arm);
   }
 };
 
@@ -184,13 +184,13 @@ TEST(KernelProbeTest, ThePlanBoundsMemoryAndTheWorkersSilence) {
   ASSERT_TRUE(big.ok()) << big.status();  // the fake device offers 1 TiB
 }
 
-// Runs `p` on the fake device with a fake session of these arm times; what it saw stays for
+// Runs `p` on the fake device with a fake runner of these arm times; what it saw stays for
 // inspection.
 struct FakeRun {
   explicit FakeRun(std::map<std::string, double> arm_us) {
     probe = std::make_unique<KernelProbe>(
-        [this, arm_us](Backend&) -> absl::StatusOr<std::unique_ptr<KernelSession>> {
-          return std::make_unique<FakeSession>(arm_us, seen);
+        [this, arm_us](Backend&) -> absl::StatusOr<std::unique_ptr<KernelRunner>> {
+          return std::make_unique<FakeRunner>(arm_us, seen);
         });
   }
   JobOutcome Run(const v1::KernelParams& p, bool check = false) {

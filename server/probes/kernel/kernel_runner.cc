@@ -1,12 +1,12 @@
-#include "server/probes/kernel/kernel_session.h"
+#include "server/probes/kernel/kernel_runner.h"
 
 #include "absl/strings/str_format.h"
 
 namespace gpuprobe {
 
-absl::StatusOr<std::unique_ptr<KernelSession>> KernelSessionOn(Backend& device) {
+absl::StatusOr<std::unique_ptr<KernelRunner>> KernelRunnerOn(Backend& device) {
 #if GPUPROBE_HAVE_CUDA
-  if (device.Name() == "cuda") return CudaKernelSession(device);
+  if (device.Name() == "cuda") return CudaKernelRunner(device);
 #endif
   return absl::FailedPreconditionError(absl::StrFormat(
       "probe: the kernel probe needs a cuda device; this gpuprobed's device is %s", device.Name()));

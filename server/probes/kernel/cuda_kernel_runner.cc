@@ -1,4 +1,4 @@
-// The kernel probe's session on cuda: modules loaded with the driver API (PTX and fatbins
+// The kernel probe's runner on cuda: modules loaded with the driver API (PTX and fatbins
 // linked to a cubin for this device first, so that every kernel's machine code is hashed from
 // the image that runs), launches with cuLaunchKernelEx on the device's stream, buffers in
 // cudaMalloc memory filled on the device.
@@ -24,7 +24,7 @@
 #include "server/probes/kernel/cuda_driver.h"
 #include "server/probes/kernel/kernel_arguments.h"
 #include "server/probes/kernel/kernel_params.h"
-#include "server/probes/kernel/kernel_session.h"
+#include "server/probes/kernel/kernel_runner.h"
 
 namespace gpuprobe {
 namespace {
@@ -103,23 +103,23 @@ uint64_t NameHash(const std::string& name) {
   return h;
 }
 
-class CudaSession;
+class CudaRunner;
 
 // One arm as the timer launches it.
 class ArmLaunch final : public DeviceLaunch {
  public:
-  ArmLaunch(CudaSession& session, int arm) : session_(session), arm_(arm) {}
+  ArmLaunch(CudaRunner& runner, int arm) : runner_(runner), arm_(arm) {}
   absl::Status Enqueue(DeviceStream stream) override;
 
  private:
-  CudaSession& session_;
+  CudaRunner& runner_;
   const int arm_;
 };
 
-class CudaSession final : public KernelSession {
+class CudaRunner final : public KernelRunner {
  public:
-  CudaSession(Backend& device, const CudaDriver& cu) : device_(device), cu_(cu) {}
-  ~CudaSession() override {
+  CudaRunner(Backend& device, const CudaDriver& cu) : device_(device), cu_(cu) {}
+  ~CudaRunner() override {
     buffers_.clear();
     for (auto& [id, loaded] : modules_) cu_.ModuleUnload(loaded.module);
   }
@@ -382,14 +382,14 @@ class CudaSession final : public KernelSession {
 };
 
 absl::Status ArmLaunch::Enqueue(DeviceStream stream) {
-  return session_.EnqueueArm(arm_, stream, session_.NextCopy());
+  return runner_.EnqueueArm(arm_, stream, runner_.NextCopy());
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<KernelSession>> CudaKernelSession(Backend& device) {
+absl::StatusOr<std::unique_ptr<KernelRunner>> CudaKernelRunner(Backend& device) {
   ASSIGN_OR_RETURN(const CudaDriver* cu, CudaDriver::Get());
-  return std::make_unique<CudaSession>(device, *cu);
+  return std::make_unique<CudaRunner>(device, *cu);
 }
 
 }  // namespace gpuprobe

@@ -3,10 +3,10 @@
 // DeviceLaunch that the measurement module times. One implementation per backend: cuda only
 // (the cpu backend runs no client GPU code).
 //
-//   ASSIGN_OR_RETURN(std::unique_ptr<KernelSession> session, KernelSessionOn(device));
-//   RETURN_IF_ERROR(session->Load(params, run.modules));
-//   RETURN_IF_ERROR(session->Place());               // each block: the buffers in fresh memory
-//   timer.Time(session->Arm(0), timing);
+//   ASSIGN_OR_RETURN(std::unique_ptr<KernelRunner> runner, KernelRunnerOn(device));
+//   RETURN_IF_ERROR(runner->Load(params, run.modules));
+//   RETURN_IF_ERROR(runner->Place());               // each block: the buffers in fresh memory
+//   timer.Time(runner->Arm(0), timing);
 #pragma once
 
 #include <functional>
@@ -22,9 +22,9 @@ namespace gpuprobe {
 
 namespace v1 = ::gpuprobe::v1;
 
-class KernelSession {
+class KernelRunner {
  public:
-  virtual ~KernelSession() = default;
+  virtual ~KernelRunner() = default;
 
   // Resets the device's persisting-L2 state, loads the modules the launches name (`modules`:
   // their bytes by id; PTX compiled and a fatbin linked for this device by the driver), finds
@@ -54,11 +54,11 @@ class KernelSession {
 };
 
 // The device code for `device`'s backend; FAILED_PRECONDITION for a backend without one.
-absl::StatusOr<std::unique_ptr<KernelSession>> KernelSessionOn(Backend& device);
-using KernelSessionFactory = std::function<decltype(KernelSessionOn)>;
+absl::StatusOr<std::unique_ptr<KernelRunner>> KernelRunnerOn(Backend& device);
+using KernelRunnerFactory = std::function<decltype(KernelRunnerOn)>;
 
 // The cuda implementation (where built with CUDA); UNAVAILABLE where the driver lacks a
 // function it calls.
-absl::StatusOr<std::unique_ptr<KernelSession>> CudaKernelSession(Backend& device);
+absl::StatusOr<std::unique_ptr<KernelRunner>> CudaKernelRunner(Backend& device);
 
 }  // namespace gpuprobe
