@@ -7,6 +7,7 @@
 #include "client/commands.h"
 #include "client/csv.h"
 #include "client/exit_codes.h"
+#include "client/flag_groups.h"
 #include "client/job_stream.h"
 #include "client/proto_names.h"
 #include "client/subcommands.h"
@@ -109,10 +110,7 @@ int CompareCommand(const ClientContext& context, const std::string& base,
   absl::StatusOr<double> threshold = ParseFraction("--threshold", context.flags->threshold);
   if (!threshold.ok()) return UsageError(threshold.status());
   const std::string fail_on = context.flags->fail_on;
-  if (!fail_on.empty() && fail_on != "slower" && fail_on != "unsure") {
-    return UsageError(absl::InvalidArgumentError(
-        absl::StrFormat("--fail-on: \"%s\" is not slower or unsure", fail_on)));
-  }
+  if (absl::Status s = CheckFailOn(fail_on); !s.ok()) return UsageError(s);
   if (base == candidate) {
     return UsageError(absl::InvalidArgumentError(absl::StrFormat(
         "compare %s %s: the candidate is the base job itself; compare two jobs", base, candidate)));
@@ -135,10 +133,10 @@ int CompareCommand(const ClientContext& context, const std::string& base,
     return ReportRpcError(context, s);
   }
   Print(context.format, response);
-  const bool regression =
-      (fail_on == "slower" && response.slower() > 0) ||
-      (fail_on == "unsure" && response.slower() + response.unsure() + response.too_few_reps() > 0);
-  return regression ? kExitRegression : kExitOk;
+  return FailsOn(fail_on, response.slower(),
+                 response.slower() + response.unsure() + response.too_few_reps())
+             ? kExitRegression
+             : kExitOk;
 }
 
 Subcommand CompareSubcommand() {
@@ -163,9 +161,7 @@ Subcommand CompareSubcommand() {
                                "with a label BASE, how many of the newest matching jobs make the "
                                "baseline (at least 3 for a verdict; 0: 8)")
                     ->capture_default_str();
-                app.add_option(
-                    "--fail-on", f.fail_on,
-                    "exit 6 when an arm is slower (slower), or slower or unsure (unsure)");
+                FailOnFlag(app, f);
               },
           .run =
               [](const ClientContext& c, const std::vector<std::string>&) {

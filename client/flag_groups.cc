@@ -1,5 +1,6 @@
 #include "client/flag_groups.h"
 
+#include "absl/strings/str_format.h"
 #include "gpuprobe/v1/probe.pb.h"
 
 namespace gpuprobe {
@@ -27,6 +28,21 @@ void CheckFlags(CLI::App& app, ClientFlags& f) {
 
 void LabelFlag(CLI::App& app, ClientFlags& f) {
   ListFlag(app, "--label", f.label, "labels stored with the job: k=v,k2=v2", "K=V");
+}
+
+void FailOnFlag(CLI::App& app, ClientFlags& f) {
+  app.add_option("--fail-on", f.fail_on,
+                 "exit 6 when an arm is slower (slower), or slower or unsure (unsure)");
+}
+
+absl::Status CheckFailOn(const std::string& fail_on) {
+  if (fail_on.empty() || fail_on == "slower" || fail_on == "unsure") return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--fail-on: \"%s\" is not slower or unsure", fail_on));
+}
+
+bool FailsOn(const std::string& fail_on, int slower, int not_same) {
+  return (fail_on == "slower" && slower > 0) || (fail_on == "unsure" && not_same > 0);
 }
 
 void ProbeFlags(CLI::App& app, ClientFlags& f) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/status.h"
 #include "client/client_flags.h"
 
 namespace gpuprobe {
@@ -33,6 +34,14 @@ void SweepFlags(CLI::App& app, ClientFlags& f);
 void CheckFlags(CLI::App& app, ClientFlags& f);
 // --label k=v (repeatable, comma-separated).
 void LabelFlag(CLI::App& app, ClientFlags& f);
+
+// --fail-on slower|unsure, of the commands that print verdicts (compare, kernel).
+void FailOnFlag(CLI::App& app, ClientFlags& f);
+// INVALID_ARGUMENT unless --fail-on is unset, slower or unsure.
+absl::Status CheckFailOn(const std::string& fail_on);
+// Whether --fail-on finds what it names: `slower` arms, or `not_same` (slower, unsure or too few
+// reps).
+bool FailsOn(const std::string& fail_on, int slower, int not_same);
 // --param NAME=VALUE (repeatable) and --check.
 void ProbeFlags(CLI::App& app, ClientFlags& f);
 // The one positional JOB (a job id), into args[0].

@@ -26,6 +26,7 @@
 #include "client/module_commands.h"
 #include "client/probe_commands.h"
 #include "client/subcommands.h"
+#include "client/sweep_request_flags.h"
 #include "nlohmann/json.hpp"
 
 namespace gpuprobe {
@@ -130,10 +131,7 @@ int KernelCommand(const ClientContext& context) {
   if (f.baseline_module.empty() != f.candidate_module.empty()) {
     return UsageError(absl::InvalidArgumentError("--baseline and --candidate go together"));
   }
-  if (!f.fail_on.empty() && f.fail_on != "slower" && f.fail_on != "unsure") {
-    return UsageError(absl::InvalidArgumentError(
-        absl::StrFormat("--fail-on: \"%s\" is not slower or unsure", f.fail_on)));
-  }
+  if (absl::Status s = CheckFailOn(f.fail_on); !s.ok()) return UsageError(s);
   absl::StatusOr<Json> spec = f.kernel_spec.empty() ? Shorthand(f) : ReadSpec(f.kernel_spec);
   if (!spec.ok()) return UsageError(spec.status());
   std::map<std::string, std::string> ids;  // module name -> id
@@ -172,14 +170,7 @@ int KernelCommand(const ClientContext& context) {
   probe.set_probe("kernel");
   probe.set_params_json(spec->dump());
   probe.set_check(f.check);
-  for (const std::string& label : f.label) {
-    const size_t eq = label.find('=');
-    if (eq == std::string::npos) {
-      return UsageError(absl::InvalidArgumentError(
-          absl::StrFormat("--label: \"%s\" is not of the form KEY=VALUE", label)));
-    }
-    (*probe.mutable_labels())[label.substr(0, eq)] = label.substr(eq + 1);
-  }
+  if (absl::Status s = LabelsFromFlags(f, *probe.mutable_labels()); !s.ok()) return UsageError(s);
   KernelSummary summary(baselines);
   const bool markdown = context.format == "markdown";
   std::string job_id;
@@ -208,58 +199,55 @@ int KernelCommand(const ClientContext& context) {
   });
   if (markdown && !job_id.empty()) std::cout << summary.Markdown(job_id, finished);
   if (code != kExitOk) return code;
-  const bool regression = (f.fail_on == "slower" && summary.Slower() > 0) ||
-                          (f.fail_on == "unsure" && summary.NotSame() > 0);
-  return regression ? kExitRegression : kExitOk;
+  return FailsOn(f.fail_on, summary.Slower(), summary.NotSame()) ? kExitRegression : kExitOk;
 }
 
 }  // namespace
 
 Subcommand KernelSubcommand() {
-  return {
-      .name = "kernel",
-      .help =
-          "time your own compiled CUDA kernels (cubin, fatbin, PTX) on the daemon's GPU, "
-          "baseline and candidate in one job",
-      .bind =
-          [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) {
-            app.add_option("--spec", f.kernel_spec,
-                           "the kernel probe's parameters (KernelParams) as JSON: buffers, "
-                           "arms of launches")
-                ->check(CLI::ExistingFile);
-            app.add_option("--module", f.kernel_modules,
-                           "NAME=FILE: a module the spec's launches name NAME (repeatable)")
-                ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-                ->type_name("NAME=FILE");
-            app.add_option("--baseline", f.baseline_module,
-                           "the base build's module: every arm runs on it as NAME.base")
-                ->check(CLI::ExistingFile);
-            app.add_option("--candidate", f.candidate_module,
-                           "the candidate build's module: every arm runs on it as "
-                           "NAME.candidate, judged against NAME.base")
-                ->check(CLI::ExistingFile);
-            app.add_option("--fail-on", f.fail_on,
-                           "exit 6 when an arm is slower (slower), or slower or unsure (unsure)");
-            app.add_flag("--check", f.check,
-                         "run each arm once and compare its outputs with the reference "
-                         "arm's instead of timing");
-            LabelFlag(app, f);
-            app.add_option("--kernel", f.kernel_name,
-                           "without --spec: the one kernel to time (mangled or extern \"C\")");
-            app.add_option("--grid", f.kernel_grid, "with --kernel: X[,Y,Z] blocks");
-            app.add_option("--block", f.kernel_block, "with --kernel: X[,Y,Z] threads");
-            app.add_option("--smem", f.kernel_smem, "with --kernel: dynamic shared memory, bytes");
-            app.add_option("--buffer", f.kernel_buffers,
-                           "with --kernel: NAME=DTYPE:COUNT[:zeros|:constant:V|:uniform:A:B|"
-                           ":normal:MEAN:STD], a buffer the daemon fills (repeatable)")
-                ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-            app.add_option("--arg", f.kernel_args,
-                           "with --kernel: the next argument, a buffer's NAME or DTYPE:VALUE "
-                           "(repeatable, in the kernel's parameter order)")
-                ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-          },
-      .run = [](const ClientContext& c,
-                const std::vector<std::string>&) { return KernelCommand(c); }};
+  return {.name = "kernel",
+          .help =
+              "time your own compiled CUDA kernels (cubin, fatbin, PTX) on the daemon's GPU, "
+              "baseline and candidate in one job",
+          .bind =
+              [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) {
+                app.add_option("--spec", f.kernel_spec,
+                               "the kernel probe's parameters (KernelParams) as JSON: buffers, "
+                               "arms of launches")
+                    ->check(CLI::ExistingFile);
+                app.add_option("--module", f.kernel_modules,
+                               "NAME=FILE: a module the spec's launches name NAME (repeatable)")
+                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+                    ->type_name("NAME=FILE");
+                app.add_option("--baseline", f.baseline_module,
+                               "the base build's module: every arm runs on it as NAME.base")
+                    ->check(CLI::ExistingFile);
+                app.add_option("--candidate", f.candidate_module,
+                               "the candidate build's module: every arm runs on it as "
+                               "NAME.candidate, judged against NAME.base")
+                    ->check(CLI::ExistingFile);
+                FailOnFlag(app, f);
+                app.add_flag("--check", f.check,
+                             "run each arm once and compare its outputs with the reference "
+                             "arm's instead of timing");
+                LabelFlag(app, f);
+                app.add_option("--kernel", f.kernel_name,
+                               "without --spec: the one kernel to time (mangled or extern \"C\")");
+                app.add_option("--grid", f.kernel_grid, "with --kernel: X[,Y,Z] blocks");
+                app.add_option("--block", f.kernel_block, "with --kernel: X[,Y,Z] threads");
+                app.add_option("--smem", f.kernel_smem,
+                               "with --kernel: dynamic shared memory, bytes");
+                app.add_option("--buffer", f.kernel_buffers,
+                               "with --kernel: NAME=DTYPE:COUNT[:zeros|:constant:V|:uniform:A:B|"
+                               ":normal:MEAN:STD], a buffer the daemon fills (repeatable)")
+                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+                app.add_option("--arg", f.kernel_args,
+                               "with --kernel: the next argument, a buffer's NAME or DTYPE:VALUE "
+                               "(repeatable, in the kernel's parameter order)")
+                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+              },
+          .run = [](const ClientContext& c,
+                    const std::vector<std::string>&) { return KernelCommand(c); }};
 }
 
 }  // namespace gpuprobe
