@@ -132,8 +132,9 @@ std::variant<CommandLine, int> ParseCommandLine(int argc, const char* const* arg
   app.set_version_flag("--version", VersionText(), "print gpuprobe's version and commit");
   app.add_option("--server", f.server,
                  "gpuprobed address HOST:PORT (default $GPUPROBE_SERVER, else 127.0.0.1:7070)");
-  app.add_option("--format", f.format,
-                 "table, tsv, csv or json; markdown for kernel (a pull-request summary)")
+  app.add_option(
+         "--format", f.format,
+         "table, tsv, csv or json; markdown for kernel and compare (a pull-request summary)")
       ->capture_default_str();
   app.add_option("--token", f.token,
                  "bearer token for a daemon with --tokens (default $GPUPROBE_TOKEN)");

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/commands.h"
@@ -40,6 +41,21 @@ void PrintLine(const std::string& format, const std::vector<std::string>& cells)
   std::cout << (format == "csv" ? CsvLine(cells) : absl::StrCat(absl::StrJoin(cells, "\t"), "\n"));
 }
 
+// An arm's axes' values, as the table prints them.
+std::vector<std::string> AxisCells(const v1::ArmComparison& a) {
+  std::vector<std::string> cells;
+  for (const v1::AxisValue& axis : a.axes()) {
+    cells.push_back(axis.has_int_value() ? absl::StrCat(axis.int_value()) : axis.text_value());
+  }
+  return cells;
+}
+
+// The verdicts counted, one line.
+std::string Tally(const v1::CompareJobsResponse& r) {
+  return absl::StrFormat("%d faster, %d slower, %d same, %d unsure, %d too few reps\n", r.faster(),
+                         r.slower(), r.same(), r.unsure(), r.too_few_reps());
+}
+
 // An arm's compared values under the API's names, in full.
 std::vector<std::string> Compared(const v1::ArmComparison& a) {
   return {CsvNumber(a.base_section_us()), CsvNumber(a.candidate_section_us()),
@@ -61,10 +77,7 @@ void PrintArms(const std::string& format, const v1::CompareJobsResponse& r) {
   if (format == "table") {
     std::cout << Heading(r) << absl::StrJoin(header, "  ") << "\n";
     for (const v1::ArmComparison& a : r.arms()) {
-      std::vector<std::string> cells;
-      for (const v1::AxisValue& axis : a.axes()) {
-        cells.push_back(axis.has_int_value() ? absl::StrCat(axis.int_value()) : axis.text_value());
-      }
+      std::vector<std::string> cells = AxisCells(a);
       for (const std::string& c :
            {absl::StrFormat("%.6g", a.base_section_us()),
             absl::StrFormat("%.6g", a.candidate_section_us()), absl::StrFormat("%.4f", a.ratio()),
@@ -74,15 +87,11 @@ void PrintArms(const std::string& format, const v1::CompareJobsResponse& r) {
       }
       std::cout << absl::StrJoin(cells, "  ") << "\n";
     }
-    std::cout << absl::StrFormat("%d faster, %d slower, %d same, %d unsure, %d too few reps\n",
-                                 r.faster(), r.slower(), r.same(), r.unsure(), r.too_few_reps());
+    std::cout << Tally(r);
   } else {
     PrintLine(format, header);
     for (const v1::ArmComparison& a : r.arms()) {
-      std::vector<std::string> cells;
-      for (const v1::AxisValue& axis : a.axes()) {
-        cells.push_back(axis.has_int_value() ? absl::StrCat(axis.int_value()) : axis.text_value());
-      }
+      std::vector<std::string> cells = AxisCells(a);
       for (std::string& c : Compared(a)) cells.push_back(std::move(c));
       PrintLine(format, cells);
     }
@@ -90,7 +99,44 @@ void PrintArms(const std::string& format, const v1::CompareJobsResponse& r) {
   PrintNote(format, r);
 }
 
+// The comparison as a pull-request comment: the heading, one table row per arm with the ratio, its
+// interval and the verdict in bold, the counts, and the note as a quote.
+void PrintMarkdown(const v1::CompareJobsResponse& r) {
+  std::cout << "### gpuprobe compare " << Heading(r) << "\n";
+  if (!r.arms().empty()) {
+    std::vector<std::string> header;
+    for (const v1::AxisValue& a : r.arms(0).axes()) header.push_back(a.name());
+    const std::string quantity = r.arms(0).quantity();
+    for (const std::string& h : {"base " + quantity, "candidate " + quantity,
+                                 std::string("ratio [95%]"), std::string("verdict")}) {
+      header.push_back(h);
+    }
+    std::cout << "| " << absl::StrJoin(header, " | ") << " |\n|";
+    for (size_t i = 0; i < header.size(); ++i)
+      std::cout << (i < header.size() - 4 ? "---|" : "---:|");
+    std::cout << "\n";
+    for (const v1::ArmComparison& a : r.arms()) {
+      std::vector<std::string> cells = AxisCells(a);
+      cells.push_back(absl::StrFormat("%.6g", a.base_section_us()));
+      cells.push_back(absl::StrFormat("%.6g", a.candidate_section_us()));
+      cells.push_back(
+          absl::StrFormat("%.4f [%.4f, %.4f]", a.ratio(), a.ratio_low(), a.ratio_high()));
+      cells.push_back(absl::StrCat("**", VerdictName(a.verdict()), "**"));
+      std::cout << "| " << absl::StrJoin(cells, " | ") << " |\n";
+    }
+    std::cout << "\n";
+  } else {
+    std::cout << "no arm in both jobs\n\n";
+  }
+  std::cout << Tally(r);
+  if (!r.note().empty()) std::cout << "\n> " << r.note() << "\n";
+}
+
 void Print(const std::string& format, const v1::CompareJobsResponse& r) {
+  if (format == "markdown") {
+    PrintMarkdown(r);
+    return;
+  }
   if (format == "json") {  // the whole comparison as one object on one line
     std::cout << ApiJson(r) << "\n";
     return;

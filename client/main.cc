@@ -47,11 +47,12 @@ int main(int argc, char** argv) {
   }
   context.format = flags.format;
   // markdown: a summary for a pull-request comment, of the commands that print verdicts.
-  const bool markdown = context.format == "markdown" && line.command.name == "kernel";
+  const bool markdown = context.format == "markdown" &&
+                        (line.command.name == "kernel" || line.command.name == "compare");
   if (context.format != "table" && context.format != "tsv" && context.format != "csv" &&
       context.format != "json" && !markdown) {
     std::cerr << "gpuprobe: --format: \"" << context.format
-              << "\" is not one of table, tsv, csv, json (and markdown for kernel)\n";
+              << "\" is not one of table, tsv, csv, json (and markdown for kernel and compare)\n";
     return gpuprobe::kExitUsage;
   }
   context.token = FlagOrEnv(flags.token, "GPUPROBE_TOKEN");

@@ -1,4 +1,5 @@
 // End to end: gpuprobed on port 0 (cpu backend) and the gpuprobe CLI as real processes.
+#include "absl/strings/str_format.h"
 #include "tests/e2e/sweep_e2e_fixture.h"
 
 namespace gpuprobe {
@@ -356,6 +357,18 @@ TEST_F(SweepEndToEndTest, CompareJudgesJobsOfThreeOrMoreBlocksByTheirBlocks) {
   ASSERT_TRUE(absl::SimpleAtod(cells[6], &ratio)) << csv_lines[1];
   EXPECT_EQ(ratio, r.arms(0).ratio()) << "the ratio is written in full";
   EXPECT_THAT(cells[9], testing::AnyOf("same", "faster", "slower", "unsure")) << csv_lines[1];
+
+  // markdown: a pull-request comment, one table row per arm, the verdict in bold, the tally.
+  const CommandResult markdown = Cli({"--format", "markdown", "compare", base, cand});
+  ASSERT_TRUE(markdown.exit_code == 0 || markdown.exit_code == 6) << markdown.err;
+  EXPECT_THAT(markdown.out, HasSubstr(absl::StrCat("### gpuprobe compare ", base, " (base) -> ",
+                                                   cand, " (candidate)")));
+  EXPECT_THAT(markdown.out,
+              HasSubstr("| variant | t | slots | union | base section_us | candidate section_us "
+                        "| ratio [95%] | verdict |"));
+  EXPECT_THAT(markdown.out, HasSubstr(absl::StrFormat("[%.4f, %.4f] | **", r.arms(0).ratio_low(),
+                                                      r.arms(0).ratio_high())));
+  EXPECT_THAT(markdown.out, HasSubstr(absl::StrFormat("%d slower", r.slower())));
 
   const CommandResult by_reps = Cli({"--format", "json", "compare", base, single});
   ASSERT_TRUE(ApiJsonToMessage(std::string(absl::StripAsciiWhitespace(by_reps.out)), &r).ok())
