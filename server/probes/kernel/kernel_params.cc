@@ -414,6 +414,13 @@ absl::StatusOr<v1::KernelParams> ResolveKernelParams(v1::KernelParams p,
                                               "most %d (use rotations that divide one another)",
                                               RotationPeriod(p), limits.max_rotation));
   }
+  if (p.graph_launches() % RotationPeriod(p) != 0) {
+    return Invalid(
+        "graph_launches",
+        absl::StrFormat("%d is not a multiple of the rotations' period %d: a sample's first "
+                        "launch would reuse the copies the previous one's last used",
+                        p.graph_launches(), RotationPeriod(p)));
+  }
   if (static_cast<int>(ModuleIds(p).size()) > limits.max_modules) {
     return Invalid("arms", absl::StrFormat("the launches name %d modules; at most %d",
                                            ModuleIds(p).size(), limits.max_modules));

@@ -6,6 +6,7 @@
 // untimed when it fails).
 #include "server/probes/kernel/kernel_probe.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -174,8 +175,14 @@ TEST(KernelProbeTest, ThePlanBoundsMemoryAndTheWorkersSilence) {
   EXPECT_NEAR(plan->silence_seconds, 10 + 1.0, 0.01);
   // The bound admission holds: 12 reps of 1 s of launches, and the placement.
   EXPECT_NEAR(plan->device_seconds, 12 * 1.0, 0.01);
-  p.set_timing(v1::TIMING_MODE_GRAPH);  // 10 runs of each arm per sample
-  EXPECT_NEAR(probe.Plan(**probe.Resolve(Request(p)), false, device)->device_seconds, 120, 0.01);
+  // Graph: 10 runs of each arm per sample, after 3 such samples that size the samples.
+  p.set_timing(v1::TIMING_MODE_GRAPH);
+  EXPECT_NEAR(probe.Plan(**probe.Resolve(Request(p)), false, device)->device_seconds,
+              12 * 10 + 3 * 10, 0.01);
+  p.set_graph_launches(30);  // 30 runs, as set
+  EXPECT_NEAR(probe.Plan(**probe.Resolve(Request(p)), false, device)->device_seconds, 12 * 30,
+              0.01);
+  p.clear_graph_launches();
   p.set_timing(v1::TIMING_MODE_EVENTS);
   p.mutable_buffers(0)->set_count(uint64_t{1} << 38);  // 1 TiB of f32, twice
   EXPECT_THAT(probe.Resolve(Request(p)).status().message(), HasSubstr("buffers"));
@@ -244,6 +251,48 @@ TEST(KernelProbeTest, ArmsAreTimedOnEveryPlacementAndJudgedAgainstTheirBaseline)
   EXPECT_DOUBLE_EQ(DerivedOf(results[1], "vs_baseline"), 1.05);
   EXPECT_EQ(results[1].verdict(), v1::VERDICT_SLOWER);
   EXPECT_EQ(results[0].impossible(), "");  // 4 KiB fits in the L2
+}
+
+// The launches between the last sample's marks 0 and 1 (a warm graph sample's).
+int LaunchesInTheLastSample(const std::vector<std::string>& log) {
+  const auto end = std::find(log.rbegin(), log.rend(), "mark1");
+  const auto start = std::find(end, log.rend(), "mark0");
+  return static_cast<int>(std::count(end, start, "launch"));
+}
+
+TEST(KernelProbeTest, AWarmGraphSampleTakesAboutAMillisecondOfRuns) {
+  v1::KernelParams p = Params(false);  // x rotated twice
+  p.set_timing(v1::TIMING_MODE_GRAPH);
+  {  // 5 us a run: 200 runs a sample
+    FakeRun run({{"base", 5.0}});
+    ASSERT_TRUE(run.Run(p).status.ok());
+    EXPECT_EQ(LaunchesInTheLastSample(run.device.log), 200);
+    EXPECT_EQ(run.recorded.Results().at(0).metrics(0).median(), 5.0);
+  }
+  {  // 0.3 us: at most 1000
+    FakeRun run({{"base", 0.3}});
+    ASSERT_TRUE(run.Run(p).status.ok());
+    EXPECT_EQ(LaunchesInTheLastSample(run.device.log), 1000);
+  }
+  {  // 150 us: at least 10
+    FakeRun run({{"base", 150.0}});
+    ASSERT_TRUE(run.Run(p).status.ok());
+    EXPECT_EQ(LaunchesInTheLastSample(run.device.log), 10);
+  }
+  {  // 45 us: 23 runs take 1 ms; 24 is on x's period
+    FakeRun run({{"base", 45.0}});
+    ASSERT_TRUE(run.Run(p).status.ok());
+    EXPECT_EQ(LaunchesInTheLastSample(run.device.log), 24);
+  }
+  {  // set: as set
+    FakeRun run({{"base", 5.0}});
+    p.set_graph_launches(30);
+    ASSERT_TRUE(run.Run(p).status.ok());
+    EXPECT_EQ(LaunchesInTheLastSample(run.device.log), 30);
+  }
+  p.set_graph_launches(15);
+  EXPECT_THAT(KernelProbe().Resolve(Request(p)).status().message(),
+              HasSubstr("graph_launches: 15 is not a multiple of the rotations' period 2"));
 }
 
 TEST(KernelProbeTest, ATimeFasterThanTheDeclaredBytesIsFlagged) {
