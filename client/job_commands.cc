@@ -217,12 +217,12 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
   if (grpc::Status s = FetchJob(context, *stub, job_id, &job); !s.ok()) {
     return ReportRpcError(context, s);
   }
-  // json: the record is the stream's first line ({"job": ...}), the rows follow, one per line;
-  // csv, table and tsv keep stdout for the rows (csv's schema is sweep's, tsv the seed's table)
-  // and tell people the record on stderr.
-  if (context.format == "json") {
-    std::cout << "{\"job\":" << ApiJson(job) << "}\n";
-  } else {
+  // json: the record is the stream's first line ({"job": ...}), the rows follow, one per line,
+  // all printed once every event has been read (a failed read prints nothing on stdout); csv,
+  // table and tsv keep stdout for the rows (csv's schema is sweep's, tsv the seed's table) and
+  // tell people the record on stderr.
+  const std::string record = absl::StrCat("{\"job\":", ApiJson(job), "}\n");
+  if (context.format != "json") {
     std::cerr << absl::StrFormat(
         "job %s: %s | submitted %s by %s | started %s | finished %s | attempts %d | device "
         "%s%s%s%s%s\n",
@@ -241,6 +241,7 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
   watch.set_job_id(job_id);
   watch.set_results(true);
   if (job.state() == v1::JOB_STATE_QUEUED || job.state() == v1::JOB_STATE_RUNNING) {
+    if (context.format == "json") std::cout << record;
     std::cerr << "the job has not ended; `gpuprobe watch " << job_id << "` follows it\n";
     return kExitOk;
   }
@@ -259,6 +260,7 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
   absl::StatusOr<JobPrinter> printer =
       JobPrinter::For(context.format, std::cout, IdentityOf(job), job.check());
   if (!printer.ok()) return UsageError(printer.status());
+  if (context.format == "json") std::cout << record;
   for (const v1::JobEvent& e : events) {
     if (e.attempt() != last_attempt && !e.has_finished()) continue;
     printer->Print(e);

@@ -76,7 +76,10 @@ int main(int argc, char** argv) {
     options.pem_root_certs = pem.str();
     credentials = grpc::SslCredentials(options);
   }
-  context.channel = grpc::CreateChannel(context.server, credentials);
+  // Whatever the daemon has stored reads back, however large a row an old store holds.
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(-1);
+  context.channel = grpc::CreateCustomChannel(context.server, credentials, arguments);
 
   return line.command.run(context, line.args);
 }

@@ -5,7 +5,9 @@
 //   common/enum_names.h), null for UNSPECIFIED;
 // - 64-bit integers as numbers.
 // Everything else is protobuf's JSON mapping: Timestamps as RFC 3339 text, an Any as its message
-// with "@type", maps as objects, bytes as base64.
+// with "@type", maps as objects, bytes as base64. An Any of a type this build does not know (a
+// newer daemon's probe) is {"@type": URL, "value": its bytes in base64}, so every message prints
+// whole.
 #pragma once
 
 #include <string>

@@ -63,6 +63,27 @@ TEST(ApiJsonTest, ReadsBackToTheSameMessage) {
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(job, read)) << read.DebugString();
 }
 
+// A job whose parameters are of a type this build does not know (a newer daemon's probe) still
+// prints whole: that Any as its type and base64 payload, everything else as always.
+TEST(ApiJsonTest, AnAnyOfAnUnknownTypeStillGivesWholeJson) {
+  v1::Job job = SampleJob();
+  job.mutable_resolved()->set_type_url("type.googleapis.com/gpuprobe.v1.NoSuchParams");
+  job.mutable_resolved()->set_value("\x08\x01");
+  v1::ProbeRequest* probe = job.mutable_request()->mutable_probe();
+  probe->set_probe("future");
+  probe->mutable_params()->set_type_url("type.googleapis.com/gpuprobe.v1.NoSuchParams");
+  const std::string json = ApiJson(job);
+  EXPECT_THAT(
+      json,
+      HasSubstr(
+          R"("resolved":{"@type":"type.googleapis.com/gpuprobe.v1.NoSuchParams","value":"CAE="})"));
+  EXPECT_THAT(
+      json,
+      HasSubstr(R"("params":{"@type":"type.googleapis.com/gpuprobe.v1.NoSuchParams","value":""})"));
+  EXPECT_THAT(json, HasSubstr(R"("state":"succeeded")"));
+  EXPECT_THAT(json, HasSubstr(R"("probe":"future")"));
+}
+
 TEST(ApiJsonTest, ReadsProtobufsOwnMappingToo) {
   const v1::Job job = SampleJob();
   std::string protobuf_json;

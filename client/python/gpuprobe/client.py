@@ -21,6 +21,9 @@ from gpuprobe.v1 import probe_pb2, probe_pb2_grpc
 _TERMINAL = {probe_pb2.JOB_STATE_SUCCEEDED, probe_pb2.JOB_STATE_FAILED,
              probe_pb2.JOB_STATE_CANCELLED}
 
+# Whatever the daemon has stored reads back, however large a row an old store holds.
+_CHANNEL_OPTIONS = [("grpc.max_receive_message_length", -1)]
+
 _SWEEP_FIELDS = {"experts", "hidden", "ff", "selected", "t", "t_values", "unions", "reps",
                  "timing", "cache", "variants", "seed", "labels", "order", "require_clean",
                  "precision", "max_seconds", "blocks"}
@@ -240,9 +243,9 @@ class Client:
         if tls_ca:
             with open(tls_ca, "rb") as pem:
                 credentials = grpc.ssl_channel_credentials(root_certificates=pem.read())
-            self._channel = grpc.secure_channel(self.server, credentials)
+            self._channel = grpc.secure_channel(self.server, credentials, options=_CHANNEL_OPTIONS)
         else:
-            self._channel = grpc.insecure_channel(self.server)
+            self._channel = grpc.insecure_channel(self.server, options=_CHANNEL_OPTIONS)
         self._stub = probe_pb2_grpc.ProbeServiceStub(self._channel)
 
     def close(self):
