@@ -1,9 +1,13 @@
 #include "server/jobs/job_manager.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "server/jobs/retry_log.h"
@@ -112,6 +116,18 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std:
 }
 
 absl::StatusOr<const Backend*> JobManager::DeviceFor(const v1::SubmitRequest& request) const {
+  if (!request.host().empty() && request.host() != fleet_->options().host) {
+    // A job for a host no daemon of the fleet has (a typo, a host gone) would wait for ever.
+    ASSIGN_OR_RETURN(const std::vector<v1::FleetDevice> devices, fleet_->Devices());
+    std::set<std::string> hosts = {fleet_->options().host};
+    for (const v1::FleetDevice& d : devices) hosts.insert(d.host());
+    if (!hosts.contains(request.host())) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "host: no daemon of this fleet is on host \"%s\" (the registry, which forgets a daemon "
+          "lost for 10 minutes, has %s)",
+          request.host(), absl::StrJoin(hosts, ", ")));
+    }
+  }
   if (!ServesTargets(request)) return nullptr;
   if (request.has_device() && request.device() >= runner_.size()) {
     return absl::InvalidArgumentError(

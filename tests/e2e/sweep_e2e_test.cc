@@ -295,6 +295,12 @@ TEST_F(SweepEndToEndTest, SmallMisusesAreRefusedNamingWhatIsWrong) {
     EXPECT_EQ(r.exit_code, 2) << label;  // a bad request, found by the daemon
     EXPECT_THAT(r.err, HasSubstr("labels: key")) << label;
   }
+  // A host no daemon of the fleet has: refused, naming the hosts it has, nothing queued for ever.
+  const CommandResult nowhere = Cli({"submit", "--reps", "2", "--host", "no-such-host"});
+  EXPECT_NE(nowhere.exit_code, 0);
+  EXPECT_THAT(nowhere.err, HasSubstr("host: no daemon of this fleet is on host \"no-such-host\""));
+  EXPECT_EQ(Cli({"--format", "tsv", "jobs", "--state", "queued"}).out.find("no-such-host"),
+            std::string::npos);
   // A key where the CA should be.
   const std::string key = *dir_ + "/key.pem";
   std::ofstream(key) << "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n";

@@ -80,12 +80,20 @@ absl::Status CheckLabels(const std::map<std::string, std::string>& labels, const
           "labels: key \"%s\" must be non-empty and key and value at most %d bytes each",
           key.substr(0, 32), l.max_label_bytes));
     }
-    // Filters name labels as KEY=VALUE in lists split at ','; a line break splits a table.
-    if (key.find_first_of(std::string("=,\n\r\0", 5)) != std::string::npos ||
-        value.find_first_of(std::string("\n\r\0", 3)) != std::string::npos) {
+    // Filters name labels as KEY=VALUE in lists split at ','; a control character (a line break,
+    // a tab) splits a table's line or cell.
+    const auto bad = [](const std::string& text, absl::string_view also) {
+      for (const char c : text) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || also.find(c) != also.npos) {
+          return true;
+        }
+      }
+      return false;
+    };
+    if (bad(key, "=,") || bad(value, ",")) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "labels: key \"%s\": a key may not hold '=', ',', a line break or NUL, nor a value a "
-          "line break or NUL",
+          "labels: key \"%s\": a key may not hold '=', ',' or a control character, nor a value "
+          "',' or a control character (filters list KEY=VALUE pairs split at ',')",
           absl::CHexEscape(key.substr(0, 32))));
     }
   }

@@ -214,13 +214,15 @@ TEST(ResolveSweepTest, BlocksDefaultToOneAndAreBounded) {
 }
 
 TEST(CheckLabelsTest, KeysFiltersCannotNameAndLineBreaksAreRefused) {
-  EXPECT_TRUE(CheckLabels({{"branch", "main"}, {"commit", "a=b,c"}}, SweepLimits{}).ok());
+  EXPECT_TRUE(CheckLabels({{"branch", "main"}, {"commit", "a=b c"}}, SweepLimits{}).ok());
   for (const auto& [key, value] :
        std::vector<std::pair<std::string, std::string>>{{"a=b", "1"},
                                                         {"a,b", "1"},
                                                         {"a\nb", "1"},
                                                         {std::string("a\0b", 3), "1"},
                                                         {"k", "v\nw"},
+                                                        {"k", "a,b"},  // filters split at ','
+                                                        {"k", "v\tw"},
                                                         {"k", std::string("v\0", 2)}}) {
     const absl::Status s = CheckLabels({{key, value}}, SweepLimits{});
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << key << "=" << value;
