@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
+#include <type_traits>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -114,33 +116,46 @@ absl::Status Bad(const FieldDescriptor& f, absl::string_view text) {
                    f.is_repeated() ? " (it takes a comma-separated list of them)" : ""));
 }
 
+// An integer written as decimal digits, '-' first where T is signed (no '+', space or base
+// prefix: " 3" and "0x10" are refused, not read as 3 and 16); one past T's range is named as such.
+template <typename T>
+absl::StatusOr<T> Integer(const FieldDescriptor& f, absl::string_view text) {
+  absl::string_view digits = text;
+  if (std::is_signed_v<T>) absl::ConsumePrefix(&digits, "-");
+  T v;
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), absl::ascii_isdigit)) {
+    return Bad(f, text);
+  }
+  if (!absl::SimpleAtoi(text, &v)) {
+    return absl::InvalidArgumentError(absl::StrCat("param ", f.name(), ": ", Abbreviated(text),
+                                                   " is outside [", std::numeric_limits<T>::min(),
+                                                   ", ", std::numeric_limits<T>::max(), "]"));
+  }
+  return v;
+}
+
 // Sets (or, repeated, adds) one value.
 absl::Status SetOne(const FieldDescriptor& f, Message& m, absl::string_view text) {
   const Reflection& r = *m.GetReflection();
   const bool rep = f.is_repeated();
-  text = absl::StripAsciiWhitespace(text);
   switch (f.cpp_type()) {
     case FieldDescriptor::CPPTYPE_INT32: {
-      int32_t v;
-      if (!absl::SimpleAtoi(text, &v)) return Bad(f, text);
+      ASSIGN_OR_RETURN(const int32_t v, Integer<int32_t>(f, text));
       rep ? r.AddInt32(&m, &f, v) : r.SetInt32(&m, &f, v);
       break;
     }
     case FieldDescriptor::CPPTYPE_INT64: {
-      int64_t v;
-      if (!absl::SimpleAtoi(text, &v)) return Bad(f, text);
+      ASSIGN_OR_RETURN(const int64_t v, Integer<int64_t>(f, text));
       rep ? r.AddInt64(&m, &f, v) : r.SetInt64(&m, &f, v);
       break;
     }
     case FieldDescriptor::CPPTYPE_UINT32: {
-      uint32_t v;
-      if (absl::StartsWith(text, "-") || !absl::SimpleAtoi(text, &v)) return Bad(f, text);
+      ASSIGN_OR_RETURN(const uint32_t v, Integer<uint32_t>(f, text));
       rep ? r.AddUInt32(&m, &f, v) : r.SetUInt32(&m, &f, v);
       break;
     }
     case FieldDescriptor::CPPTYPE_UINT64: {
-      uint64_t v;
-      if (absl::StartsWith(text, "-") || !absl::SimpleAtoi(text, &v)) return Bad(f, text);
+      ASSIGN_OR_RETURN(const uint64_t v, Integer<uint64_t>(f, text));
       rep ? r.AddUInt64(&m, &f, v) : r.SetUInt64(&m, &f, v);
       break;
     }
@@ -149,7 +164,9 @@ absl::Status SetOne(const FieldDescriptor& f, Message& m, absl::string_view text
       double v;
       absl::string_view number = text;
       const bool percent = IsFraction(f) && absl::ConsumeSuffix(&number, "%");
-      if (!absl::SimpleAtod(number, &v)) return Bad(f, text);
+      if (number != absl::StripAsciiWhitespace(number) || !absl::SimpleAtod(number, &v)) {
+        return Bad(f, text);
+      }
       if (percent) v /= 100.0;
       if (f.cpp_type() == FieldDescriptor::CPPTYPE_FLOAT) {
         rep ? r.AddFloat(&m, &f, static_cast<float>(v)) : r.SetFloat(&m, &f, static_cast<float>(v));
@@ -297,7 +314,7 @@ absl::Status SetParamsFromText(const google::protobuf::Map<std::string, std::str
         return absl::InvalidArgumentError(absl::StrCat("param ", name, ": \"", Abbreviated(text),
                                                        "\" has an empty item (a list is a,b,c)"));
       }
-      RETURN_IF_ERROR(SetOne(*p.field, *p.holder, item));
+      RETURN_IF_ERROR(SetOne(*p.field, *p.holder, absl::StripAsciiWhitespace(item)));
     }
   }
   return absl::OkStatus();

@@ -11,6 +11,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 
 namespace gpuprobe {
@@ -50,6 +55,24 @@ void SendRefusal(int socket, const char* status_line) {
   const std::string reply =
       std::string("HTTP/1.1 ") + status_line + "\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
   (void)send(socket, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+// Whether a complete request head declares a body longer than `max_bytes`, or one of no stated
+// length (chunked).
+bool DeclaresBodyOver(absl::string_view head, size_t max_bytes) {
+  for (absl::string_view line : absl::StrSplit(head, "\r\n")) {
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos) continue;
+    const absl::string_view name = absl::StripAsciiWhitespace(line.substr(0, colon));
+    const absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
+    if (absl::EqualsIgnoreCase(name, "transfer-encoding")) return true;
+    size_t length = 0;
+    if (absl::EqualsIgnoreCase(name, "content-length") &&
+        (!absl::SimpleAtoi(value, &length) || length > max_bytes)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void Close(int socket) {
@@ -137,7 +160,7 @@ GatedHttpServer::GatedHttpServer(Limits limits)
       wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       workers_(std::make_unique<httplib::ThreadPool>(limits.workers)) {
   new_task_queue = [] { return new InlineTaskQueue(); };
-  set_payload_max_length(64 * 1024);
+  set_payload_max_length(limits.max_body_bytes);
   gate_ = std::thread([this] { GateLoop(); });
 }
 
@@ -243,6 +266,11 @@ bool GatedHttpServer::ReadAtGate(Waiting& w) {
     return true;
   }
   if (!complete) return false;
+  if (DeclaresBodyOver(absl::string_view(w.head).substr(0, end), limits_.max_body_bytes)) {
+    SendRefusal(w.socket, "413 Content Too Large");
+    Close(w.socket);
+    return true;
+  }
 
   std::lock_guard<std::mutex> lock(mu_);
   if (queued_ >= limits_.max_queued) {

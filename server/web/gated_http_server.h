@@ -37,6 +37,8 @@ class GatedHttpServer : public httplib::Server {
   struct Limits {
     absl::Duration head_timeout = absl::Seconds(10);
     size_t max_head_bytes = 16 * 1024;
+    // A body (the API reads none): one declared longer, or chunked, is refused with 413.
+    size_t max_body_bytes = 64 * 1024;
     int max_waiting = 256;
     int workers = 16;
     int max_queued = 256;

@@ -101,6 +101,18 @@ TEST(ParamTextTest, BadValuesAndUnknownNamesAreRefusedNamingTheParameter) {
   EXPECT_THAT(s.message(), HasSubstr("param timing: \"slow\" is not one of events|graph"));
   s = SetParamsFromText(Values({{"t_values", "1,x"}}), sweep);
   EXPECT_THAT(s.message(), HasSubstr("param t_values: \"x\" is not a non-negative integer"));
+  // A value is decimal digits only: no '+', space or base prefix (a list's items may have
+  // spaces around them); past the field's range named as such.
+  for (const std::string text : {" 3", "3 ", "+5", "0x10", "1e3"}) {
+    s = SetParamsFromText(Values({{"reps", text}}), sweep);
+    EXPECT_THAT(s.message(),
+                HasSubstr("param reps: \"" + text + "\" is not a non-negative integer"));
+  }
+  s = SetParamsFromText(Values({{"experts", "1180591620717411303424"}}), sweep);
+  EXPECT_THAT(s.message(),
+              HasSubstr("param experts: 1180591620717411303424 is outside [0, 4294967295]"));
+  s = SetParamsFromText(Values({{"precision", " 0.5"}}), sweep);
+  EXPECT_THAT(s.message(), HasSubstr("param precision: \" 0.5\" is not a number"));
   s = SetParamsFromText(Values({{"hiden", "512"}}), sweep);
   EXPECT_THAT(s.message(), HasSubstr("param hiden: not a parameter of this probe"));
   EXPECT_THAT(s.message(), HasSubstr("hidden"));

@@ -130,6 +130,24 @@ TEST_F(GatedHttpServerTest, AHeadOverTheLimitGets431) {
   EXPECT_THAT(within.ReadUntilClosed(absl::Seconds(20)), StartsWith("HTTP/1.1 200"));
 }
 
+TEST_F(GatedHttpServerTest, ABodyOverTheLimitOrOfNoStatedLengthGets413) {
+  Start({});
+  // 100 KB on a GET: refused at its head, before any of it is read (it was answered 200).
+  RawConnection big(port_);
+  big.Send("GET /ping HTTP/1.1\r\nContent-Length: 102400\r\n\r\n" + std::string(4096, 'a'));
+  EXPECT_THAT(big.ReadUntilClosed(absl::Seconds(20)), StartsWith("HTTP/1.1 413"));
+  RawConnection chunked(port_);
+  chunked.Send("GET /ping HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n");
+  EXPECT_THAT(chunked.ReadUntilClosed(absl::Seconds(20)), StartsWith("HTTP/1.1 413"));
+  RawConnection garbled(port_);
+  garbled.Send("GET /ping HTTP/1.1\r\nContent-Length: 12x\r\n\r\n");
+  EXPECT_THAT(garbled.ReadUntilClosed(absl::Seconds(20)), StartsWith("HTTP/1.1 413"));
+  // Within 64 KiB: served.
+  RawConnection within(port_);
+  within.Send("GET /ping HTTP/1.1\r\ncontent-length: 5\r\n\r\nhello");
+  EXPECT_THAT(within.ReadUntilClosed(absl::Seconds(20)), StartsWith("HTTP/1.1 200"));
+}
+
 TEST_F(GatedHttpServerTest, ABodyNotCompleteInTimeEndsTheRequest) {
   GatedHttpServer::Limits limits;
   limits.head_timeout = absl::Milliseconds(300);
