@@ -1,6 +1,6 @@
 // The gRPC listener's credentials from the daemon's options: TLS with --tls-cert and --tls-key
-// (PEM files, checked to hold what they should, so that swapped files are named rather than
-// surfacing as "cannot listen"), plaintext with neither.
+// (PEM files, checked to hold what they should and to match, so that swapped or mismatched files
+// are named rather than surfacing as "cannot listen"), plaintext with neither.
 //
 //   ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
 //                    ServerCredentialsOf(options));
@@ -14,7 +14,8 @@
 
 namespace gpuprobe {
 
-// INVALID_ARGUMENT for one of the two flags alone or a file that holds the wrong PEM block;
+// INVALID_ARGUMENT for one of the two flags alone, a file that holds the wrong PEM block or none
+// that parses, or a key that is not the certificate's;
 // NOT_FOUND for a file that cannot be read.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsOf(
     const DaemonOptions& options);

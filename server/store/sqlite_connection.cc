@@ -139,9 +139,11 @@ absl::Status SqliteConnection::Exec(absl::string_view sql) {
   if (rc == SQLITE_OK) return absl::OkStatus();
   const std::string text = message != nullptr ? message : sqlite3_errstr(rc);
   sqlite3_free(message);
+  // As StatementError: the reason for clients, the statement for the debug log.
+  spdlog::debug("sqlite: statements failed ({}): {}", text, std::string(sql));
   const absl::StatusCode code =
       rc == SQLITE_FULL ? absl::StatusCode::kResourceExhausted : absl::StatusCode::kInternal;
-  return absl::Status(code, absl::StrCat("sqlite: ", sql.substr(0, 80), ": ", text));
+  return absl::Status(code, absl::StrCat("sqlite: statements of the job store: ", text));
 }
 
 }  // namespace gpuprobe

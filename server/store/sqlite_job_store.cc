@@ -149,8 +149,14 @@ absl::Status Migrate(SqlConnection& db, const std::string& path) {
                         current, JobStore::kSchemaVersion));
   }
   for (int64_t v = current + 1; v <= JobStore::kSchemaVersion; ++v) {
-    RETURN_IF_ERROR(db.Exec(
-        absl::StrCat("BEGIN; ", kMigrations[v - 1], " PRAGMA user_version = ", v, "; COMMIT;")));
+    const absl::Status migrated = db.Exec(
+        absl::StrCat("BEGIN; ", kMigrations[v - 1], " PRAGMA user_version = ", v, "; COMMIT;"));
+    if (!migrated.ok()) {
+      return absl::Status(migrated.code(),
+                          absl::StrFormat("store: %s: cannot bring the schema to version %d (is "
+                                          "it another program's database?): %s",
+                                          path, v, migrated.message()));
+    }
   }
   return absl::OkStatus();
 }

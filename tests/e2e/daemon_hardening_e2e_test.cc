@@ -334,7 +334,7 @@ TEST_F(DaemonHardeningTest, ACorruptStoredEventFailsShowAsItFailsWatch) {
   }
 }
 
-TEST_F(DaemonHardeningTest, SwappedTlsFilesAreNamedNotReportedAsCannotListen) {
+TEST_F(DaemonHardeningTest, SwappedOrMismatchedTlsFilesAreNamedNotReportedAsCannotListen) {
   absl::StatusOr<CommandResult> made = RunCommand(
       {"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
        "/CN=localhost", "-keyout", dir_ + "/key.pem", "-out", dir_ + "/cert.pem"},
@@ -347,6 +347,22 @@ TEST_F(DaemonHardeningTest, SwappedTlsFilesAreNamedNotReportedAsCannotListen) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 2);
   EXPECT_THAT(r->out + r->err, HasSubstr("tls-cert"));
+  EXPECT_THAT(r->out + r->err, testing::Not(HasSubstr("cannot listen")));
+  // A certificate and a key of two different pairs.
+  made = RunCommand(
+      {"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+       "/CN=localhost", "-keyout", dir_ + "/other-key.pem", "-out", dir_ + "/other-cert.pem"},
+      {}, dir_);
+  ASSERT_TRUE(made.ok() && made->exit_code == 0);
+  r = RunCommand(
+      {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--http", "", "--data-dir",
+       dir_ + "/data", "--tls-cert", dir_ + "/cert.pem", "--tls-key", dir_ + "/other-key.pem"},
+      {}, dir_, absl::Seconds(30));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 2);
+  EXPECT_THAT(r->out + r->err, HasSubstr("tls-key: " + dir_ +
+                                         "/other-key.pem is not the private "
+                                         "key of the certificate in --tls-cert"));
   EXPECT_THAT(r->out + r->err, testing::Not(HasSubstr("cannot listen")));
 }
 

@@ -16,6 +16,7 @@ namespace gpuprobe {
 namespace {
 
 using testing::HasSubstr;
+using testing::Not;
 
 class SqliteJobStoreTest : public testing::Test {
  protected:
@@ -93,6 +94,18 @@ TEST_F(SqliteJobStoreTest, AnEmptyDatabaseFileIsDamagedNotANewStore) {
   EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(store.status().message(), HasSubstr(DbPath()));
   EXPECT_THAT(store.status().message(), HasSubstr("move it aside"));
+}
+
+TEST_F(SqliteJobStoreTest, AStartErrorNamesTheStoreWithoutItsSql) {
+  // Another program's database: its own `jobs` table stops the schema's creation.
+  Sql("CREATE TABLE jobs (x INTEGER);");
+  absl::StatusOr<std::unique_ptr<JobStore>> store = SqliteJobStore::Open(DbPath());
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(), HasSubstr("already exists"));
+  EXPECT_THAT(store.status().message(), HasSubstr(DbPath()));
+  for (const char* sql : {"PRAGMA", "CREATE", "BEGIN", "SELECT", "INSERT"}) {
+    EXPECT_THAT(store.status().message(), Not(HasSubstr(sql))) << store.status();
+  }
 }
 
 TEST_F(SqliteJobStoreTest, GarbageInsideTheFileFailsTheIntegrityCheckAtOpen) {
