@@ -14,6 +14,7 @@
 #include "client/subcommands.h"
 #include "client/sweep_request_flags.h"
 #include "common/api_json.h"
+#include "common/identifiers.h"
 
 namespace gpuprobe {
 
@@ -36,6 +37,9 @@ int CheckCommand(const ClientContext& context) {
   auto stub = v1::ProbeService::NewStub(context.channel);
   grpc::ClientContext rpc;
   context.Prepare(rpc);
+  if (!context.flags->idempotency_key.empty()) {
+    rpc.AddMetadata(kIdempotencyKeyMetadata, context.flags->idempotency_key);
+  }
   std::unique_ptr<grpc::ClientReader<v1::JobEvent>> stream = stub->Check(&rpc, *request);
   CancelOnInterrupt cancel(context, rpc);
   CheckPrinter& p = **printer;
@@ -110,21 +114,27 @@ int InfoCommand(const ClientContext& context) {
 }
 
 Subcommand SweepSubcommand() {
-  return {
-      .name = "sweep",
-      .help = "run a MoE union sweep, printing its rows as they stream in",
-      .bind = [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) { SweepFlags(app, f); },
-      .run = [](const ClientContext& c,
-                const std::vector<std::string>&) { return SweepCommand(c); }};
+  return {.name = "sweep",
+          .help = "run a MoE union sweep, printing its rows as they stream in",
+          .bind =
+              [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) {
+                SweepFlags(app, f);
+                IdempotencyKeyFlag(app, f);
+              },
+          .run = [](const ClientContext& c,
+                    const std::vector<std::string>&) { return SweepCommand(c); }};
 }
 
 Subcommand CheckSubcommand() {
-  return {
-      .name = "check",
-      .help = "exactness of every kernel variant against the float64 reference",
-      .bind = [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) { CheckFlags(app, f); },
-      .run = [](const ClientContext& c,
-                const std::vector<std::string>&) { return CheckCommand(c); }};
+  return {.name = "check",
+          .help = "exactness of every kernel variant against the float64 reference",
+          .bind =
+              [](CLI::App& app, ClientFlags& f, std::vector<std::string>&) {
+                CheckFlags(app, f);
+                IdempotencyKeyFlag(app, f);
+              },
+          .run = [](const ClientContext& c,
+                    const std::vector<std::string>&) { return CheckCommand(c); }};
 }
 
 Subcommand InfoSubcommand() {

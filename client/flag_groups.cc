@@ -30,6 +30,11 @@ void LabelFlag(CLI::App& app, ClientFlags& f) {
   ListFlag(app, "--label", f.label, "labels stored with the job: k=v,k2=v2", "K=V");
 }
 
+void IdempotencyKeyFlag(CLI::App& app, ClientFlags& f) {
+  app.add_option("--idempotency-key", f.idempotency_key,
+                 "a retry with the same key gets the first call's job instead of a new one");
+}
+
 void FailOnFlag(CLI::App& app, ClientFlags& f) {
   app.add_option("--fail-on", f.fail_on,
                  "exit 6 when an arm is slower (slower), or slower or unsure (unsure)");

@@ -35,6 +35,9 @@ void CheckFlags(CLI::App& app, ClientFlags& f);
 // --label k=v (repeatable, comma-separated).
 void LabelFlag(CLI::App& app, ClientFlags& f);
 
+// --idempotency-key, of the commands that queue a job (submit, sweep, check, run, kernel): a
+// retry with the same key gets the first call's job.
+void IdempotencyKeyFlag(CLI::App& app, ClientFlags& f);
 // --fail-on slower|unsure, of the commands that print verdicts (compare, kernel).
 void FailOnFlag(CLI::App& app, ClientFlags& f);
 // INVALID_ARGUMENT unless --fail-on is unset, slower or unsure.

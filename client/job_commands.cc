@@ -1,4 +1,5 @@
 // The commands that manage queued jobs: submit, wait, watch, jobs, show, cancel.
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -253,8 +254,13 @@ int ShowCommand(const ClientContext& context, const std::string& job_id) {
     last_attempt = std::max(last_attempt, event.attempt());
     events.push_back(event);
   }
-  // A stored event that cannot be read (DATA_LOSS) fails `show` as it fails `watch`.
+  // A job that did not succeed ends its stream with its status, after its finished event: its
+  // record is shown. A stream broken before that (a stored event that cannot be read, DATA_LOSS)
+  // fails `show` as it fails `watch`, with nothing on stdout.
   if (const grpc::Status status = stream->Finish(); !status.ok()) {
+    const bool whole = std::any_of(events.begin(), events.end(),
+                                   [](const v1::JobEvent& e) { return e.has_finished(); });
+    if (whole && context.format == "json") std::cout << record;
     return ReportRpcError(context, status);
   }
   absl::StatusOr<JobPrinter> printer =
@@ -355,8 +361,7 @@ Subcommand SubmitSubcommand() {
             ProbeFlags(app, f);
             app.add_option("--priority", f.priority, "higher runs first; equal priorities in order")
                 ->capture_default_str();
-            app.add_option("--idempotency-key", f.idempotency_key,
-                           "a retried submit with the same key returns the first job");
+            IdempotencyKeyFlag(app, f);
             app.add_flag("--wait", f.wait, "then wait for the job as `wait` does");
             OptionalFlag(app, "--device", f.device,
                          "run on this device index (gpuprobe info lists them); default the first "

@@ -227,6 +227,7 @@ Subcommand KernelSubcommand() {
                                "NAME.candidate, judged against NAME.base")
                     ->check(CLI::ExistingFile);
                 FailOnFlag(app, f);
+                IdempotencyKeyFlag(app, f);
                 app.add_flag("--check", f.check,
                              "run each arm once and compare its outputs with the reference "
                              "arm's instead of timing");

@@ -98,9 +98,10 @@ int RunCommand(const ClientContext& context, const std::string& probe) {
   return SubmitAndFollow(context, submit);
 }
 
-int SubmitAndFollow(const ClientContext& context, const v1::SubmitRequest& submit,
+int SubmitAndFollow(const ClientContext& context, v1::SubmitRequest submit,
                     const std::function<EventHandlers(const v1::Job&)>& handlers) {
   auto stub = v1::ProbeService::NewStub(context.channel);
+  submit.set_idempotency_key(context.flags->idempotency_key);
   v1::Job job;
   {
     grpc::ClientContext rpc;
@@ -153,6 +154,7 @@ Subcommand RunSubcommand() {
                     ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
                 ProbeFlags(app, f);
                 ListFlag(app, "--label", f.label, "labels stored with the job: k=v,k2=v2", "K=V");
+                IdempotencyKeyFlag(app, f);
               },
           .run = [](const ClientContext& c,
                     const std::vector<std::string>& args) { return RunCommand(c, args[0]); }};

@@ -24,10 +24,10 @@ int ProbesCommand(const ClientContext& context);
 // stderr, then prints its results (moe-union: its rows, as `sweep` does) or checks.
 int RunCommand(const ClientContext& context, const std::string& probe);
 
-// Submits the job, then prints its results in --format as they are stored (what `run` and
-// `sweep` do), or hands its events to the handlers `handlers` makes for the job; Ctrl-C cancels
-// it.
-int SubmitAndFollow(const ClientContext& context, const v1::SubmitRequest& submit,
+// Submits the job (with --idempotency-key), then prints its results in --format as they are
+// stored (what `run` and `sweep` do), or hands its events to the handlers `handlers` makes for
+// the job; Ctrl-C cancels it.
+int SubmitAndFollow(const ClientContext& context, v1::SubmitRequest submit,
                     const std::function<EventHandlers(const v1::Job&)>& handlers = nullptr);
 
 // A probe request from the command line: the probe, its --param NAME=VALUE arguments, --check

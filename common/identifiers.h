@@ -20,6 +20,10 @@ namespace gpuprobe {
 
 inline constexpr size_t kMaxHostNameBytes = 128;
 
+// The gRPC metadata that carries Submit's idempotency key on the streaming submits (Run, Check),
+// whose v1 requests have no field for it.
+inline constexpr char kIdempotencyKeyMetadata[] = "idempotency-key";
+
 // INVALID_ARGUMENT naming `field` where `text` is longer than `max_bytes` or holds a control
 // character.
 inline absl::Status CheckPrintable(absl::string_view field, absl::string_view text,

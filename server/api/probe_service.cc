@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "absl/strings/str_format.h"
+#include "common/identifiers.h"
 #include "common/status_macros.h"
 #include "server/api/grpc_status.h"
 #include "server/api/job_stream_reactor.h"
@@ -121,6 +122,12 @@ absl::StatusOr<Caller> ProbeService::Authorize(grpc::CallbackServerContext* cont
 JobStreamReactor* ProbeService::SubmitAndStream(grpc::CallbackServerContext* context,
                                                 v1::SubmitRequest request,
                                                 const std::string& what) {
+  // Run and Check take Submit's idempotency key as metadata (their requests are v1's): a retry
+  // whose first call's accepted event never arrived streams the job that call created.
+  const auto key = context->client_metadata().find(kIdempotencyKeyMetadata);
+  if (key != context->client_metadata().end()) {
+    request.set_idempotency_key(std::string(key->second.data(), key->second.size()));
+  }
   absl::StatusOr<Caller> caller = Authorize(context, SubmitRole(manager_.probes(), request), what);
   if (!caller.ok()) {
     return JobStreamReactor::Start(manager_, calls_, Known(caller.status()),

@@ -242,6 +242,27 @@ TEST_F(ProbeServiceTest, SubmitAnswersAtOnceAndAnIdempotentRetryReturnsTheSameJo
   EXPECT_NE(other.id(), first.id());
 }
 
+TEST_F(ProbeServiceTest, ARunRetriedWithItsIdempotencyKeyStreamsTheSameJob) {
+  // Issue 55, item 10: a Run whose accepted event never arrived made a second job on a retry.
+  const auto run = [&](const std::string& key) {
+    grpc::ClientContext context;
+    if (!key.empty()) context.AddMetadata("idempotency-key", key);
+    std::vector<v1::JobEvent> events;
+    EXPECT_TRUE(RunAll(Small(3), &events, &context).ok());
+    EXPECT_FALSE(events.empty());
+    return events;
+  };
+  const std::vector<v1::JobEvent> first = run("ci-run-7");
+  const std::vector<v1::JobEvent> again = run("ci-run-7");
+  ASSERT_TRUE(first[0].has_accepted() && again[0].has_accepted());
+  EXPECT_EQ(again[0].accepted().job_id(), first[0].accepted().job_id());
+  EXPECT_EQ(again.size(), first.size()) << "the retry streams the whole job";
+  EXPECT_TRUE(again.back().has_finished());
+  EXPECT_NE(run("")[0].accepted().job_id(), first[0].accepted().job_id());
+  // The same key on Submit names the same job: one key space.
+  EXPECT_EQ(Submit(Small(3), "ci-run-7").id(), first[0].accepted().job_id());
+}
+
 TEST_F(ProbeServiceTest, WatchReplayEqualsTheLiveStream) {
   std::vector<v1::JobEvent> live;
   ASSERT_TRUE(RunAll(Small(4), &live).ok());

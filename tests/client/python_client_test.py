@@ -53,6 +53,25 @@ class ClientTest(unittest.TestCase):
         self.assertEqual([(r["t"], r["union_size"]) for r in seen], [(1, 4), (2, 4), (2, 8)])
         self.assertEqual(rows.started["sweep"]["experts"], 32)
 
+    def test_a_sweep_retried_with_its_idempotency_key_yields_the_same_job(self):
+        first = self.client.sweep(t=2, reps=3, idempotency_key="py-sweep-1", **SMALL)
+        rows = list(first)
+        again = self.client.sweep(t=2, reps=3, idempotency_key="py-sweep-1", **SMALL)
+        self.assertEqual(list(again), rows)
+        self.assertEqual(again.job_id, first.job_id)
+        other = self.client.sweep(t=2, reps=3, **SMALL)
+        list(other)
+        self.assertNotEqual(other.job_id, first.job_id)
+        run = self.client.run("read-bandwidth", params={"sizes_bytes": "1048576",
+                                                         "default_sizes": False, "reps": 3},
+                              idempotency_key="py-run-1")
+        list(run)
+        rerun = self.client.run("read-bandwidth", params={"sizes_bytes": "1048576",
+                                                           "default_sizes": False, "reps": 3},
+                                idempotency_key="py-run-1")
+        list(rerun)
+        self.assertEqual(rerun.job_id, run.job_id)
+
     def test_submit_wait_show_rows_jobs_and_compare(self):
         base = self.client.submit(t=2, reps=3, labels={"branch": "main"}, **SMALL)
         record = self.client.wait(base, timeout=120)

@@ -269,16 +269,24 @@ class Client:
 
     # Running work and following it.
 
-    def sweep(self, **params):
+    def _keyed(self, idempotency_key):
+        """The call's metadata, with Submit's idempotency key for a streaming submit."""
+        if not idempotency_key:
+            return self._metadata
+        return list(self._metadata or []) + [("idempotency-key", idempotency_key)]
+
+    def sweep(self, idempotency_key="", **params):
         """Runs a moe-union sweep (parameters as the CLI's flags: experts, hidden, ff, selected,
         t, t_values, unions, reps, timing, cache, variants, seed, labels, order, require_clean,
-        precision, max_seconds, blocks) and yields its rows as they arrive (Rows)."""
+        precision, max_seconds, blocks) and yields its rows as they arrive (Rows). A retry with
+        the same `idempotency_key` yields the first call's job."""
         request = sweep_request(**params)
-        return Rows(self._stub.Run(request, metadata=self._metadata))
+        return Rows(self._stub.Run(request, metadata=self._keyed(idempotency_key)))
 
-    def check(self, **params):
+    def check(self, idempotency_key="", **params):
         """Runs a moe-union exactness check (experts, hidden, ff, selected, t, unions, variants,
-        seed, labels, dump) and yields its kernel checks (Rows of dicts with `passed`)."""
+        seed, labels, dump) and yields its kernel checks (Rows of dicts with `passed`); the
+        idempotency key as sweep's."""
         _unknown(params, _CHECK_FIELDS, "check")
         r = probe_pb2.CheckRequest()
         _geometry(params, r)
@@ -290,12 +298,13 @@ class Client:
         r.variants.extend(_variants(params.get("variants")))
         r.labels.update(params.get("labels") or {})
         r.dump = bool(params.get("dump", False))
-        return Rows(self._stub.Check(r, metadata=self._metadata))
+        return Rows(self._stub.Check(r, metadata=self._keyed(idempotency_key)))
 
-    def run(self, probe, params=None, check=False, labels=None):
+    def run(self, probe, params=None, check=False, labels=None, idempotency_key=""):
         """Submits a job of any probe (`gpuprobe probes` lists them; params: NAME -> value, as
         `--param NAME=VALUE`) and yields its results as they arrive (Rows)."""
-        job_id = self.submit(probe=probe, params=params, check=check, labels=labels)
+        job_id = self.submit(probe=probe, params=params, check=check, labels=labels,
+                             idempotency_key=idempotency_key)
         return Rows(self._watch(job_id), job_id)
 
     def submit(self, probe=None, params=None, check=False, labels=None, priority=0,
@@ -432,7 +441,7 @@ class Client:
         except grpc.RpcError as e:
             raise GpuprobeError(e.code(), e.details()) from None
 
-    def kernel(self, spec, modules=None, check=False, labels=None):
+    def kernel(self, spec, modules=None, check=False, labels=None, idempotency_key=""):
         """Times your own compiled CUDA kernels under the daemon's harness (the kernel probe) and
         yields its results as they arrive (Rows; a check's: its output comparisons). `spec` is
         the probe's KernelParams as a dict in protobuf's JSON mapping (buffers; arms of launches,
@@ -452,7 +461,7 @@ class Client:
                 elif not (isinstance(name, str) and len(name) == 64):
                     raise ValueError("kernel: launch of %r names module %r, which modules does "
                                      "not give" % (launch.get("kernel"), name))
-        request = probe_pb2.SubmitRequest()
+        request = probe_pb2.SubmitRequest(idempotency_key=idempotency_key)
         request.probe.probe = "kernel"
         request.probe.params_json = json.dumps(spec)
         request.probe.check = check
