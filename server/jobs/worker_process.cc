@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,9 +79,16 @@ absl::Status WorkerProcessExecutor::Spawn() {
   // argv[0] names the process for ps and for NVML's process list (telemetry's foreign processes).
   std::vector<std::string> args = {"gpuprobed-worker", absl::StrCat("--worker_fd=", fds[1])};
   args.insert(args.end(), worker_args_.begin(), worker_args_.end());
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
   if (pid == 0) {
+    // Killed with the daemon (issue 55, item 6: a worker outlived a kill -9 of its daemon by
+    // 1.3-3.4 s, beside the restarted daemon's new worker). The signal comes when the thread
+    // that forked ends: the main thread, or a device's, each of which lives as long as the
+    // daemon serves. A daemon already gone before the prctl is seen as a new parent.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
     // The child keeps its end open across exec and nothing else of the daemon's.
     fcntl(fds[1], F_SETFD, 0);
     std::vector<char*> argv;

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "server/probes/command/command_descendants.h"
 
 extern char** environ;
 
@@ -164,9 +165,13 @@ absl::StatusOr<CommandOutput> RunBoundedCommand(const std::vector<std::string>& 
   if (pipe2(out.fd, O_CLOEXEC) != 0 || pipe2(err.fd, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
   }
-  absl::StatusOr<pid_t> spawned = Spawn(argv, env, out, err);
+  CommandRun run = CommandRun::Begin();
+  std::map<std::string, std::string> run_env = env;
+  run_env[kCommandRunVariable] = run.token();
+  absl::StatusOr<pid_t> spawned = Spawn(argv, run_env, out, err);
   if (!spawned.ok()) return spawned.status();
   const pid_t pid = *spawned;
+  run.Started(pid);
   const pid_t group = pid;
   on_started(group);
 
@@ -228,9 +233,10 @@ absl::StatusOr<CommandOutput> RunBoundedCommand(const std::vector<std::string>& 
       next_tick = now + absl::Seconds(1);
     }
   }
-  // It exited: what its group still holds (descriptors handed on, a child) is killed below.
+  // It exited: whatever of its own it left (its group, a child in a session of its own, a
+  // daemon's double fork) is killed, and the run waits until they are gone.
   output.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (LiveProcessesOfGroup(group) > 0) kill_left_behind();
+  if (run.KillLeftBehind(pid) > 0) kill_left_behind();
   if (!stopped.ok()) {
     if (partial != nullptr) *partial = std::move(output);
     return stopped;

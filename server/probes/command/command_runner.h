@@ -1,7 +1,8 @@
 // Runs an operator's executable as a probe job: no shell, stdin /dev/null, in a process group of
 // its own, with its time, output bytes and stdout lines bounded. A run that is cancelled or
 // breaks a bound is stopped: SIGTERM to its whole process group, SIGKILL after a grace period.
-// When it exits, whatever of its process group is left is killed and named.
+// When it exits, whatever it left running (its group, and what left the group: see
+// command_descendants.h) is killed and named, and the run ends once they are gone.
 //
 //   ASSIGN_OR_RETURN(CommandOutput out, RunBoundedCommand({"/opt/probe", "--t", "6"},
 //                                                         {{"CUDA_VISIBLE_DEVICES", "0"}},

@@ -210,6 +210,40 @@ TEST_F(CommandProbeTest, ChildrenLeftBehindAreKilledAndNamed) {
   ExpectNothingLeft(ran.group);
 }
 
+// Processes whose command line is `sleep SECONDS`, from /proc.
+int Sleeping(const std::string& seconds) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    std::ifstream in(entry.path() / "cmdline");
+    const std::string line(std::istreambuf_iterator<char>(in), {});
+    n += line == "sleep" + std::string(1, '\0') + seconds + std::string(1, '\0');
+  }
+  return n;
+}
+
+TEST_F(CommandProbeTest, WhatLeavesTheProcessGroupIsKilledAllTheSame) {
+  // Issue 55, item 2: a child in a session of its own, a daemon's double fork and a child that
+  // cleared its environment all outlived a job that reported success.
+  const Ran ran = Run("escapes", R"(setsid sleep 3171 >/dev/null 2>&1 </dev/null &
+python3 -c 'import os
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execvp("sleep", ["sleep", "3172"])
+    os._exit(0)
+os.wait()' >/dev/null 2>&1 </dev/null
+setsid env -i sleep 3173 >/dev/null 2>&1 </dev/null &
+sleep 1; printf 't\tunion\n1\t2\n')");
+  EXPECT_EQ(ran.outcome.status.code(), absl::StatusCode::kFailedPrecondition) << ran.outcome.status;
+  EXPECT_THAT(ran.outcome.status.message(), HasSubstr("left processes of its own running"));
+  // Gone when the job ends: the run waited for them.
+  EXPECT_EQ(Sleeping("3171"), 0);
+  EXPECT_EQ(Sleeping("3172"), 0);
+  EXPECT_EQ(Sleeping("3173"), 0);
+  ExpectNothingLeft(ran.group);
+}
+
 TEST_F(CommandProbeTest, ParametersAreDeclaredAndBoundedNeverAPathOrAShellWord) {
   CommandProbe probe({Script("seed", "true")});
   auto refused = [&](std::map<std::string, std::string> values) {
