@@ -40,7 +40,8 @@ class CommandRun {
 
   // Ends the run: its command's pid is no longer protected.
   ~CommandRun();
-  CommandRun(CommandRun&&) = default;
+  CommandRun(const CommandRun&) = delete;
+  CommandRun& operator=(const CommandRun&) = delete;
 
  private:
   CommandRun(std::string token, std::set<int> children_before)
