@@ -27,10 +27,9 @@ FleetOptions WithDaemonId(FleetOptions options) {
 }
 
 // Logs each job whose lease expired; true when one was queued again.
-bool LogExpired(const absl::StatusOr<std::vector<ExpiredLease>>& expired) {
-  if (!expired.ok()) return false;
+bool LogExpired(const std::vector<ExpiredLease>& expired) {
   bool queued = false;
-  for (const ExpiredLease& e : *expired) {
+  for (const ExpiredLease& e : expired) {
     queued |= e.queued_again;
     spdlog::warn("job {} was interrupted: {}; {}", e.job_id, e.reason,
                  e.queued_again ? "queued again" : "ended");
@@ -56,7 +55,7 @@ absl::Status FleetMembership::Join(Hooks hooks) {
   absl::StatusOr<std::vector<ExpiredLease>> expired =
       store_.RequeueExpired(max_attempts_, absl::Now());
   RETURN_IF_ERROR(expired.status());
-  LogExpired(expired);
+  LogExpired(*expired);
   spdlog::info("member of the {} store's fleet as {}", store_.Kind(), options_.daemon_id);
   absl::MutexLock lock(&mu_);
   joined_ = true;
@@ -82,7 +81,7 @@ absl::StatusOr<std::vector<v1::FleetDevice>> FleetMembership::Devices() {
 }
 
 void FleetMembership::HeartbeatLoop() {
-  RetryLog heartbeat_log("heartbeat"), lease_log("expired leases");
+  RetryLog heartbeat_log("heartbeat");
   while (true) {
     {
       absl::MutexLock lock(&mu_);
@@ -91,26 +90,24 @@ void FleetMembership::HeartbeatLoop() {
     }
     const std::vector<std::string> running = hooks_.running();
     const absl::Time now = absl::Now();
-    absl::StatusOr<std::vector<std::string>> cancels =
-        store_.Heartbeat(options_.daemon_id, running, now, now + options_.lease);
-    if (absl::IsNotFound(cancels.status())) {
+    // One transaction: the renewal, the store's test write and the look for expired leases.
+    auto beat = [&] {
+      return store_.HeartbeatAndSweep(options_.daemon_id, running, now, now + options_.lease,
+                                      max_attempts_);
+    };
+    absl::StatusOr<JobStore::Beat> beaten = beat();
+    if (absl::IsNotFound(beaten.status())) {
       // The registry forgot this daemon (it was silent for 10 minutes, or a daemon started on
       // its host with one of its device indices): join again.
       spdlog::warn("this daemon's fleet registry entry was removed; registering again");
       (void)store_.Register(registration_, now);
-      cancels = store_.Heartbeat(options_.daemon_id, running, now, now + options_.lease);
+      beaten = beat();
     }
-    heartbeat_log.Record(cancels.status());
-    if (cancels.ok()) {
-      for (const std::string& id : *cancels) hooks_.cancel(id);
-    }
-    if (hooks_.store_health) {
-      hooks_.store_health(cancels.ok() ? store_.ProbeWrite() : cancels.status());
-    }
-    absl::StatusOr<std::vector<ExpiredLease>> expired =
-        store_.RequeueExpired(max_attempts_, absl::Now());
-    lease_log.Record(expired.status());
-    if (LogExpired(expired) && hooks_.queued_again) hooks_.queued_again();
+    heartbeat_log.Record(beaten.status());
+    if (hooks_.store_health) hooks_.store_health(beaten.ok() ? beaten->writable : beaten.status());
+    if (!beaten.ok()) continue;
+    for (const std::string& id : beaten->cancels) hooks_.cancel(id);
+    if (LogExpired(beaten->expired) && hooks_.queued_again) hooks_.queued_again();
   }
 }
 

@@ -203,6 +203,17 @@ class JobStore {
   virtual absl::StatusOr<std::vector<std::string>> Heartbeat(
       const std::string& daemon_id, const std::vector<std::string>& running, absl::Time now,
       absl::Time lease_until) = 0;
+  // A daemon's periodic beat in one transaction: Heartbeat's renewal, ProbeWrite's test write
+  // (apart: a store too full for it still renews) and RequeueExpired's look for expired leases.
+  struct Beat {
+    std::vector<std::string> cancels;   // as Heartbeat's
+    absl::Status writable;              // as ProbeWrite's
+    std::vector<ExpiredLease> expired;  // as RequeueExpired's
+  };
+  virtual absl::StatusOr<Beat> HeartbeatAndSweep(const std::string& daemon_id,
+                                                 const std::vector<std::string>& running,
+                                                 absl::Time now, absl::Time lease_until,
+                                                 int max_attempts) = 0;
   // Every registered device; a daemon whose heartbeat is older than `lost_after` is "lost".
   virtual absl::StatusOr<std::vector<v1::FleetDevice>> FleetDevices(absl::Time now,
                                                                     absl::Duration lost_after) = 0;

@@ -70,16 +70,17 @@ absl::StatusOr<int64_t> SqlJobStore::CountLocked(const std::string& sql,
   return rows.empty() ? 0 : rows.Int(0, 0);
 }
 
-absl::Status SqlJobStore::ProbeWrite() {
+absl::Status SqlJobStore::WriteProbeIn(SqlConnection& db) {
   // A row as large as a few events needs pages of its own: a full store refuses it.
-  return OnFleetConnection([](SqlConnection& db) {
-    return InTransaction(db, [&]() -> absl::Status {
-      RETURN_IF_ERROR(db.Query("INSERT INTO write_probe (bytes) VALUES (?1)",
-                               {SqlBlob{std::string(8192, '\0')}})
-                          .status());
-      return db.Query("DELETE FROM write_probe").status();
-    });
-  });
+  RETURN_IF_ERROR(
+      db.Query("INSERT INTO write_probe (bytes) VALUES (?1)", {SqlBlob{std::string(8192, '\0')}})
+          .status());
+  return db.Query("DELETE FROM write_probe").status();
+}
+
+absl::Status SqlJobStore::ProbeWrite() {
+  return OnFleetConnection(
+      [](SqlConnection& db) { return InTransaction(db, [&] { return WriteProbeIn(db); }); });
 }
 
 absl::StatusOr<std::vector<v1::Job>> SqlJobStore::Unresolved() {

@@ -76,6 +76,9 @@ class SqlJobStore : public JobStore {
                                                      const std::vector<std::string>& running,
                                                      absl::Time now,
                                                      absl::Time lease_until) override;
+  absl::StatusOr<Beat> HeartbeatAndSweep(const std::string& daemon_id,
+                                         const std::vector<std::string>& running, absl::Time now,
+                                         absl::Time lease_until, int max_attempts) override;
   absl::StatusOr<std::vector<v1::FleetDevice>> FleetDevices(absl::Time now,
                                                             absl::Duration lost_after) override;
   absl::StatusOr<std::vector<ExpiredLease>> RequeueExpired(int max_attempts,
@@ -101,6 +104,15 @@ class SqlJobStore : public JobStore {
   // devices, and every daemon lost for 10 minutes (no heartbeat), with their devices, from the
   // registry.
   static absl::Status Forget(SqlConnection& db, const DaemonRegistration& daemon, absl::Time now);
+  // Inside a transaction on `db`: Heartbeat's, ProbeWrite's and RequeueExpired's statements.
+  static absl::StatusOr<std::vector<std::string>> RenewIn(SqlConnection& db,
+                                                          const std::string& daemon_id,
+                                                          const std::vector<std::string>& running,
+                                                          absl::Time now, absl::Time lease_until);
+  static absl::Status WriteProbeIn(SqlConnection& db);
+  static absl::StatusOr<std::vector<ExpiredLease>> RequeueExpiredIn(SqlConnection& db,
+                                                                    int max_attempts,
+                                                                    absl::Time now);
   absl::StatusOr<std::optional<StoredModule>> FindModuleLocked(const std::string& id,
                                                                bool with_bytes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

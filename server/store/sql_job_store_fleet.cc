@@ -1,5 +1,6 @@
 // SqlJobStore's fleet side: the daemons' registry (register, heartbeat, leave), the fleet's
-// devices, and the leases of running jobs that ran out.
+// devices, and the leases of running jobs that ran out; a daemon's beat does its renewal, the
+// store's test write and the look for expired leases in one transaction.
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -109,37 +110,65 @@ absl::Status SqlJobStore::Unregister(const std::string& daemon_id) {
   });
 }
 
+absl::StatusOr<std::vector<std::string>> SqlJobStore::RenewIn(
+    SqlConnection& db, const std::string& daemon_id, const std::vector<std::string>& running,
+    absl::Time now, absl::Time lease_until) {
+  ASSIGN_OR_RETURN(SqlRows known, db.Query("UPDATE daemons SET heartbeat_us = ?1 "
+                                           "WHERE id = ?2 RETURNING id",
+                                           {StoreMicros(now), daemon_id}));
+  if (known.empty()) {
+    return absl::NotFoundError(absl::StrCat("daemon ", daemon_id, " is not registered"));
+  }
+  std::vector<std::string> cancels;
+  for (size_t i = 0; i < running.size(); ++i) {
+    RETURN_IF_ERROR(db.Query("UPDATE devices SET running_job = ?1 "
+                             "WHERE daemon_id = ?2 AND device_index = ?3",
+                             {running[i], daemon_id, static_cast<int64_t>(i)})
+                        .status());
+    if (running[i].empty()) continue;
+    // Only jobs the daemon still runs: one whose end it could not store stays unrenewed, so
+    // that it is queued again once its lease expires.
+    ASSIGN_OR_RETURN(SqlRows job,
+                     db.Query("UPDATE jobs SET lease_expires_us = ?1 WHERE id = ?2 AND "
+                              "lease_owner = ?3 AND state = ?4 RETURNING cancel_requested",
+                              {StoreMicros(lease_until), running[i], daemon_id,
+                               int64_t{v1::JOB_STATE_RUNNING}}));
+    if (!job.empty() && job.Int(0, 0) != 0) cancels.push_back(running[i]);
+  }
+  return cancels;
+}
+
 absl::StatusOr<std::vector<std::string>> SqlJobStore::Heartbeat(
     const std::string& daemon_id, const std::vector<std::string>& running, absl::Time now,
     absl::Time lease_until) {
   std::vector<std::string> cancels;
   RETURN_IF_ERROR(OnFleetConnection([&](SqlConnection& db) {
     return InTransaction(db, [&]() -> absl::Status {
-      ASSIGN_OR_RETURN(SqlRows known, db.Query("UPDATE daemons SET heartbeat_us = ?1 "
-                                               "WHERE id = ?2 RETURNING id",
-                                               {StoreMicros(now), daemon_id}));
-      if (known.empty()) {
-        return absl::NotFoundError(absl::StrCat("daemon ", daemon_id, " is not registered"));
-      }
-      for (size_t i = 0; i < running.size(); ++i) {
-        RETURN_IF_ERROR(db.Query("UPDATE devices SET running_job = ?1 "
-                                 "WHERE daemon_id = ?2 AND device_index = ?3",
-                                 {running[i], daemon_id, static_cast<int64_t>(i)})
-                            .status());
-        if (running[i].empty()) continue;
-        // Only jobs the daemon still runs: one whose end it could not store stays unrenewed,
-        // so that it is queued again once its lease expires.
-        ASSIGN_OR_RETURN(SqlRows job,
-                         db.Query("UPDATE jobs SET lease_expires_us = ?1 WHERE id = ?2 AND "
-                                  "lease_owner = ?3 AND state = ?4 RETURNING cancel_requested",
-                                  {StoreMicros(lease_until), running[i], daemon_id,
-                                   int64_t{v1::JOB_STATE_RUNNING}}));
-        if (!job.empty() && job.Int(0, 0) != 0) cancels.push_back(running[i]);
-      }
+      ASSIGN_OR_RETURN(cancels, RenewIn(db, daemon_id, running, now, lease_until));
       return absl::OkStatus();
     });
   }));
   return cancels;
+}
+
+absl::StatusOr<JobStore::Beat> SqlJobStore::HeartbeatAndSweep(
+    const std::string& daemon_id, const std::vector<std::string>& running, absl::Time now,
+    absl::Time lease_until, int max_attempts) {
+  Beat beat;
+  RETURN_IF_ERROR(OnFleetConnection([&](SqlConnection& db) {
+    beat = Beat{};
+    return InTransaction(db, [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(beat.cancels, RenewIn(db, daemon_id, running, now, lease_until));
+      // The test write in a savepoint of its own: a store too full for it keeps the renewal.
+      RETURN_IF_ERROR(db.Exec("SAVEPOINT write_probe"));
+      beat.writable = WriteProbeIn(db);
+      RETURN_IF_ERROR(db.Exec(beat.writable.ok() ? "RELEASE SAVEPOINT write_probe"
+                                                 : "ROLLBACK TO SAVEPOINT write_probe"));
+      ASSIGN_OR_RETURN(beat.expired, RequeueExpiredIn(db, max_attempts, now));
+      return absl::OkStatus();
+    });
+  }));
+  return beat;
 }
 
 absl::StatusOr<std::vector<v1::FleetDevice>> SqlJobStore::FleetDevices(absl::Time now,
@@ -170,51 +199,57 @@ absl::StatusOr<std::vector<v1::FleetDevice>> SqlJobStore::FleetDevices(absl::Tim
   return fleet;
 }
 
+absl::StatusOr<std::vector<ExpiredLease>> SqlJobStore::RequeueExpiredIn(SqlConnection& db,
+                                                                        int max_attempts,
+                                                                        absl::Time now) {
+  std::vector<ExpiredLease> expired;
+  RETURN_IF_ERROR(Forget(db, {}, now));
+  const SqlValue running = int64_t{v1::JOB_STATE_RUNNING};
+  ASSIGN_OR_RETURN(SqlRows jobs,
+                   db.Query(absl::StrCat("SELECT id, attempts, lease_owner, lease_expires_us, "
+                                         "cancel_requested FROM jobs WHERE state = ?1 AND "
+                                         "lease_expires_us < ?2 ORDER BY seq",
+                                         db.LockRowsClause()),
+                            {running, StoreMicros(now)}));
+  for (size_t r = 0; r < jobs.size(); ++r) {
+    ExpiredLease lease{.job_id = jobs.Text(r, 0)};
+    const int64_t attempts = jobs.Int(r, 1);
+    const std::string owner = jobs.Text(r, 2);
+    ASSIGN_OR_RETURN(SqlRows beat,
+                     db.Query("SELECT heartbeat_us FROM daemons WHERE id = ?1", {owner}));
+    lease.reason = LeaseExpiry(owner, jobs.Int(r, 3),
+                               beat.empty() ? std::nullopt : beat.OptionalInt(0, 0), now);
+    absl::StatusCode code = absl::StatusCode::kOk;
+    v1::JobState state = v1::JOB_STATE_QUEUED;
+    std::string message;
+    if (jobs.Int(r, 4) != 0) {  // a cancel asked for meanwhile ends the job instead
+      state = v1::JOB_STATE_CANCELLED;
+      code = absl::StatusCode::kCancelled;
+      message = absl::StrCat("cancelled; ", lease.reason);
+    } else if (attempts >= max_attempts) {
+      state = v1::JOB_STATE_FAILED;
+      code = absl::StatusCode::kAborted;
+      message = absl::StrCat(lease.reason, "; it ran ", attempts, " times, not run again");
+    }
+    lease.queued_again = state == v1::JOB_STATE_QUEUED;
+    RETURN_IF_ERROR(db.Query("UPDATE jobs SET state = ?1, error_code = ?2, error_message = ?3, "
+                             "finished_us = ?4, lease_owner = '' WHERE id = ?5",
+                             {int64_t{state}, static_cast<int64_t>(code), message,
+                              lease.queued_again ? SqlValue(nullptr) : SqlValue(StoreMicros(now)),
+                              lease.job_id})
+                        .status());
+    if (lease.queued_again) RETURN_IF_ERROR(db.Notify(kQueueChannel, lease.job_id));
+    expired.push_back(std::move(lease));
+  }
+  return expired;
+}
+
 absl::StatusOr<std::vector<ExpiredLease>> SqlJobStore::RequeueExpired(int max_attempts,
                                                                       absl::Time now) {
   std::vector<ExpiredLease> expired;
   RETURN_IF_ERROR(OnFleetConnection([&](SqlConnection& db) {
-    expired.clear();
     return InTransaction(db, [&]() -> absl::Status {
-      RETURN_IF_ERROR(Forget(db, {}, now));
-      const SqlValue running = int64_t{v1::JOB_STATE_RUNNING};
-      ASSIGN_OR_RETURN(SqlRows jobs,
-                       db.Query(absl::StrCat("SELECT id, attempts, lease_owner, lease_expires_us, "
-                                             "cancel_requested FROM jobs WHERE state = ?1 AND "
-                                             "lease_expires_us < ?2 ORDER BY seq",
-                                             db.LockRowsClause()),
-                                {running, StoreMicros(now)}));
-      for (size_t r = 0; r < jobs.size(); ++r) {
-        ExpiredLease lease{.job_id = jobs.Text(r, 0)};
-        const int64_t attempts = jobs.Int(r, 1);
-        const std::string owner = jobs.Text(r, 2);
-        ASSIGN_OR_RETURN(SqlRows beat,
-                         db.Query("SELECT heartbeat_us FROM daemons WHERE id = ?1", {owner}));
-        lease.reason = LeaseExpiry(owner, jobs.Int(r, 3),
-                                   beat.empty() ? std::nullopt : beat.OptionalInt(0, 0), now);
-        absl::StatusCode code = absl::StatusCode::kOk;
-        v1::JobState state = v1::JOB_STATE_QUEUED;
-        std::string message;
-        if (jobs.Int(r, 4) != 0) {  // a cancel asked for meanwhile ends the job instead
-          state = v1::JOB_STATE_CANCELLED;
-          code = absl::StatusCode::kCancelled;
-          message = absl::StrCat("cancelled; ", lease.reason);
-        } else if (attempts >= max_attempts) {
-          state = v1::JOB_STATE_FAILED;
-          code = absl::StatusCode::kAborted;
-          message = absl::StrCat(lease.reason, "; it ran ", attempts, " times, not run again");
-        }
-        lease.queued_again = state == v1::JOB_STATE_QUEUED;
-        RETURN_IF_ERROR(
-            db.Query("UPDATE jobs SET state = ?1, error_code = ?2, error_message = ?3, "
-                     "finished_us = ?4, lease_owner = '' WHERE id = ?5",
-                     {int64_t{state}, static_cast<int64_t>(code), message,
-                      lease.queued_again ? SqlValue(nullptr) : SqlValue(StoreMicros(now)),
-                      lease.job_id})
-                .status());
-        if (lease.queued_again) RETURN_IF_ERROR(db.Notify(kQueueChannel, lease.job_id));
-        expired.push_back(std::move(lease));
-      }
+      ASSIGN_OR_RETURN(expired, RequeueExpiredIn(db, max_attempts, now));
       return absl::OkStatus();
     });
   }));

@@ -322,6 +322,37 @@ TEST_P(SharedStoreContractTest, HeartbeatsRenewLeasesAndCarryCancelRequestsToThe
   EXPECT_EQ(runner->Heartbeat("nobody", {}, t0, t0).status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST_P(JobStoreContractTest, ABeatRenewsSweepsAndTestsAWriteAndKeepsItsRenewalWhenTheWriteFails) {
+  // Issue 55, item 9: a heartbeat was 3 transactions (renewal, test write, expired leases).
+  std::unique_ptr<JobStore> store = Open();
+  const absl::Time t0 = absl::Now();
+  ASSERT_TRUE(store->Register(a_, t0).ok());
+  ASSERT_TRUE(store->Register(b_, t0).ok());
+  const std::string mine = Insert(*store, Sweep());
+  ASSERT_EQ(Claim(*store, a_, cpu0_, t0, absl::Seconds(10)), mine);
+  const std::string theirs = Insert(*store, Sweep());
+  ASSERT_EQ(Claim(*store, b_, x1_, t0, absl::Seconds(5)), theirs);
+  ASSERT_TRUE(store->RequestCancel(mine).ok());
+  absl::StatusOr<JobStore::Beat> beat =
+      store->HeartbeatAndSweep("a", {mine}, t0 + absl::Seconds(8), t0 + absl::Seconds(18), 2);
+  ASSERT_TRUE(beat.ok()) << beat.status();
+  EXPECT_THAT(beat->cancels, testing::ElementsAre(mine));
+  EXPECT_TRUE(beat->writable.ok()) << beat->writable;
+  EXPECT_THAT(QueuedAgain(beat->expired), testing::ElementsAre(theirs)) << "b's lease ran out";
+
+  // A test write that fails (its table gone) is reported; the renewal stands.
+  ASSERT_TRUE(Raw()->Exec("DROP TABLE write_probe").ok());
+  beat = store->HeartbeatAndSweep("a", {mine}, t0 + absl::Seconds(17), t0 + absl::Seconds(40), 2);
+  ASSERT_TRUE(beat.ok()) << beat.status();
+  EXPECT_FALSE(beat->writable.ok());
+  absl::StatusOr<std::vector<ExpiredLease>> later =
+      store->RequeueExpired(2, t0 + absl::Seconds(30));
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_TRUE(later->empty()) << "the lease renewed to t0 + 40 s holds";
+  EXPECT_EQ(store->HeartbeatAndSweep("nobody", {}, t0, t0, 2).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 TEST_P(JobStoreContractTest, OnlyAQueuedJobIsCancelledInTheStore) {
   std::unique_ptr<JobStore> store = Open();
   const std::string queued = Insert(*store, Sweep()), running = Insert(*store, Sweep(-1));
