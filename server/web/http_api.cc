@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -81,6 +83,19 @@ absl::Status ParseTime(const std::string& name, const std::string& text,
         absl::StrCat(name, ": \"", text, "\" is not an RFC 3339 time like 2026-11-30T09:00:00Z"));
   }
   return absl::OkStatus();
+}
+
+// A page of jobs as ApiJson(page) is, built job by job: a page of 1,000 jobs as one JSON tree
+// took about 30 MB of heap, which every HTTP worker then kept.
+std::string PageJson(v1::ListJobsResponse page) {
+  std::vector<std::string> jobs;
+  jobs.reserve(page.jobs_size());
+  for (const v1::Job& job : page.jobs()) jobs.push_back(ApiJson(job));
+  page.clear_jobs();
+  std::string body = ApiJson(page);
+  const std::string empty = R"("jobs":[])";
+  body.insert(body.find(empty) + empty.size() - 1, absl::StrJoin(jobs, ","));
+  return body;
 }
 
 // The ListJobs filters, from query parameters; INVALID_ARGUMENT names the parameter.
@@ -219,8 +234,8 @@ void HttpApi::RouteApi() {
   GetJson("/api/v1/jobs", [this](const httplib::Request& req) -> absl::StatusOr<std::string> {
     ASSIGN_OR_RETURN(const v1::ListJobsRequest request,
                      ListRequest(QueryParams::Parse(req.target)));
-    ASSIGN_OR_RETURN(const v1::ListJobsResponse jobs, manager_.List(request));
-    return ApiJson(jobs);
+    ASSIGN_OR_RETURN(v1::ListJobsResponse jobs, manager_.List(request));
+    return PageJson(std::move(jobs));
   });
   GetJson(R"(/api/v1/jobs/([^/]+))",
           [this](const httplib::Request& req) -> absl::StatusOr<std::string> {
