@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
+#include "server/jobs/ephemeral_events.h"
 #include "server/jobs/retry_log.h"
 #include "server/jobs/telemetry_summary.h"
 #include "server/metrics/metrics_registry.h"
@@ -157,7 +158,9 @@ void DeviceRunner::RunJob(int device, const JobStore::Claimed& claimed) {
   // Why the daemon ended the job itself (its plan, artifacts, the store).
   absl::Status failure = run.status();
   std::vector<v1::TelemetryReading> readings;
-  auto publish = [this, &id, device, &d, &failure, &readings, a = attempt](v1::JobEvent event) {
+  EphemeralEvents ephemeral;
+  auto publish = [this, &id, device, &d, &failure, &readings, &ephemeral,
+                  a = attempt](v1::JobEvent event) {
     event.set_attempt(a);
     if (event.has_result()) {
       event.mutable_result()->set_attempt(a);
@@ -174,6 +177,10 @@ void DeviceRunner::RunJob(int device, const JobStore::Claimed& claimed) {
       runs_[device].telemetry = event.telemetry();
     }
     if (!failure.ok()) return;  // the job is ending; nothing more is stored
+    if (!ephemeral.Store(event, absl::Now())) {
+      context_.fanout.Tell(id, event);  // live watchers only; never stored, so no stored_at
+      return;
+    }
     if (absl::Status s = Publish(id, std::move(event)); absl::IsAborted(s)) {
       // The lease expired and the job was queued again: another attempt owns it now.
       failure = s;

@@ -95,11 +95,16 @@ absl::Status EventFanout::Watch(const std::string& job_id, std::shared_ptr<JobEv
   if (store_.Shared()) {
     // The job may run on any daemon: follow the store.
     ASSIGN_OR_RETURN(v1::Job job, store_.Get(job_id));
-    absl::MutexLock lock(&mu_);
-    store_watchers_.push_back(
-        StoreWatcher{.job_id = job_id,
-                     .sink = std::move(sink),
-                     .first_attempt = all_attempts ? 0 : AttemptThatCounts(job)});
+    {
+      absl::MutexLock lock(&mu_);
+      store_watchers_.push_back(
+          StoreWatcher{.job_id = job_id,
+                       .sink = std::move(sink),
+                       .first_attempt = all_attempts ? 0 : AttemptThatCounts(job)});
+    }
+    // What is stored already, now: the next announcement, or the backstop poll, may be seconds
+    // away (a job that ended has none to come).
+    FeedStoreWatchers(std::set<std::string>{job_id});
     return absl::OkStatus();
   }
   JobOrder order(*this, job_id);

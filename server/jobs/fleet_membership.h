@@ -40,8 +40,10 @@ struct FleetOptions {
   // is the backstop for announcements lost while the store was away.
   absl::Duration claim_poll = absl::Seconds(5);
   // How often a watcher of a shared store's job looks for new events when no notification
-  // came (the store announces each one as it commits).
-  absl::Duration watch_poll = absl::Milliseconds(250);
+  // came (the store announces each one as it commits; a lost connection feeds every watcher
+  // when it is back): the backstop, as claim_poll is. Each look is a read of the store for
+  // each watched job, so a shorter one costs a fleet a transaction per job watched each time.
+  absl::Duration watch_poll = absl::Seconds(5);
 };
 
 class FleetMembership {

@@ -83,6 +83,10 @@ void JobManager::Stop() {
   fleet_->Leave();
 }
 
+namespace {
+constexpr absl::Duration kRetryAwayStore = absl::Milliseconds(250);
+}  // namespace
+
 void JobManager::WatchLoop() {
   RetryLog log("store notifications");
   while (true) {
@@ -90,7 +94,9 @@ void JobManager::WatchLoop() {
     // a pass over every watcher when nothing was heard.
     absl::StatusOr<StoreChanges> changes = store_->AwaitChanges(fleet_->options().watch_poll);
     log.Record(changes.status());
-    if (!changes.ok()) absl::SleepFor(fleet_->options().watch_poll);
+    // The store away: try again soon, so that its return (and what was queued meanwhile) is
+    // heard within a moment, not at the next backstop poll.
+    if (!changes.ok()) absl::SleepFor(std::min(fleet_->options().watch_poll, kRetryAwayStore));
     if (runner_.stopping()) return;
     if (changes.ok() && changes->queued) runner_.Wake();  // idle devices look for the job now
     if (!changes.ok() || changes->empty() || changes->every_job) {
