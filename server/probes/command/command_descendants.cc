@@ -26,6 +26,7 @@ namespace {
 struct Process {
   int pid = 0;
   int ppid = 0;
+  int pgrp = 0;
   bool zombie = false;
   std::string run;  // its GPUPROBE_COMMAND_RUN, if any
 };
@@ -46,7 +47,7 @@ std::vector<Process> Processes() {
     if (paren == std::string::npos) continue;
     std::istringstream rest(text.substr(paren + 1));
     char state = 0;
-    if (!(rest >> state >> p.ppid)) continue;
+    if (!(rest >> state >> p.ppid >> p.pgrp)) continue;
     p.zombie = state == 'Z' || state == 'X';
     std::ifstream environ(entry.path() / "environ");
     for (std::string variable; std::getline(environ, variable, '\0');) {
@@ -146,6 +147,12 @@ int CommandRun::KillLeftBehind(int pid, absl::Duration wait) {
     return found;
   };
   return KillUntilGone(find, absl::Now() + wait);
+}
+
+int LiveProcessesOfGroup(int group) {
+  int live = 0;
+  for (const Process& p : Processes()) live += p.pgrp == group && !p.zombie;
+  return live;
 }
 
 int KillOrphanedRuns() {

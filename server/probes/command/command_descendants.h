@@ -52,6 +52,9 @@ class CommandRun {
   int pid_ = 0;
 };
 
+// Processes of process group `group` that are alive (not zombies), from /proc.
+int LiveProcessesOfGroup(int group);
+
 // The runs' tokens are "PID-N-RANDOM": the processes of runs whose PID is gone, killed. Returns
 // how many were.
 int KillOrphanedRuns();

@@ -10,9 +10,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -135,24 +132,6 @@ absl::Status ReadReady(const Pipe& out, const Pipe& err, const CommandLimits& li
 }
 
 }  // namespace
-
-int LiveProcessesOfGroup(int group) {
-  int live = 0;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    std::ifstream stat(entry.path() / "stat");
-    std::string text;
-    if (!std::getline(stat, text)) continue;
-    // pid (comm) state ppid pgrp ...: comm may hold spaces, so read after its last ')'.
-    const size_t paren = text.rfind(')');
-    if (paren == std::string::npos) continue;
-    std::istringstream rest(text.substr(paren + 1));
-    char state = 0;
-    int ppid = 0, pgrp = 0;
-    if (rest >> state >> ppid >> pgrp && pgrp == group && state != 'Z' && state != 'X') ++live;
-  }
-  return live;
-}
 
 absl::StatusOr<CommandOutput> RunBoundedCommand(const std::vector<std::string>& argv,
                                                 const std::map<std::string, std::string>& env,

@@ -46,7 +46,4 @@ absl::StatusOr<CommandOutput> RunBoundedCommand(const std::vector<std::string>& 
                                                 const std::function<void()>& on_tick,
                                                 CommandOutput* partial = nullptr);
 
-// Processes of process group `group` that are alive (not zombies), from /proc.
-int LiveProcessesOfGroup(int group);
-
 }  // namespace gpuprobe

@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/device/cpu_backend.h"
+#include "server/probes/command/command_descendants.h"
 #include "server/probes/command/command_registrations.h"
 #include "server/probes/command/command_runner.h"
 #include "tests/probes/resolved_spec.h"
