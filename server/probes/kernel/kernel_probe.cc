@@ -67,8 +67,8 @@ absl::StatusOr<SamplingRule> SamplingRuleOf(const v1::KernelParams& p) {
 
 // Warm graph samples of graph_launches 0 take about this long, at most kMaxAutoGraphLaunches
 // runs: a sample also pays for the graph's start, its marks and the device's wake from the
-// host's wait between samples (about 0.3 us a run at 10 runs of a 5 us kernel on an H100), which
-// this many runs make small.
+// host's wait between samples, which this many runs share (10-run samples of a 5 us kernel read
+// 7% over do_bench_cudagraph on an H100; docs/kernel-decisions.md row 169).
 constexpr double kAutoSampleUs = 1000;
 constexpr int kMaxAutoGraphLaunches = 1000;
 // The graph samples that estimate an arm's time before its reps; the least of them counts.
@@ -114,7 +114,8 @@ TimingOptions TimingOf(const v1::KernelParams& p) {
 
 // Each arm's timing: TimingOf(p), with a sample's launches sized from the arm's time where
 // AutoSampled(p), the least of kEstimateSamples samples of GraphLaunches(p) runs on buffers
-// placed for it.
+// placed for it; one sample where that already says 10 runs fill kAutoSampleUs (so that a long
+// kernel's estimate costs one rep, within the worker's silence bound).
 absl::StatusOr<std::vector<TimingOptions>> ArmTimings(const v1::KernelParams& p,
                                                       KernelRunner& runner, Backend& device) {
   std::vector<TimingOptions> timings(p.arms_size(), TimingOf(p));
@@ -123,7 +124,8 @@ absl::StatusOr<std::vector<TimingOptions>> ArmTimings(const v1::KernelParams& p,
   LaunchTimer timer(device);
   for (int arm = 0; arm < p.arms_size(); ++arm) {
     double least = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < kEstimateSamples; ++i) {
+    for (int i = 0;
+         i < kEstimateSamples && (i == 0 || AutoGraphLaunches(p, least) > GraphLaunches(p)); ++i) {
       ASSIGN_OR_RETURN(const double us, timer.Time(runner.Arm(arm), TimingOf(p)));
       least = std::min(least, us);
     }

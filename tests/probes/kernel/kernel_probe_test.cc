@@ -295,6 +295,21 @@ TEST(KernelProbeTest, AWarmGraphSampleTakesAboutAMillisecondOfRuns) {
               HasSubstr("graph_launches: 15 is not a multiple of the rotations' period 2"));
 }
 
+// The sizing samples: three of 10 runs for a short arm, one for an arm 10 runs of which fill the
+// sample already; counted against the same job with its count set.
+TEST(KernelProbeTest, SizingASampleCostsThreeSamplesOfTenRunsOrOneForALongArm) {
+  v1::KernelParams p = Params(false);
+  p.set_timing(v1::TIMING_MODE_GRAPH);
+  const auto launches = [&](double us, uint32_t graph_launches) {
+    FakeRun run({{"base", us}});
+    p.set_graph_launches(graph_launches);
+    EXPECT_TRUE(run.Run(p).status.ok());
+    return std::count(run.device.log.begin(), run.device.log.end(), "launch");
+  };
+  EXPECT_EQ(launches(5.0, 0) - launches(5.0, 200), 3 * 10);
+  EXPECT_EQ(launches(150.0, 0) - launches(150.0, 10), 1 * 10);
+}
+
 TEST(KernelProbeTest, ATimeFasterThanTheDeclaredBytesIsFlagged) {
   FakeRun run({{"base", 100.0}});
   v1::KernelParams p = Params(false);
