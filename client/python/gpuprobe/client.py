@@ -64,12 +64,20 @@ def _enum_number(enum_type, name, field):
     return value.number
 
 
+def _repeated(field):
+    """Whether `field` is repeated: `is_repeated` in recent protobuf (7 has no `label`), `label`
+    in older ones (Debian's 3.21)."""
+    if hasattr(field, "is_repeated"):
+        return field.is_repeated
+    return field.label == descriptor.FieldDescriptor.LABEL_REPEATED
+
+
 def _plain(message):
     """A message as a dict of plain Python values (see the module's doc)."""
     out = {}
     for field in message.DESCRIPTOR.fields:
         value = getattr(message, field.name)
-        if field.label == descriptor.FieldDescriptor.LABEL_REPEATED:
+        if _repeated(field):
             if field.message_type is not None and field.message_type.GetOptions().map_entry:
                 out[field.name] = dict(value)
             elif field.message_type is not None:
