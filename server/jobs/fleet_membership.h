@@ -35,9 +35,10 @@ struct FleetOptions {
   // How often the daemon heartbeats (renews its leases, hears remote cancels) and looks for
   // expired leases.
   absl::Duration heartbeat = absl::Seconds(1);
-  // How often an idle device looks for queued jobs when nothing woke it. Every job queued wakes
-  // the idle devices at once (a submission here, or another daemon's announcement); this poll
-  // is the backstop for announcements lost while the store was away.
+  // How often an idle device looks for queued jobs when nothing woke it. A job queued wakes
+  // a device at once: this daemon's own on a store of its own, else the few daemons that the
+  // store's announcement names (SqlJobStore::AnnounceQueued). This poll is the backstop for
+  // announcements lost while the store was away, or that named a daemon that had just died.
   absl::Duration claim_poll = absl::Seconds(5);
   // How often a watcher of a shared store's job looks for new events when no notification
   // came (the store announces each one as it commits; a lost connection feeds every watcher

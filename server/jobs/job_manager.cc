@@ -42,7 +42,11 @@ absl::StatusOr<std::unique_ptr<JobManager>> JobManager::Start(
        .cancel = [m](const std::string& id) { m->runner_.CancelRunning(id); },
        .store_health =
            [m](const absl::Status& answer) { m->store_health_.Set(answer.ok(), answer); },
-       .queued_again = [m] { m->runner_.Wake(); }}));
+       // A shared store announces the job to the daemons that should look for it.
+       .queued_again =
+           [m] {
+             if (!m->store_->Shared()) m->runner_.Wake();
+           }}));
   manager->runner_.Start();
   if (manager->store_->Shared()) manager->watch_thread_ = std::thread([m] { m->WatchLoop(); });
   return manager;
@@ -92,7 +96,8 @@ void JobManager::WatchLoop() {
   while (true) {
     // Notifications (another daemon stored an event or queued a job), or the poll's backstop:
     // a pass over every watcher when nothing was heard.
-    absl::StatusOr<StoreChanges> changes = store_->AwaitChanges(fleet_->options().watch_poll);
+    absl::StatusOr<StoreChanges> changes =
+        store_->AwaitChanges(fleet_->options().watch_poll, fleet_->options().daemon_id);
     log.Record(changes.status());
     // The store away: try again soon, so that its return (and what was queued meanwhile) is
     // heard within a moment, not at the next backstop poll.
@@ -113,7 +118,9 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::SubmitRequest request, const std:
   ASSIGN_OR_RETURN(JobStore::Inserted inserted,
                    admission_.Admit(std::move(request), submitter, key_scope));
   if (inserted.created) {
-    runner_.Wake();
+    // A shared store announces the job to the few daemons that should look for it (this one
+    // when it is idle), not to all.
+    if (!store_->Shared()) runner_.Wake();
     spdlog::info("job {} queued by {} with {} ahead", inserted.job.id(), submitter,
                  inserted.job.queue_position());
   }

@@ -50,8 +50,8 @@ struct DaemonRegistration {
 
 // What other daemons of a shared store announced while AwaitChanges waited.
 struct StoreChanges {
-  bool queued = false;            // a job was queued (new, or again): idle devices look for it
-  bool every_job = false;         // events of any job may have been stored (announcements lost)
+  bool queued = false;     // a job was queued (new, or again) naming this daemon: it looks for it
+  bool every_job = false;  // events of any job may have been stored (announcements lost)
   std::set<std::string> job_ids;  // jobs with new events
   bool empty() const { return !queued && !every_job && job_ids.empty(); }
 };
@@ -220,8 +220,10 @@ class JobStore {
 
   // Waits until another daemon announces a stored event or a queued job (the notifications of
   // a shared store), or `timeout` passed (empty changes). A store no other daemon shares just
-  // waits.
-  virtual absl::StatusOr<StoreChanges> AwaitChanges(absl::Duration timeout) = 0;
+  // waits. A queued job is announced to the few daemons that should look for it (see
+  // SqlJobStore::AnnounceQueued); `daemon_id` hears only those that name it, or name none.
+  virtual absl::StatusOr<StoreChanges> AwaitChanges(absl::Duration timeout,
+                                                    const std::string& daemon_id) = 0;
 
   // Each RUNNING job whose lease expired before `now` is queued again if it has run fewer than
   // `max_attempts` times, else FAILED with the reason: the lease's owner and how late its

@@ -1,9 +1,12 @@
 #include "server/store/sql_job_store.h"
 
+#include <algorithm>
+
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "google/protobuf/util/time_util.h"
@@ -178,7 +181,7 @@ absl::StatusOr<JobStore::Inserted> SqlJobStore::Insert(
     }
     ASSIGN_OR_RETURN(inserted.job, GetLocked(id));
     inserted.created = true;
-    RETURN_IF_ERROR(db_->Notify(kQueueChannel, id));
+    RETURN_IF_ERROR(AnnounceQueued(*db_, id));
     return AppendEventLocked(id, first_event(inserted.job));
   });
   if (!s.ok() && !(absl::IsCancelled(s) && !inserted.job.id().empty())) return s;
@@ -313,6 +316,17 @@ absl::StatusOr<std::optional<JobStore::Claimed>> SqlJobStore::ClaimNext(
                       int64_t{device.index}, daemon.host, daemon.daemon_id,
                       StoreMicros(lease_until), job.id()}));
       if (attempt.empty()) return absl::InternalError("claim: the job vanished");
+      // The device is no longer idle for announcements (AnnounceQueued)...
+      RETURN_IF_ERROR(db_->Query("UPDATE devices SET running_job = ?1 "
+                                 "WHERE daemon_id = ?2 AND device_index = ?3",
+                                 {job.id(), daemon.daemon_id, int64_t{device.index}})
+                          .status());
+      // ...and the next queued job, if any, was announced to devices that may have been taken
+      // since (this one among them): announced again, it wakes another claimant.
+      ASSIGN_OR_RETURN(SqlRows behind, db_->Query("SELECT id FROM jobs WHERE state = ?1 AND "
+                                                  "id <> ?2 ORDER BY priority DESC, seq LIMIT 1",
+                                                  {int64_t{v1::JOB_STATE_QUEUED}, job.id()}));
+      if (!behind.empty()) RETURN_IF_ERROR(AnnounceQueued(*db_, behind.Text(0, 0)));
       Claimed c{.job = std::move(job), .attempt = static_cast<int>(attempt.Int(0, 0))};
       c.job.set_state(v1::JOB_STATE_RUNNING);
       c.job.set_attempts(c.attempt);
@@ -341,6 +355,10 @@ absl::Status SqlJobStore::MarkFinished(const std::string& id, int attempt,
                                  StoreMicros(now), OptionalBlob(telemetry), id, int64_t{attempt},
                                  int64_t{v1::JOB_STATE_RUNNING}}));
     if (ended.empty()) return absl::AbortedError(LeaseLost(id, attempt));
+    // The device idle again for announcements (AnnounceQueued). The job's row, then the
+    // device's: a heartbeat takes the two in that order too, so they never wait on each other.
+    RETURN_IF_ERROR(
+        db_->Query("UPDATE devices SET running_job = '' WHERE running_job = ?1", {id}).status());
     return with_event ? AppendEventLocked(id, finished) : absl::OkStatus();
   };
   absl::Status s = InTransaction([&] { return end(true); });
@@ -424,7 +442,8 @@ absl::StatusOr<std::vector<v1::JobEvent>> SqlJobStore::Events(const std::string&
   return events;
 }
 
-absl::StatusOr<StoreChanges> SqlJobStore::AwaitChanges(absl::Duration timeout) {
+absl::StatusOr<StoreChanges> SqlJobStore::AwaitChanges(absl::Duration timeout,
+                                                       const std::string& daemon_id) {
   StoreChanges changes;
   if (listener_ == nullptr) {
     absl::SleepFor(timeout);
@@ -434,7 +453,12 @@ absl::StatusOr<StoreChanges> SqlJobStore::AwaitChanges(absl::Duration timeout) {
   ASSIGN_OR_RETURN(std::vector<SqlConnection::Notification> heard,
                    listener_->AwaitNotifications(timeout));
   for (const SqlConnection::Notification& n : heard) {
-    if (n.channel == kQueueChannel) changes.queued = true;
+    if (n.channel == kQueueChannel) {
+      // "JOB DAEMON..." (AnnounceQueued); a bare job id (an earlier gpuprobed's) names everyone.
+      const std::vector<absl::string_view> words = absl::StrSplit(n.payload, ' ');
+      changes.queued |=
+          words.size() == 1 || std::find(words.begin() + 1, words.end(), daemon_id) != words.end();
+    }
     if (n.channel != kEventChannel) continue;
     if (n.payload.empty()) {
       changes.every_job = true;

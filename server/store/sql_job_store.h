@@ -36,9 +36,12 @@ class SqlJobStore : public JobStore {
         shared_(shared) {}
 
   // Each stored event is announced on kEventChannel (payload: the job's id), each job queued
-  // (new, or again) on kQueueChannel: watchers follow the one, idle devices the other.
+  // (new, or again) on kQueueChannel (AnnounceQueued): watchers follow the one, idle devices
+  // the other.
   static constexpr char kEventChannel[] = "gpuprobe_events";
   static constexpr char kQueueChannel[] = "gpuprobe_queue";
+  // How many daemons a queued job's announcement names.
+  static constexpr int kClaimantsWoken = 2;
 
   std::string Kind() const override { return kind_; }
   bool Shared() const override { return shared_; }
@@ -83,7 +86,8 @@ class SqlJobStore : public JobStore {
                                                             absl::Duration lost_after) override;
   absl::StatusOr<std::vector<ExpiredLease>> RequeueExpired(int max_attempts,
                                                            absl::Time now) override;
-  absl::StatusOr<StoreChanges> AwaitChanges(absl::Duration timeout) override;
+  absl::StatusOr<StoreChanges> AwaitChanges(absl::Duration timeout,
+                                            const std::string& daemon_id) override;
 
  private:
   // Runs `body` on the fleet calls' connection (its own, else the shared one under mu_).
@@ -110,9 +114,15 @@ class SqlJobStore : public JobStore {
                                                           const std::vector<std::string>& running,
                                                           absl::Time now, absl::Time lease_until);
   static absl::Status WriteProbeIn(SqlConnection& db);
-  static absl::StatusOr<std::vector<ExpiredLease>> RequeueExpiredIn(SqlConnection& db,
-                                                                    int max_attempts,
-                                                                    absl::Time now);
+  absl::StatusOr<std::vector<ExpiredLease>> RequeueExpiredIn(SqlConnection& db, int max_attempts,
+                                                             absl::Time now) const;
+  // Inside the transaction on `db` that queues job `job_id` (new, or again): announces it on
+  // kQueueChannel to the kClaimantsWoken daemons with a device that may run it, idle devices'
+  // daemons first, the most recent heartbeat first among them (dead daemons last), so that a
+  // job wakes a few claimants, not the whole fleet. Payload: the job's id, then the daemons'
+  // ids, space-separated. A job no registered device may run is announced to no one. A store
+  // no other daemon shares (SQLite) announces nothing: its daemon wakes its own devices.
+  absl::Status AnnounceQueued(SqlConnection& db, const std::string& job_id) const;
   absl::StatusOr<std::optional<StoredModule>> FindModuleLocked(const std::string& id,
                                                                bool with_bytes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

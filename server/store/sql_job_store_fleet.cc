@@ -121,19 +121,21 @@ absl::StatusOr<std::vector<std::string>> SqlJobStore::RenewIn(
   }
   std::vector<std::string> cancels;
   for (size_t i = 0; i < running.size(); ++i) {
+    // The job's row, then the device's, as MarkFinished takes them.
+    if (!running[i].empty()) {
+      // Only jobs the daemon still runs: one whose end it could not store stays unrenewed, so
+      // that it is queued again once its lease expires.
+      ASSIGN_OR_RETURN(SqlRows job,
+                       db.Query("UPDATE jobs SET lease_expires_us = ?1 WHERE id = ?2 AND "
+                                "lease_owner = ?3 AND state = ?4 RETURNING cancel_requested",
+                                {StoreMicros(lease_until), running[i], daemon_id,
+                                 int64_t{v1::JOB_STATE_RUNNING}}));
+      if (!job.empty() && job.Int(0, 0) != 0) cancels.push_back(running[i]);
+    }
     RETURN_IF_ERROR(db.Query("UPDATE devices SET running_job = ?1 "
                              "WHERE daemon_id = ?2 AND device_index = ?3",
                              {running[i], daemon_id, static_cast<int64_t>(i)})
                         .status());
-    if (running[i].empty()) continue;
-    // Only jobs the daemon still runs: one whose end it could not store stays unrenewed, so
-    // that it is queued again once its lease expires.
-    ASSIGN_OR_RETURN(SqlRows job,
-                     db.Query("UPDATE jobs SET lease_expires_us = ?1 WHERE id = ?2 AND "
-                              "lease_owner = ?3 AND state = ?4 RETURNING cancel_requested",
-                              {StoreMicros(lease_until), running[i], daemon_id,
-                               int64_t{v1::JOB_STATE_RUNNING}}));
-    if (!job.empty() && job.Int(0, 0) != 0) cancels.push_back(running[i]);
   }
   return cancels;
 }
@@ -201,7 +203,7 @@ absl::StatusOr<std::vector<v1::FleetDevice>> SqlJobStore::FleetDevices(absl::Tim
 
 absl::StatusOr<std::vector<ExpiredLease>> SqlJobStore::RequeueExpiredIn(SqlConnection& db,
                                                                         int max_attempts,
-                                                                        absl::Time now) {
+                                                                        absl::Time now) const {
   std::vector<ExpiredLease> expired;
   RETURN_IF_ERROR(Forget(db, {}, now));
   const SqlValue running = int64_t{v1::JOB_STATE_RUNNING};
@@ -238,10 +240,31 @@ absl::StatusOr<std::vector<ExpiredLease>> SqlJobStore::RequeueExpiredIn(SqlConne
                               lease.queued_again ? SqlValue(nullptr) : SqlValue(StoreMicros(now)),
                               lease.job_id})
                         .status());
-    if (lease.queued_again) RETURN_IF_ERROR(db.Notify(kQueueChannel, lease.job_id));
+    if (lease.queued_again) RETURN_IF_ERROR(AnnounceQueued(db, lease.job_id));
     expired.push_back(std::move(lease));
   }
   return expired;
+}
+
+absl::Status SqlJobStore::AnnounceQueued(SqlConnection& db, const std::string& job_id) const {
+  if (!shared_) return absl::OkStatus();
+  // A device is idle when it runs no job: a claim sets running_job, the job's end clears it,
+  // and each heartbeat writes what its daemon runs.
+  ASSIGN_OR_RETURN(SqlRows claimants,
+                   db.Query("SELECT d.id FROM devices v JOIN daemons d ON v.daemon_id = d.id "
+                            "JOIN jobs j ON j.id = ?1 "
+                            "WHERE (j.pinned_device IS NULL OR j.pinned_device = v.device_index) "
+                            "AND (j.target_gpu = '' OR j.target_gpu = v.model) "
+                            "AND (j.target_host = '' OR j.target_host = d.host) "
+                            "GROUP BY d.id, d.heartbeat_us "
+                            "ORDER BY MAX(CASE WHEN v.running_job = '' THEN 1 ELSE 0 END) DESC, "
+                            "d.heartbeat_us DESC LIMIT ?2",
+                            {job_id, int64_t{kClaimantsWoken}}));
+  if (claimants.empty()) return absl::OkStatus();
+  std::string payload = job_id;
+  for (size_t r = 0; r < claimants.size(); ++r)
+    absl::StrAppend(&payload, " ", claimants.Text(r, 0));
+  return db.Notify(kQueueChannel, payload);
 }
 
 absl::StatusOr<std::vector<ExpiredLease>> SqlJobStore::RequeueExpired(int max_attempts,

@@ -271,11 +271,12 @@ TEST_P(JobStoreContractTest, ARestartedDaemonReplacesItsHostsEntryForTheSameDevi
 // look for work.
 TEST_P(SharedStoreContractTest, AnnouncementsTellQueuedJobsFromEventsOfOneJob) {
   std::unique_ptr<JobStore> writer = Open(), listener = Open();
-  // Until all is read: what `listener` hears, merged.
+  ASSERT_TRUE(writer->Register(a_, absl::Now()).ok());
+  // Until all is read: what `listener` hears as daemon a, merged.
   auto heard = [&]() {
     StoreChanges all;
-    for (absl::StatusOr<StoreChanges> c = listener->AwaitChanges(absl::Seconds(5));
-         c.ok() && !c->empty(); c = listener->AwaitChanges(absl::Milliseconds(300))) {
+    for (absl::StatusOr<StoreChanges> c = listener->AwaitChanges(absl::Seconds(5), "a");
+         c.ok() && !c->empty(); c = listener->AwaitChanges(absl::Milliseconds(300), "a")) {
       all.queued |= c->queued;
       all.every_job |= c->every_job;
       all.job_ids.insert(c->job_ids.begin(), c->job_ids.end());
@@ -298,6 +299,59 @@ TEST_P(SharedStoreContractTest, AnnouncementsTellQueuedJobsFromEventsOfOneJob) {
   EXPECT_THAT(QueuedAgain(writer->RequeueExpired(2, t0 + absl::Seconds(2))),
               testing::ElementsAre(id));
   EXPECT_TRUE(heard().queued) << "a job queued again";
+}
+
+// A queued job is announced to a few daemons that may run it, idle ones first (the freshest
+// heartbeat first), not to the whole fleet: each daemon woken costs the store a claim.
+TEST_P(SharedStoreContractTest, AQueuedJobWakesAFewIdleDaemonsThatMayRunItNotTheFleet) {
+  std::unique_ptr<JobStore> writer = Open();
+  constexpr int kDaemons = 4;
+  std::vector<DaemonRegistration> daemons;
+  std::vector<std::unique_ptr<JobStore>> listeners;
+  const absl::Time t0 = absl::Now();
+  for (int i = 0; i < kDaemons; ++i) {
+    daemons.push_back(
+        {.daemon_id = absl::StrCat("d", i), .host = absl::StrCat("h", i), .devices = {cpu0_}});
+    ASSERT_TRUE(writer->Register(daemons.back(), t0 + absl::Seconds(i)).ok());
+    listeners.push_back(Open());
+  }
+  // The daemons that hear `job` queued: those expected first (announcements come at commit, in
+  // order), then whether any other does.
+  auto woken = [&](const std::vector<int>& expected) {
+    std::set<int> heard;
+    for (int i = 0; i < kDaemons; ++i) {
+      const bool named = std::find(expected.begin(), expected.end(), i) != expected.end();
+      const absl::Duration wait = named ? absl::Seconds(5) : absl::Milliseconds(300);
+      for (absl::StatusOr<StoreChanges> c = listeners[i]->AwaitChanges(wait, daemons[i].daemon_id);
+           c.ok() && !c->empty();
+           c = listeners[i]->AwaitChanges(absl::Milliseconds(100), daemons[i].daemon_id)) {
+        if (c->queued) heard.insert(i);
+      }
+    }
+    return heard;
+  };
+  const std::string first = Insert(*writer, Sweep());
+  EXPECT_THAT(woken({3, 2}), testing::UnorderedElementsAre(3, 2)) << "the two freshest";
+
+  // d3 runs it: busy, it is passed over for the next job.
+  ASSERT_EQ(Claim(*writer, daemons[3], cpu0_, t0 + absl::Seconds(5)), first);
+  EXPECT_THAT(woken({}), testing::IsEmpty()) << "nothing queued behind the claimed job";
+  const std::string second = Insert(*writer, Sweep());
+  EXPECT_THAT(woken({2, 1}), testing::UnorderedElementsAre(2, 1));
+
+  // Its job ended, d3 is idle again, and the freshest.
+  ASSERT_TRUE(writer->MarkFinished(first, 1, Finished(1), t0 + absl::Seconds(6)).ok());
+  Insert(*writer, Sweep());
+  EXPECT_THAT(woken({3, 2}), testing::UnorderedElementsAre(3, 2));
+
+  // A claim that leaves jobs queued announces the next one again: its first claimants may be
+  // busy by now.
+  ASSERT_EQ(Claim(*writer, daemons[2], cpu0_, t0 + absl::Seconds(7)), second);
+  EXPECT_THAT(woken({3, 1}), testing::UnorderedElementsAre(3, 1));
+
+  // A job for one host wakes that host's daemon alone.
+  Insert(*writer, Sweep(0, "", "h0"));
+  EXPECT_THAT(woken({0}), testing::ElementsAre(0));
 }
 
 TEST_P(SharedStoreContractTest, HeartbeatsRenewLeasesAndCarryCancelRequestsToTheRunningDaemon) {
