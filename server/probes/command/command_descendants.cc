@@ -72,9 +72,10 @@ bool IsCommand(int pid) {
 }
 
 // SIGKILL to each of `pids` until none is left, at most until `deadline`; reaps those that are
-// this process's children (zombies once killed). `find` lists what is still there.
-int KillUntilGone(const std::function<std::set<int>(const std::vector<Process>&)>& find,
-                  absl::Time deadline) {
+// this process's children (zombies once killed). `find` lists what is still there. Returns those
+// killed.
+std::set<int> KillUntilGone(const std::function<std::set<int>(const std::vector<Process>&)>& find,
+                            absl::Time deadline) {
   std::set<int> killed;
   for (;;) {
     const std::vector<Process> all = Processes();
@@ -93,7 +94,7 @@ int KillUntilGone(const std::function<std::set<int>(const std::vector<Process>&)
     if (live == 0 || absl::Now() >= deadline) break;
     absl::SleepFor(absl::Milliseconds(10));
   }
-  return static_cast<int>(killed.size());
+  return killed;
 }
 
 }  // namespace
@@ -123,7 +124,7 @@ CommandRun::~CommandRun() {
   Commands().erase(pid_);
 }
 
-int CommandRun::KillLeftBehind(int pid, absl::Duration wait) {
+std::set<int> CommandRun::KillLeftBehind(int pid, absl::Duration wait) {
   const auto find = [&](const std::vector<Process>& all) {
     std::map<int, int> parent;
     for (const Process& p : all) parent[p.pid] = p.ppid;
@@ -165,7 +166,7 @@ int KillOrphanedRuns() {
     }
     return found;
   };
-  return KillUntilGone(find, absl::Now() + absl::Seconds(5));
+  return static_cast<int>(KillUntilGone(find, absl::Now() + absl::Seconds(5)).size());
 }
 
 }  // namespace gpuprobe

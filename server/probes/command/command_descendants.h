@@ -9,7 +9,7 @@
 //   CommandRun run = CommandRun::Begin();           // before the fork
 //   env[kCommandRunVariable] = run.token();
 //   ... fork, exec, wait for the command ...
-//   const int killed = run.KillLeftBehind(pid);     // after its exit (or a stop)
+//   std::set<int> killed = run.KillLeftBehind(pid);  // after its exit (or a stop)
 #pragma once
 
 #include <set>
@@ -35,8 +35,8 @@ class CommandRun {
 
   // Kills every process of the run but `pid` itself (the command, which its runner reaps), waits
   // until each is gone (at most `wait`) and reaps those that came back to this process. Returns
-  // how many there were.
-  int KillLeftBehind(int pid, absl::Duration wait = absl::Seconds(5));
+  // their pids.
+  std::set<int> KillLeftBehind(int pid, absl::Duration wait = absl::Seconds(5));
 
   // Ends the run: its command's pid is no longer protected.
   ~CommandRun();

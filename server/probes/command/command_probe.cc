@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <regex>
+#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -110,6 +111,33 @@ class Telemetry {
   const EventPublisher& publish_;
   std::string disturbance_;
 };
+
+// How long a job waits, after its command and every process it left are gone, for the device
+// to list none of them (NVML's process list: the driver tears a context down after its process
+// exits).
+constexpr absl::Duration kDeviceReleaseWait = absl::Seconds(5);
+
+// Waits until the device lists no process of `pids` (none to wait for without telemetry: the cpu
+// backend, or no NVML); FAILED_PRECONDITION naming those it still lists after kDeviceReleaseWait.
+absl::Status AwaitDeviceReleased(Backend& device, const std::set<int>& pids) {
+  const absl::Time deadline = absl::Now() + kDeviceReleaseWait;
+  for (;;) {
+    const std::optional<TelemetrySample> reading = device.SampleTelemetry();
+    if (!reading.has_value()) return absl::OkStatus();
+    std::vector<std::string> holders;
+    for (const TelemetrySample::Process& p : reading->foreign_processes) {
+      if (pids.contains(p.pid)) holders.push_back(absl::StrCat(p.pid, " (", p.name, ")"));
+    }
+    if (holders.empty()) return absl::OkStatus();
+    if (absl::Now() >= deadline) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "the device still lists processes of the command %s after %s, though they are gone "
+          "here",
+          absl::StrJoin(holders, ", "), absl::FormatDuration(kDeviceReleaseWait)));
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+}
 
 // The last line of a command's stderr, for its job's error: at most its last kStderrTailBytes.
 constexpr size_t kStderrTailBytes = 300;
@@ -238,6 +266,12 @@ JobOutcome CommandProbe::Run(const ProbeRun& run, Backend& device, const EventPu
       [&] { telemetry.Sample(); }, &partial);
   device.SetOwnProcessGroup(0);
   telemetry.Sample();
+  // The job holds the device until nothing of its command does (issue 55, item 2).
+  if (absl::Status released = AwaitDeviceReleased(device, ran.ok() ? ran->pids : partial.pids);
+      !released.ok() && ran.ok()) {
+    partial = *std::move(ran);
+    ran = std::move(released);
+  }
   const CommandOutput& output = ran.ok() ? *ran : partial;
   JobOutcome outcome;
   if (!run.artifact_dir.empty()) {

@@ -215,7 +215,9 @@ absl::StatusOr<CommandOutput> RunBoundedCommand(const std::vector<std::string>& 
   // It exited: whatever of its own it left (its group, a child in a session of its own, a
   // daemon's double fork) is killed, and the run waits until they are gone.
   output.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (run.KillLeftBehind(pid) > 0) kill_left_behind();
+  output.pids = run.KillLeftBehind(pid);
+  if (!output.pids.empty()) kill_left_behind();
+  output.pids.insert(pid);
   if (!stopped.ok()) {
     if (partial != nullptr) *partial = std::move(output);
     return stopped;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,8 @@ struct CommandLimits {
 
 struct CommandOutput {
   std::string out, err;
-  int exit_code = 0;  // 128 + the signal for a run that died of one
+  int exit_code = 0;   // 128 + the signal for a run that died of one
+  std::set<int> pids;  // the command's and those it left behind, all gone by now
 };
 
 // `on_started` hears the run's process group as soon as it exists; `on_tick` is called about

@@ -64,9 +64,10 @@ class CommandProbeTest : public ::testing::Test {
     std::vector<v1::JobEvent> events;
     int group = 0;
   };
-  // Registers the script and runs a job of it with `values`; remembers its process group.
+  // Registers the script and runs a job of it with `values` on `on` (else a cpu backend that
+  // remembers its process group).
   Ran Run(const std::string& name, const std::string& body,
-          std::map<std::string, std::string> values = {}) {
+          std::map<std::string, std::string> values = {}, Backend* on = nullptr) {
     v1::CommandRegistration c = Script(name, body);
     CommandProbe probe({c});
     v1::ProbeRequest request;
@@ -76,7 +77,8 @@ class CommandProbeTest : public ::testing::Test {
     absl::StatusOr<ProbeSpec> resolved = probe.Resolve(request);
     EXPECT_TRUE(resolved.ok()) << resolved.status();
     Ran ran;
-    RecordingCpu device(&ran.group);
+    RecordingCpu recording(&ran.group);
+    Backend& device = on != nullptr ? *on : recording;
     const std::string artifacts = dir_ + "/artifacts/" + name;
     std::filesystem::create_directory(artifacts);
     const std::atomic<bool> cancelled{false};
@@ -96,6 +98,34 @@ class CommandProbeTest : public ::testing::Test {
 
    private:
     int* group_;
+  };
+
+  // The cpu backend with telemetry: after the command ended, its readings list the command's
+  // process (its group's leader) on the device `held` times (-1: always), as a driver tearing
+  // its context down would.
+  class HoldingCpu final : public CpuBackend {
+   public:
+    explicit HoldingCpu(int held) : held_(held) {}
+    void SetOwnProcessGroup(int group) override {
+      if (group != 0) command_ = group;
+      ended_ = group == 0 && command_ != 0;
+    }
+    std::optional<TelemetrySample> SampleTelemetry() override {
+      TelemetrySample reading;
+      if (ended_ && (held_ < 0 || readings_after_end_ < held_)) {
+        reading.foreign_processes.push_back({.pid = command_, .name = "probe"});
+      }
+      readings_after_end_ += ended_;
+      return reading;
+    }
+    int command() const { return command_; }
+    int readings_after_end() const { return readings_after_end_; }
+
+   private:
+    const int held_;
+    int command_ = 0;
+    bool ended_ = false;
+    int readings_after_end_ = 0;
   };
 
   static void ExpectNothingLeft(int group) {
@@ -243,6 +273,27 @@ sleep 1; printf 't\tunion\n1\t2\n')");
   EXPECT_EQ(Sleeping("3172"), 0);
   EXPECT_EQ(Sleeping("3173"), 0);
   ExpectNothingLeft(ran.group);
+}
+
+// On a device with a process list (NVML), the job ends only once the device lists no process of
+// its command: a job whose command's process stays listed fails, saying so.
+TEST_F(CommandProbeTest, TheJobEndsOnlyOnceTheDeviceListsNoProcessOfItsCommand) {
+  const std::string table = R"(printf 't\tunion\tgu_us\n1\t10\t8.5\n')";
+  HoldingCpu released(3);
+  const Ran ran = Run("released", table, {}, &released);
+  ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
+  EXPECT_EQ(ran.outcome.results, 1);
+  EXPECT_EQ(released.readings_after_end(), 4) << "read until the 4th reading listed none";
+
+  HoldingCpu held(-1);
+  const absl::Time start = absl::Now();
+  const Ran stuck = Run("held", table, {}, &held);
+  EXPECT_EQ(stuck.outcome.status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(stuck.outcome.status.message(),
+              HasSubstr(absl::StrCat("the device still lists processes of the command ",
+                                     held.command(), " (probe) after 5s")));
+  EXPECT_EQ(stuck.outcome.results, 0);
+  EXPECT_GE(absl::Now() - start, absl::Seconds(5));
 }
 
 TEST_F(CommandProbeTest, ParametersAreDeclaredAndBoundedNeverAPathOrAShellWord) {
