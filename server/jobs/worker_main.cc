@@ -8,6 +8,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "gpuprobe/v1/worker.pb.h"
+#include "server/jobs/earlier_workers.h"
 #include "server/jobs/framing.h"
 #include "server/jobs/job_execution.h"
 #include "server/probes/job_events.h"
@@ -74,10 +75,20 @@ class CommandQueue {
   std::thread reader_;
 };
 
+// How long a new worker waits for an earlier daemon's worker to leave the device.
+constexpr absl::Duration kEarlierWorkersWait = absl::Seconds(10);
+
 }  // namespace
 
 int RunWorker(int fd, std::unique_ptr<Backend> backend, int visible_devices,
               const ProbeRegistry& probes) {
+  if (const std::vector<int> left = AwaitEarlierWorkersGone(*backend, kEarlierWorkersWait);
+      !left.empty()) {
+    spdlog::warn(
+        "worker: the device still lists {} earlier worker(s) (pid {}) after {}; jobs "
+        "run beside them flagged (a foreign process)",
+        left.size(), left.front(), absl::FormatDuration(kEarlierWorkersWait));
+  }
   v1::WorkerReport hello;
   *hello.mutable_hello() = Hello(*backend, visible_devices);
   if (!WriteFramed(fd, hello).ok()) return 1;

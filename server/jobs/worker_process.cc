@@ -17,6 +17,7 @@
 #include "common/status_macros.h"
 #include "gpuprobe/v1/worker.pb.h"
 #include "server/device/backend_factory.h"
+#include "server/jobs/earlier_workers.h"
 #include "server/jobs/framing.h"
 #include "server/probes/job_events.h"
 #include "spdlog/spdlog.h"
@@ -77,7 +78,7 @@ absl::Status WorkerProcessExecutor::Spawn() {
     return absl::InternalError(absl::StrCat("socketpair: ", std::strerror(errno)));
   }
   // argv[0] names the process for ps and for NVML's process list (telemetry's foreign processes).
-  std::vector<std::string> args = {"gpuprobed-worker", absl::StrCat("--worker_fd=", fds[1])};
+  std::vector<std::string> args = {kWorkerProcessName, absl::StrCat("--worker_fd=", fds[1])};
   args.insert(args.end(), worker_args_.begin(), worker_args_.end());
   const pid_t parent = getpid();
   const pid_t pid = fork();
