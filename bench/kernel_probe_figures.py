@@ -2,10 +2,15 @@
 """The kernel probe's figures on a GPU host (issue 54), through a daemon of the bundle and its CLI:
 
   fidelity     stream_read (tests/testdata/modules/probe_kernels.cu) at 16 MiB, 256 MiB and
-               4 GiB, timed three ways: as a cubin through the kernel probe (warm: samples of 10
-               runs, and of about 1 ms of runs, graphLaunches), by the built-in
+               4 GiB, timed three ways: as a cubin through the kernel probe (warm: samples as
+               the probe sizes them, and of 10 runs, graphLaunches), by the built-in
                read-bandwidth probe (its own floor kernel), and by Triton's do_bench_cudagraph
-               on the same cubin loaded with CuPy; graph timing, warm (and cold, probes only)
+               (rep 20 ms, its default, and 500 ms) on the same cubin loaded with CuPy; graph
+               timing, warm (and cold, probes only)
+  fidelity-l2  stream_read at 16 MiB (in the L2), the kernel probe (sized samples, and 10 runs)
+               and do_bench_cudagraph (rep 20 ms and 500 ms) alternated over 8 rounds, so that
+               all see the same clocks: each round's figures, the ratios to do_bench at its
+               default, and the medians
   sensitivity  20 jobs of stream_read (256 MiB) against itself with a 1% tail spin at a 0.5%
                threshold, and 20 of it against the same code in another cubin at 1%
   faults       a kernel that never ends, an illegal address and a trap, each followed by a
@@ -19,6 +24,7 @@ usage: bench/kernel_probe_figures.py BUNDLE_DIR OUT_DIR [PART...]
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -107,7 +113,7 @@ def stream_spec(size, sms, cache="warm", spins=(("read", "k", 0, None),), **para
     return spec
 
 
-def do_bench_us(cubin, size, sms):
+def do_bench_us(cubin, size, sms, rep=500):
     import cupy
     import torch
     import triton.testing
@@ -124,7 +130,7 @@ def do_bench_us(cubin, size, sms):
                stream=stream)
 
     torch.cuda.synchronize()
-    return triton.testing.do_bench_cudagraph(launch, rep=500, return_mode="median") * 1000.0
+    return triton.testing.do_bench_cudagraph(launch, rep=rep, return_mode="median") * 1000.0
 
 
 def fidelity(cli, modules, sms, out):
@@ -151,19 +157,51 @@ def fidelity(cli, modules, sms, out):
                          else None, "exit": job["exit"], "stderr": job["stderr"][-300:]})
     for row in rows:
         if row["cache"] == "warm":
-            runs = max(10, round(1000 / row["kernel_probe_us"])) if row["kernel_probe_us"] else 10
-            long = cli.kernel(stream_spec(row["size"], sms, reps=50, graphLaunches=runs),
-                              {"k": modules["plain"]})
-            row["kernel_probe_1ms_samples_us"] = (long["results"][0]["metrics"][0]["median"]
-                                                  if long["results"] else None)
-            row["do_bench_cudagraph_us"] = do_bench_us(modules["plain"], row["size"], sms)
+            ten = cli.kernel(stream_spec(row["size"], sms, reps=50, graphLaunches=10),
+                             {"k": modules["plain"]})
+            row["kernel_probe_10_runs_us"] = (ten["results"][0]["metrics"][0]["median"]
+                                              if ten["results"] else None)
+            row["do_bench_20ms_us"] = do_bench_us(modules["plain"], row["size"], sms, rep=20)
+            row["do_bench_500ms_us"] = do_bench_us(modules["plain"], row["size"], sms, rep=500)
     json.dump(rows, open(os.path.join(out, "fidelity.json"), "w"), indent=1)
-    print("fidelity (us; graph): size cache kernel-probe (1 ms samples) read-bandwidth do_bench")
+    print("fidelity (us; graph): size cache kernel-probe (10 runs) read-bandwidth "
+          "do_bench(20 ms) do_bench(500 ms)")
     for r in rows:
-        print("  %5d MiB %-4s %9s %9s %9s %9s" % (
+        print("  %5d MiB %-4s %9s %9s %9s %9s %9s" % (
             r["size"] // MIB, r["cache"], fmt(r["kernel_probe_us"]),
-            fmt(r.get("kernel_probe_1ms_samples_us")), fmt(r["read_bandwidth_us"]),
-            fmt(r.get("do_bench_cudagraph_us"))))
+            fmt(r.get("kernel_probe_10_runs_us")), fmt(r["read_bandwidth_us"]),
+            fmt(r.get("do_bench_20ms_us")), fmt(r.get("do_bench_500ms_us"))))
+    return rows
+
+
+def fidelity_l2(cli, modules, sms, out, rounds=8):
+    size = 16 * MIB
+    rows = []
+    for r in range(rounds):
+        row = {"round": r}
+        for key, extra in (("kernel_probe_us", {}), ("kernel_probe_10_runs_us",
+                                                     {"graphLaunches": 10})):
+            job = cli.kernel(stream_spec(size, sms, reps=50, **extra), {"k": modules["plain"]})
+            row[key] = job["results"][0]["metrics"][0]["median"] if job["results"] else None
+            if not job["results"]:
+                row["stderr"] = job["stderr"][-300:]
+        row["do_bench_20ms_us"] = do_bench_us(modules["plain"], size, sms, rep=20)
+        row["do_bench_500ms_us"] = do_bench_us(modules["plain"], size, sms, rep=500)
+        rows.append(row)
+    json.dump(rows, open(os.path.join(out, "fidelity-l2.json"), "w"), indent=1)
+    keys = ("kernel_probe_us", "kernel_probe_10_runs_us", "do_bench_20ms_us", "do_bench_500ms_us")
+    print("fidelity at 16 MiB, alternated (us; graph, warm): round kernel-probe "
+          "kernel-probe(10 runs) do_bench(20 ms) do_bench(500 ms); the probe's two over "
+          "do_bench(20 ms)")
+
+    def line(label, values):
+        ratios = [values[k] / values["do_bench_20ms_us"] if values[k] else None for k in keys[:2]]
+        print("  %-6s" % label + "".join(" %9s" % fmt(values[k]) for k in keys) +
+              "".join(" %7s" % fmt(x) for x in ratios))
+
+    for r in rows:
+        line(r["round"], r)
+    line("median", {k: statistics.median(r[k] for r in rows if r[k]) for k in keys})
     return rows
 
 
@@ -313,6 +351,8 @@ def main():
             rows = fidelity(cli, modules, sms, out)
             base_us = next(r["kernel_probe_us"] for r in rows
                            if r["size"] == 256 * MIB and r["cache"] == "warm") or base_us
+        if "fidelity-l2" in parts:
+            fidelity_l2(cli, modules, sms, out)
         if "sensitivity" in parts:
             sensitivity(cli, modules, sms, out, base_us)
         if "faults" in parts:

@@ -1,6 +1,8 @@
 #include "server/probes/kernel/kernel_probe.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -10,6 +12,7 @@
 #include "common/param_text.h"
 #include "common/status_macros.h"
 #include "server/measure/interleaved.h"
+#include "server/measure/launch_timer.h"
 #include "server/probes/job_events.h"
 #include "server/probes/kernel/kernel_params.h"
 #include "server/probes/kernel/kernel_results.h"
@@ -62,19 +65,74 @@ absl::StatusOr<SamplingRule> SamplingRuleOf(const v1::KernelParams& p) {
       p.has_max_seconds() ? std::optional<double>(p.max_seconds()) : std::nullopt, kMaxSeconds);
 }
 
-// Launches per graph sample: graph_launches where set (a multiple of the rotations' period), else
-// 10, or with rotated buffers the least multiple of every rotation from 10 up, so that each
-// replay starts on a copy that the previous one did not end on.
-int GraphLaunches(const v1::KernelParams& p) {
-  if (p.graph_launches() > 0) return static_cast<int>(p.graph_launches());
+// Warm graph samples of graph_launches 0 take about this long, at most kMaxAutoGraphLaunches
+// runs: a sample's timed region also holds a fixed cost besides its runs (about 3 us on an H200:
+// its first run's start after the mark), which this many runs share. 10-run samples of a 4.4 us
+// kernel read 6.8% over do_bench_cudagraph at its default rep on an H200, 100-run ones 0.3%
+// (docs/kernel-decisions.md rows 169 and 170).
+constexpr double kAutoSampleUs = 500;
+constexpr int kMaxAutoGraphLaunches = 1000;
+// The graph samples that estimate an arm's time before its reps; the least of them counts.
+constexpr int kEstimateSamples = 3;
+
+// The least multiple of the rotations' period from `launches` up, so that each replay starts on
+// a copy that the previous one did not end on.
+int OnRotationPeriod(const v1::KernelParams& p, int launches) {
   const int every = RotationPeriod(p);
-  return every * ((kGraphLaunchesPerSample + every - 1) / every);
+  return every * ((launches + every - 1) / every);
+}
+
+// Launches per graph sample as planned: graph_launches where set, else 10 on the rotations'
+// period (the count that sizes a warm sample is at most this long: see AutoGraphLaunches).
+int GraphLaunches(const v1::KernelParams& p) {
+  return p.graph_launches() > 0 ? static_cast<int>(p.graph_launches())
+                                : OnRotationPeriod(p, kGraphLaunchesPerSample);
+}
+
+// Whether the arms' samples are sized from their times: warm graph timing, graph_launches 0.
+bool AutoSampled(const v1::KernelParams& p) {
+  return p.timing() == v1::TIMING_MODE_GRAPH && p.cache() == v1::CACHE_MODE_WARM &&
+         p.graph_launches() == 0;
+}
+
+// The launches of a sample of about kAutoSampleUs for an arm of `run_us` a run (which a sample
+// of GraphLaunches(p) runs measured), from 10 to kMaxAutoGraphLaunches, on the rotations'
+// period. While every run takes what the estimate said, a sample so sized stays within the bound
+// planned for GraphLaunches(p) runs: more than 10 runs are taken only of runs under 50 us, so a
+// sample takes at most 0.5 ms and 64 (the longest period) such runs, under 10 runs of the
+// shortest max_launch_seconds (1 ms).
+int AutoGraphLaunches(const v1::KernelParams& p, double run_us) {
+  const double wanted = run_us > 0 ? std::ceil(kAutoSampleUs / run_us) : kMaxAutoGraphLaunches;
+  return OnRotationPeriod(p, static_cast<int>(std::clamp<double>(wanted, kGraphLaunchesPerSample,
+                                                                 kMaxAutoGraphLaunches)));
 }
 
 TimingOptions TimingOf(const v1::KernelParams& p) {
   return {.timing = TimingFromProto(p.timing()),
           .cache = CacheFromProto(p.cache()),
           .graph_launches = GraphLaunches(p)};
+}
+
+// Each arm's timing: TimingOf(p), with a sample's launches sized from the arm's time where
+// AutoSampled(p), the least of kEstimateSamples samples of GraphLaunches(p) runs on buffers
+// placed for it; one sample where that already says 10 runs fill kAutoSampleUs (so that a long
+// kernel's estimate costs one rep, within the worker's silence bound).
+absl::StatusOr<std::vector<TimingOptions>> ArmTimings(const v1::KernelParams& p,
+                                                      KernelRunner& runner, Backend& device) {
+  std::vector<TimingOptions> timings(p.arms_size(), TimingOf(p));
+  if (!AutoSampled(p)) return timings;
+  RETURN_IF_ERROR(runner.Place());
+  LaunchTimer timer(device);
+  for (int arm = 0; arm < p.arms_size(); ++arm) {
+    double least = std::numeric_limits<double>::infinity();
+    for (int i = 0;
+         i < kEstimateSamples && (i == 0 || AutoGraphLaunches(p, least) > GraphLaunches(p)); ++i) {
+      ASSIGN_OR_RETURN(const double us, timer.Time(runner.Arm(arm), TimingOf(p)));
+      least = std::min(least, us);
+    }
+    timings[arm].graph_launches = AutoGraphLaunches(p, least);
+  }
+  return timings;
 }
 
 int ArmIndex(const v1::KernelParams& p, const std::string& name) {
@@ -204,13 +262,15 @@ absl::StatusOr<ProbePlan> KernelProbe::Plan(const google::protobuf::Message& spe
       per_sample * (launches * p.max_launch_seconds() + p.arms_size() * flush_seconds);
   const double checked =
       (check || p.verify()) ? p.arms_size() * placement + launches * p.max_launch_seconds() : 0.0;
+  const double estimated = AutoSampled(p) ? placement + kEstimateSamples * rep : 0.0;
   ProbePlan plan{.silence_seconds = kSetupSeconds + placement + rep};
   if (check) {
     plan.device_seconds = checked;
     return plan;
   }
-  plan.device_seconds = checked + (p.has_precision() ? p.max_seconds() + rep
-                                                     : p.blocks() * (placement + rep * p.reps()));
+  plan.device_seconds =
+      checked + estimated +
+      (p.has_precision() ? p.max_seconds() + rep : p.blocks() * (placement + rep * p.reps()));
   return plan;
 }
 
@@ -243,6 +303,8 @@ JobOutcome KernelProbe::Run(const ProbeRun& run, Backend& device, const EventPub
       return verified;
     }
   }
+  absl::StatusOr<std::vector<TimingOptions>> timings = ArmTimings(p, runner, device);
+  if (!timings.ok()) return JobOutcome{.status = timings.status()};
   MeasurementSpec spec{.reps = static_cast<int>(p.reps()),
                        .order = OrderFromProto(p.order()),
                        .seed = p.seed(),
@@ -251,7 +313,7 @@ JobOutcome KernelProbe::Run(const ProbeRun& run, Backend& device, const EventPub
   for (int arm = 0; arm < p.arms_size(); ++arm) {
     const v1::KernelArm& a = p.arms(arm);
     spec.arms.push_back({.axes = axes[arm],
-                         .timing = TimingOf(p),
+                         .timing = (*timings)[arm],
                          .launches = {{.metric = "time_us",
                                        .bytes_read = static_cast<int64_t>(a.bytes_read()),
                                        .bytes_written = static_cast<int64_t>(a.bytes_written()),

@@ -175,9 +175,10 @@ TEST(KernelProbeTest, ThePlanBoundsMemoryAndTheWorkersSilence) {
   EXPECT_NEAR(plan->silence_seconds, 10 + 1.0, 0.01);
   // The bound admission holds: 12 reps of 1 s of launches, and the placement.
   EXPECT_NEAR(plan->device_seconds, 12 * 1.0, 0.01);
-  p.set_timing(v1::TIMING_MODE_GRAPH);  // 10 runs of each arm per sample
-  EXPECT_NEAR(probe.Plan(**probe.Resolve(Request(p)), false, device)->device_seconds, 12 * 10,
-              0.01);
+  // Graph: 10 runs of each arm per sample, after 3 such samples that size the samples.
+  p.set_timing(v1::TIMING_MODE_GRAPH);
+  EXPECT_NEAR(probe.Plan(**probe.Resolve(Request(p)), false, device)->device_seconds,
+              12 * 10 + 3 * 10, 0.01);
   p.set_graph_launches(30);  // 30 runs, as set
   EXPECT_NEAR(probe.Plan(**probe.Resolve(Request(p)), false, device)->device_seconds, 12 * 30,
               0.01);
@@ -259,16 +260,31 @@ int LaunchesInTheLastSample(const std::vector<std::string>& log) {
   return static_cast<int>(std::count(end, start, "launch"));
 }
 
-TEST(KernelProbeTest, AGraphSampleTakesTenRunsOrGraphLaunches) {
+TEST(KernelProbeTest, AWarmGraphSampleTakesAboutHalfAMillisecondOfRuns) {
   v1::KernelParams p = Params(false);  // x rotated twice
   p.set_timing(v1::TIMING_MODE_GRAPH);
-  {
+  {  // 5 us a run: 100 runs a sample
     FakeRun run({{"base", 5.0}});
     ASSERT_TRUE(run.Run(p).status.ok());
-    EXPECT_EQ(LaunchesInTheLastSample(run.device.log), 10);
+    EXPECT_EQ(LaunchesInTheLastSample(run.device.log), 100);
     EXPECT_EQ(run.recorded.Results().at(0).metrics(0).median(), 5.0);
   }
-  {
+  {  // 0.3 us: at most 1000
+    FakeRun run({{"base", 0.3}});
+    ASSERT_TRUE(run.Run(p).status.ok());
+    EXPECT_EQ(LaunchesInTheLastSample(run.device.log), 1000);
+  }
+  {  // 75 us: at least 10
+    FakeRun run({{"base", 75.0}});
+    ASSERT_TRUE(run.Run(p).status.ok());
+    EXPECT_EQ(LaunchesInTheLastSample(run.device.log), 10);
+  }
+  {  // 41 us: 13 runs take 0.5 ms; 14 is on x's period
+    FakeRun run({{"base", 41.0}});
+    ASSERT_TRUE(run.Run(p).status.ok());
+    EXPECT_EQ(LaunchesInTheLastSample(run.device.log), 14);
+  }
+  {  // set: as set
     FakeRun run({{"base", 5.0}});
     p.set_graph_launches(30);
     ASSERT_TRUE(run.Run(p).status.ok());
@@ -277,6 +293,21 @@ TEST(KernelProbeTest, AGraphSampleTakesTenRunsOrGraphLaunches) {
   p.set_graph_launches(15);
   EXPECT_THAT(KernelProbe().Resolve(Request(p)).status().message(),
               HasSubstr("graph_launches: 15 is not a multiple of the rotations' period 2"));
+}
+
+// The sizing samples: three of 10 runs for a short arm, one for an arm 10 runs of which fill the
+// sample already; counted against the same job with its count set.
+TEST(KernelProbeTest, SizingASampleCostsThreeSamplesOfTenRunsOrOneForALongArm) {
+  v1::KernelParams p = Params(false);
+  p.set_timing(v1::TIMING_MODE_GRAPH);
+  const auto launches = [&](double us, uint32_t graph_launches) {
+    FakeRun run({{"base", us}});
+    p.set_graph_launches(graph_launches);
+    EXPECT_TRUE(run.Run(p).status.ok());
+    return std::count(run.device.log.begin(), run.device.log.end(), "launch");
+  };
+  EXPECT_EQ(launches(5.0, 0) - launches(5.0, 100), 3 * 10);
+  EXPECT_EQ(launches(150.0, 0) - launches(150.0, 10), 1 * 10);
 }
 
 TEST(KernelProbeTest, ATimeFasterThanTheDeclaredBytesIsFlagged) {
