@@ -34,6 +34,7 @@ struct ClientFlags {
   // compare.
   std::string base, candidate, threshold = "2%", fail_on;
   int32_t history = 0;
+  int32_t confirm = 0;  // compare: re-runs of a candidate found slower
   // kernel.
   std::string kernel_spec, baseline_module, candidate_module;
   std::vector<std::string> kernel_modules;

@@ -1,5 +1,8 @@
 // `gpuprobe compare BASE CAND`: CompareJobs, printed in --format, with --fail-on's exit code.
 #include <iostream>
+#include <memory>
+#include <optional>
+#include <set>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -10,6 +13,7 @@
 #include "client/exit_codes.h"
 #include "client/flag_groups.h"
 #include "client/job_stream.h"
+#include "client/progress_line.h"
 #include "client/proto_names.h"
 #include "client/subcommands.h"
 #include "client/sweep_request_flags.h"
@@ -17,6 +21,9 @@
 
 namespace gpuprobe {
 namespace {
+
+// --confirm's bound: each confirmation is a job on the device.
+constexpr int kMaxConfirmations = 10;
 
 // The table's first line: what was compared with what, and how.
 std::string Heading(const v1::CompareJobsResponse& r) {
@@ -151,6 +158,78 @@ void Print(const std::string& format, const v1::CompareJobsResponse& r) {
 
 }  // namespace
 
+// The key an arm is known by across comparisons: its axes' values.
+std::string ArmKey(const v1::ArmComparison& a) { return absl::StrJoin(AxisCells(a), "\t"); }
+
+// The slower arms' keys.
+std::set<std::string> SlowerArms(const v1::CompareJobsResponse& r) {
+  std::set<std::string> slower;
+  for (const v1::ArmComparison& a : r.arms()) {
+    if (a.verdict() == v1::VERDICT_SLOWER) slower.insert(ArmKey(a));
+  }
+  return slower;
+}
+
+// The labels of a request's work.
+google::protobuf::Map<std::string, std::string>& MutableLabels(v1::SubmitRequest& r) {
+  return *(r.has_probe()   ? r.mutable_probe()->mutable_labels()
+           : r.has_check() ? r.mutable_check()->mutable_labels()
+                           : r.mutable_sweep()->mutable_labels());
+}
+
+// --confirm: job `candidate`'s request submitted again and followed to its end, its progress on
+// stderr: a new job (no idempotency key) whose one label is gpuprobe.confirms=CANDIDATE, so that
+// it never joins a label's history. The new job's id, or why there is none.
+absl::StatusOr<std::string> RunAgain(const ClientContext& context, v1::ProbeService::Stub& stub,
+                                     const std::string& candidate) {
+  v1::Job job;
+  {
+    grpc::ClientContext rpc;
+    context.Prepare(rpc);
+    v1::GetJobRequest get;
+    get.set_job_id(candidate);
+    if (grpc::Status s = stub.GetJob(&rpc, get, &job); !s.ok()) {
+      return absl::UnavailableError(absl::StrCat("get ", candidate, ": ", s.error_message()));
+    }
+  }
+  v1::SubmitRequest again = job.request();
+  again.clear_idempotency_key();
+  MutableLabels(again).clear();
+  MutableLabels(again)["gpuprobe.confirms"] = candidate;
+  v1::Job submitted;
+  {
+    grpc::ClientContext rpc;
+    context.Prepare(rpc);
+    if (grpc::Status s = stub.Submit(&rpc, again, &submitted); !s.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("submit ", candidate, " again: ", s.error_message()));
+    }
+  }
+  grpc::ClientContext rpc;
+  context.Prepare(rpc);
+  v1::WatchRequest watch;
+  watch.set_job_id(submitted.id());
+  std::unique_ptr<grpc::ClientReader<v1::JobEvent>> events = stub.Watch(&rpc, watch);
+  std::optional<v1::JobFinished> finished;
+  {
+    ProgressLine progress;
+    progress.Show(absl::StrFormat("job %s: %s again, queued", submitted.id(), candidate));
+    for (v1::JobEvent e; events->Read(&e);) {
+      if (e.has_progress()) progress.Show(ProgressText(submitted.id(), e.progress()));
+      if (e.has_finished()) finished = e.finished();
+    }
+  }
+  if (grpc::Status s = events->Finish(); !finished.has_value()) {
+    return absl::UnavailableError(absl::StrCat("watch ", submitted.id(), ": ", s.error_message()));
+  }
+  if (finished->state() != v1::JOB_STATE_SUCCEEDED) {
+    return absl::AbortedError(absl::StrFormat("%s (%s again) %s: %s", submitted.id(), candidate,
+                                              StateName(finished->state()),
+                                              finished->error_message()));
+  }
+  return submitted.id();
+}
+
 int CompareCommand(const ClientContext& context, const std::string& base,
                    const std::string& candidate) {
   absl::StatusOr<double> threshold = ParseFraction("--threshold", context.flags->threshold);
@@ -174,13 +253,47 @@ int CompareCommand(const ClientContext& context, const std::string& base,
         absl::InvalidArgumentError(absl::StrFormat("--history: %d is outside [0, 1000]", history)));
   }
   request.set_history(static_cast<uint32_t>(history));
+  const int confirm = context.flags->confirm;
+  if (confirm < 0 || confirm > kMaxConfirmations) {
+    return UsageError(absl::InvalidArgumentError(
+        absl::StrFormat("--confirm: %d is outside [0, %d]", confirm, kMaxConfirmations)));
+  }
   v1::CompareJobsResponse response;
   if (grpc::Status s = stub->CompareJobs(&rpc, request, &response); !s.ok()) {
     return ReportRpcError(context, s);
   }
   Print(context.format, response);
-  return FailsOn(fail_on, response.slower(),
-                 response.slower() + response.unsure() + response.too_few_reps())
+  // A slower verdict stands only if each re-run of the candidate is slower on the same arms.
+  std::set<std::string> slower = SlowerArms(response);
+  for (int run = 1; run <= confirm && !slower.empty(); ++run) {
+    std::cerr << absl::StrFormat("gpuprobe: %d arm(s) slower; running %s again (%d of %d)\n",
+                                 slower.size(), candidate, run, confirm);
+    absl::StatusOr<std::string> again = RunAgain(context, *stub, candidate);
+    if (!again.ok()) {
+      std::cerr << "gpuprobe: --confirm: " << again.status().message() << "\n";
+      return kExitJobFailed;
+    }
+    grpc::ClientContext rerun;
+    context.Prepare(rerun);
+    request.set_candidate(*again);
+    v1::CompareJobsResponse confirmed;
+    if (grpc::Status s = stub->CompareJobs(&rerun, request, &confirmed); !s.ok()) {
+      return ReportRpcError(context, s);
+    }
+    Print(context.format, confirmed);
+    std::set<std::string> still;
+    for (const std::string& arm : SlowerArms(confirmed)) {
+      if (slower.contains(arm)) still.insert(arm);
+    }
+    slower = std::move(still);
+  }
+  if (confirm > 0 && response.slower() > 0) {
+    std::cerr << absl::StrFormat(
+        "gpuprobe: %d of %d slower arm(s) slower again in every re-run of %s (--confirm %d)\n",
+        slower.size(), response.slower(), candidate, confirm);
+  }
+  const int slower_arms = confirm > 0 ? static_cast<int>(slower.size()) : response.slower();
+  return FailsOn(fail_on, slower_arms, slower_arms + response.unsure() + response.too_few_reps())
              ? kExitRegression
              : kExitOk;
 }
@@ -206,6 +319,11 @@ Subcommand CompareSubcommand() {
                 app.add_option("--history", f.history,
                                "with a label BASE, how many of the newest matching jobs make the "
                                "baseline (at least 3 for a verdict; 0: 8)")
+                    ->capture_default_str();
+                app.add_option("--confirm", f.confirm,
+                               "on a slower arm, run CAND's request again up to N times (each a "
+                               "new job labelled gpuprobe.confirms=CAND, compared in turn): an "
+                               "arm is slower only if it is in every run")
                     ->capture_default_str();
                 FailOnFlag(app, f);
               },

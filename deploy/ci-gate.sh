@@ -4,6 +4,8 @@
 # the base branch: its newest GATE_HISTORY (8) succeeded sweeps with the same geometry, timing
 # and cache, whose spread between jobs enters the interval. Exits with compare's code: 0 pass,
 # 6 slower beyond noise (or unsure, with GATE_FAIL_ON=unsure), 1-5 as every gpuprobe command.
+# A slower verdict is confirmed first: the candidate's sweep runs again GATE_CONFIRM times (1), and
+# an arm fails the gate only if it is slower in every run (compare --confirm).
 # The first run, with no baseline yet, passes and says so; until the base branch has 3 such jobs,
 # every verdict is unsure (the note says why). On a cuda daemon the sweep defaults to graph
 # timing (--timing graph), to 16 blocks, each on banks placed anew (--blocks 16: a job's value
@@ -15,7 +17,7 @@
 # environment: GPUPROBE_SERVER, GPUPROBE_TOKEN (as the CLI), GPUPROBE (the CLI; default
 #   build/client/gpuprobe), CI_COMMIT (default: git rev-parse HEAD), CI_BRANCH (default: the
 #   current git branch), GATE_BASE_BRANCH (main), GATE_THRESHOLD (2%), GATE_HISTORY (8),
-#   GATE_FAIL_ON (slower)
+#   GATE_FAIL_ON (slower), GATE_CONFIRM (1)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 gpuprobe=${GPUPROBE:-build/client/gpuprobe}
@@ -40,7 +42,7 @@ errors=$(mktemp)
 trap 'rm -f "$errors"' EXIT
 "$gpuprobe" compare "label:branch=$base_branch" "$job" \
   --threshold "${GATE_THRESHOLD:-2%}" --history "${GATE_HISTORY:-8}" \
-  --fail-on "${GATE_FAIL_ON:-slower}" 2>"$errors"
+  --fail-on "${GATE_FAIL_ON:-slower}" --confirm "${GATE_CONFIRM:-1}" 2>"$errors"
 code=$?
 if ((code == 1)) && grep -q "base: no succeeded " "$errors"; then
   echo "ci-gate: no $base_branch baseline with this sweep yet; $job becomes one on $base_branch" >&2

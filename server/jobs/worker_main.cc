@@ -75,6 +75,9 @@ class CommandQueue {
   std::thread reader_;
 };
 
+// gpuprobe.fault=slow's wait in every timed sample of its job.
+constexpr int64_t kSlowFaultWaitNs = 1'000'000;
+
 // How long a new worker waits for an earlier daemon's worker to leave the device.
 constexpr absl::Duration kEarlierWorkersWait = absl::Seconds(10);
 
@@ -106,12 +109,20 @@ int RunWorker(int fd, std::unique_ptr<Backend> backend, int visible_devices,
       spdlog::warn("worker: stopping itself on request (gpuprobe.fault=hang)");
       raise(SIGSTOP);
     }
+    // A known slowdown of this job alone: a wait in every timed sample.
+    const int64_t injected_wait_ns = backend->injected_wait_ns();
+    if (fault == "slow") {
+      spdlog::warn("worker: {} ns more in every sample of this job (gpuprobe.fault=slow)",
+                   kSlowFaultWaitNs);
+      backend->set_injected_wait_ns(injected_wait_ns + kSlowFaultWaitNs);
+    }
     const EventPublisher publish = [fd](v1::JobEvent event) {
       v1::WorkerReport report;
       *report.mutable_event() = std::move(event);
       (void)WriteFramed(fd, report);
     };
     const JobOutcome outcome = ExecuteJob(probes, *run, *backend, publish, commands.cancelled);
+    backend->set_injected_wait_ns(injected_wait_ns);
     v1::WorkerReport report;
     v1::WorkerJobOutcome* o = report.mutable_outcome();
     o->set_code(static_cast<int>(outcome.status.code()));

@@ -3,7 +3,8 @@
 // at a time, reporting their events and outcome. A crash here costs the daemon one job.
 //
 // Fault injection for tests only: with GPUPROBE_ALLOW_FAULTS=1 in the environment, a job
-// labelled gpuprobe.fault=abort aborts the worker.
+// labelled gpuprobe.fault=abort aborts the worker, =hang stops it, =slow waits 1 ms more in every
+// timed sample of that job (a known slowdown).
 #pragma once
 
 #include <memory>

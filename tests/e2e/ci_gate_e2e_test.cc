@@ -11,7 +11,9 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/subprocess.h"
@@ -31,12 +33,12 @@ class CiGateTest : public testing::Test {
 
   void SetUp() override { dir_ = temp_.path(); }
 
-  void Start(int cpu_repeat) {
+  void Start(int cpu_repeat, const std::vector<std::string>& env = {}) {
     daemon_.reset();
     absl::StatusOr<ChildProcess> daemon = ChildProcess::Start(
         {GPUPROBED_PATH, "--listen", "127.0.0.1:0", "--backend", "cpu", "--http", "", "--data-dir",
          dir_ + "/data", "--cpu-repeat", std::to_string(cpu_repeat)},
-        dir_ + "/daemon.log");
+        dir_ + "/daemon.log", env);
     ASSERT_TRUE(daemon.ok()) << daemon.status();
     daemon_.emplace(*std::move(daemon));
     absl::StatusOr<std::string> server = daemon_->GrpcAddress();
@@ -56,16 +58,42 @@ class CiGateTest : public testing::Test {
     return r.ok() ? *r : CommandResult{};
   }
 
+  // `gpuprobe ARGS...` against the daemon.
+  CommandResult Cli(std::vector<std::string> args) {
+    args.insert(args.begin(), {GPUPROBE_PATH, "--server", server_});
+    absl::StatusOr<CommandResult> r = RunCommand(args, {}, dir_, absl::Seconds(300));
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : CommandResult{};
+  }
+
   std::string dir_, server_;
   std::optional<ChildProcess> daemon_;
 };
 
-// The slower arms in the tally compare prints last ("F faster, S slower, ..."); -1 if none.
+// The slower arms in the tally of compare's first comparison ("F faster, S slower, ..."); -1 if
+// none.
 int Slower(const std::string& out) {
   std::smatch tally;
   if (!std::regex_search(out, tally, std::regex(R"(\d+ faster, (\d+) slower)"))) return -1;
   return std::stoi(tally[1]);
 }
+
+// The gate's exit code as its output says it should be: 6 when an arm is slower, and, where a
+// slower verdict was confirmed by a run again (stderr: "K of N slower arm(s) slower again"), when
+// one stayed slower.
+int ExpectedExit(const CommandResult& gate) {
+  std::smatch confirmed;
+  if (std::regex_search(gate.err, confirmed,
+                        std::regex(R"((\d+) of \d+ slower arm\(s\) slower again)"))) {
+    return std::stoi(confirmed[1]) > 0 ? 6 : 0;
+  }
+  return Slower(gate.out) > 0 ? 6 : 0;
+}
+
+// The job ids a gate's first comparison names, as "N baseline jobs (...) -> CAND": a regex.
+const char* const kFiveBaselineJobs =
+    R"(5 baseline jobs \(job-[0-9]+, job-[0-9]+, job-[0-9]+, job-[0-9]+, job-[0-9]+\) -> )"
+    R"(job-[0-9]+ \(candidate\))";
 
 TEST_F(CiGateTest, FindsItsBaselineMapsTheVerdictToItsExitCodeAndCatchesAKnownSlowdown) {
   Start(1);
@@ -80,27 +108,64 @@ TEST_F(CiGateTest, FindsItsBaselineMapsTheVerdictToItsExitCodeAndCatchesAKnownSl
               HasSubstr("note: unsure: 1 baseline job; job-to-job noise unknown (at least 3"));
   for (const char* commit : {"a3", "a4", "a5"}) {  // judged against 2-4 jobs: any verdict
     const CommandResult more = Gate(commit, "main");
-    EXPECT_EQ(more.exit_code, Slower(more.out) > 0 ? 6 : 0) << more.out << more.err;
+    EXPECT_EQ(more.exit_code, ExpectedExit(more)) << more.out << more.err;
   }
 
   // Another branch is compared with main's history, every arm, and exits 6 exactly when an arm
   // is slower.
   const CommandResult same = Gate("b1", "feature");
-  EXPECT_THAT(same.out, HasSubstr("5 baseline jobs (job-5, job-4, job-3, job-2, job-1) -> job-6 "
-                                  "(candidate), threshold 10.0%, 95% intervals (history)"));
+  EXPECT_THAT(same.out, testing::ContainsRegex(absl::StrCat(
+                            kFiveBaselineJobs, ", threshold 10.0%, 95% intervals \\(history\\)")));
   EXPECT_THAT(same.out, testing::ContainsRegex("per-slot +1 +4 +4 "));
   EXPECT_THAT(same.out, testing::ContainsRegex("per-slot +2 +8 +8 "));
   ASSERT_GE(Slower(same.out), 0) << same.out;
-  EXPECT_EQ(same.exit_code, Slower(same.out) > 0 ? 6 : 0) << same.out << same.err;
+  EXPECT_EQ(same.exit_code, ExpectedExit(same)) << same.out << same.err;
 
   // The same store, each timed kernel run eight times: a real 8x slowdown, beyond any swing of
-  // the machine's speed between jobs.
+  // the machine's speed between jobs, confirmed by the candidate's run again.
   Start(8);
   const CommandResult slower = Gate("c1", "feature");
   EXPECT_EQ(slower.exit_code, 6) << slower.out << slower.err;
-  EXPECT_THAT(slower.out, HasSubstr("5 baseline jobs (job-5, job-4, job-3, job-2, job-1) -> job-7 "
-                                    "(candidate)"));
+  EXPECT_THAT(slower.out, testing::ContainsRegex(kFiveBaselineJobs));
   EXPECT_EQ(Slower(slower.out), 3) << slower.out;
+  EXPECT_THAT(slower.err, HasSubstr("3 of 3 slower arm(s) slower again in every re-run"));
+}
+
+// compare --confirm runs a slower candidate again: a slowdown of that one job (a fault injected
+// into it alone) is not confirmed, and the gate passes; without --confirm it fails.
+TEST_F(CiGateTest, ASlowdownThatTheCandidatesRunAgainDoesNotShowIsNotConfirmed) {
+  Start(1, {"GPUPROBE_ALLOW_FAULTS=1"});
+  const std::vector<std::string> sweep = {"--experts",  "32", "--hidden", "1024", "--ff",   "256",
+                                          "--selected", "4",  "--t",      "2",    "--reps", "17"};
+  auto job = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"submit"};
+    args.insert(args.end(), sweep.begin(), sweep.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    const CommandResult submitted = Cli(args);
+    const std::string id = submitted.out.substr(0, submitted.out.find('\n'));
+    EXPECT_EQ(Cli({"wait", id}).exit_code, 0);
+    return id;
+  };
+  const std::string base = job({});
+  // 1 ms more in every sample: sections of about 2-5 ms on this machine grow by 2 ms.
+  const std::string candidate = job({"--label", "gpuprobe.fault=slow"});
+
+  const CommandResult unconfirmed =
+      Cli({"compare", base, candidate, "--threshold", "10%", "--fail-on", "slower"});
+  EXPECT_EQ(unconfirmed.exit_code, 6) << unconfirmed.out << unconfirmed.err;
+  EXPECT_EQ(Slower(unconfirmed.out), 3) << unconfirmed.out;
+
+  const CommandResult confirmed = Cli(
+      {"compare", base, candidate, "--threshold", "10%", "--fail-on", "slower", "--confirm", "1"});
+  EXPECT_EQ(confirmed.exit_code, 0) << confirmed.out << confirmed.err;
+  EXPECT_THAT(confirmed.err, HasSubstr(absl::StrCat("running ", candidate, " again (1 of 1)")));
+  EXPECT_THAT(confirmed.err, HasSubstr("0 of 3 slower arm(s) slower again in every re-run"));
+  // Both comparisons are printed: the first, then the run again's.
+  EXPECT_THAT(confirmed.out, HasSubstr(absl::StrCat("-> ", candidate, " (candidate)")));
+  EXPECT_THAT(confirmed.out, HasSubstr("-> job-3 (candidate)"));
+  const CommandResult again = Cli({"--format", "json", "show", "job-3"});
+  EXPECT_THAT(again.out, HasSubstr(absl::StrCat(R"("gpuprobe.confirms":")", candidate, "\"")));
+  EXPECT_THAT(again.out, testing::Not(HasSubstr("gpuprobe.fault")));
 }
 
 }  // namespace
