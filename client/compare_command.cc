@@ -156,8 +156,6 @@ void Print(const std::string& format, const v1::CompareJobsResponse& r) {
   PrintArms(format, r);
 }
 
-}  // namespace
-
 // The key an arm is known by across comparisons: its axes' values.
 std::string ArmKey(const v1::ArmComparison& a) { return absl::StrJoin(AxisCells(a), "\t"); }
 
@@ -229,6 +227,8 @@ absl::StatusOr<std::string> RunAgain(const ClientContext& context, v1::ProbeServ
   }
   return submitted.id();
 }
+
+}  // namespace
 
 int CompareCommand(const ClientContext& context, const std::string& base,
                    const std::string& candidate) {

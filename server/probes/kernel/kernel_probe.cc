@@ -66,9 +66,9 @@ absl::StatusOr<SamplingRule> SamplingRuleOf(const v1::KernelParams& p) {
 }
 
 // Warm graph samples of graph_launches 0 take about this long, at most kMaxAutoGraphLaunches
-// runs: a sample's timed region also holds a fixed cost besides its runs (about 3 us on an H200:
-// its first run's start after the mark), which this many runs share. 10-run samples of a 4.4 us
-// kernel read 6.8% over do_bench_cudagraph at its default rep on an H200, 100-run ones 0.3%
+// runs: a sample's timed region also holds a fixed cost besides its runs (about 3 us on an H200),
+// which this many runs share. 10-run samples of a 4.4 us kernel read 6.8% over
+// do_bench_cudagraph at its default rep on an H200, 100-run ones within 1% of it
 // (docs/kernel-decisions.md rows 169 and 170).
 constexpr double kAutoSampleUs = 500;
 constexpr int kMaxAutoGraphLaunches = 1000;
