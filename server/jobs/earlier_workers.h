@@ -13,8 +13,10 @@ namespace gpuprobe {
 // The name device workers carry in the device's process list (their argv[0]).
 inline constexpr char kWorkerProcessName[] = "gpuprobed-worker";
 
-// Waits until `device`'s readings list no other device worker, at most `wait`; none to wait for
-// on a device without readings (cpu, or no NVML). Returns the pids of those still listed.
+// Waits until `device`'s readings list no earlier daemon's worker, at most `wait`: a worker that
+// is gone here, a zombie, or an orphan (its daemon died). The live worker of a live daemon (two
+// daemons sharing a device, as bench/telemetry-check.sh runs them) is not waited for. None to
+// wait for on a device without readings (cpu, or no NVML). Returns the pids still listed.
 std::vector<int> AwaitEarlierWorkersGone(Backend& device, absl::Duration wait);
 
 }  // namespace gpuprobe
